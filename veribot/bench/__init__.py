@@ -1,0 +1,1 @@
+"""Benchmark harnesses: measured figures for the engine and the services."""

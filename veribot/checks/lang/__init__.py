@@ -1,0 +1,1 @@
+"""Language front ends: parsing, code facts and solver models, one module per language."""

@@ -1,0 +1,203 @@
+"""Python parameter types, parsed from annotation text into a small closed tree.
+
+The domain of a check is built from these: ``int``, ``bool``, ``float``, ``str``,
+``None``, ``list[T]``, ``tuple[T, ...]``, ``tuple[A, B]``, ``dict[K, V]``, ``set[T]``,
+``Optional[T]`` / ``T | None`` and ``Union``. Anything else is ``Unknown`` with the text
+kept, so a verdict can say which type it could not use.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PyType:
+    """Base of the type tree."""
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class IntT(PyType):
+    def text(self) -> str:
+        return "int"
+
+
+@dataclass(frozen=True)
+class BoolT(PyType):
+    def text(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class FloatT(PyType):
+    def text(self) -> str:
+        return "float"
+
+
+@dataclass(frozen=True)
+class StrT(PyType):
+    def text(self) -> str:
+        return "str"
+
+
+@dataclass(frozen=True)
+class NoneT(PyType):
+    def text(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True)
+class ListT(PyType):
+    elem: PyType
+
+    def text(self) -> str:
+        return f"list[{self.elem.text()}]"
+
+
+@dataclass(frozen=True)
+class SetT(PyType):
+    elem: PyType
+
+    def text(self) -> str:
+        return f"set[{self.elem.text()}]"
+
+
+@dataclass(frozen=True)
+class TupleT(PyType):
+    """``tuple[A, B]`` (``items``) or ``tuple[T, ...]`` (``homogeneous``)."""
+
+    items: tuple[PyType, ...] = ()
+    homogeneous: PyType | None = None
+
+    def text(self) -> str:
+        if self.homogeneous is not None:
+            return f"tuple[{self.homogeneous.text()}, ...]"
+        return "tuple[" + ", ".join(t.text() for t in self.items) + "]" if self.items else "tuple[()]"
+
+
+@dataclass(frozen=True)
+class DictT(PyType):
+    key: PyType
+    value: PyType
+
+    def text(self) -> str:
+        return f"dict[{self.key.text()}, {self.value.text()}]"
+
+
+@dataclass(frozen=True)
+class UnionT(PyType):
+    options: tuple[PyType, ...]
+
+    def text(self) -> str:
+        return " | ".join(t.text() for t in self.options)
+
+
+@dataclass(frozen=True)
+class Unknown(PyType):
+    """A type we cannot use; ``source`` is the annotation text, or "" if there was none."""
+
+    source: str = ""
+
+    def text(self) -> str:
+        return self.source or "?"
+
+
+def is_known(t: PyType) -> bool:
+    """Whether every part of ``t`` is a type the engine can build a domain for."""
+    if isinstance(t, Unknown):
+        return False
+    if isinstance(t, ListT | SetT):
+        return is_known(t.elem)
+    if isinstance(t, TupleT):
+        parts = (t.homogeneous,) if t.homogeneous is not None else t.items
+        return all(p is not None and is_known(p) for p in parts)
+    if isinstance(t, DictT):
+        return is_known(t.key) and is_known(t.value)
+    if isinstance(t, UnionT):
+        return all(is_known(o) for o in t.options)
+    return True
+
+
+_SIMPLE: dict[str, PyType] = {
+    "int": IntT(),
+    "bool": BoolT(),
+    "float": FloatT(),
+    "str": StrT(),
+    "None": NoneT(),
+    "NoneType": NoneT(),
+}
+
+
+def parse_type(text: str) -> PyType:
+    """Parse annotation text such as ``"list[int]"`` or ``"Optional[str]"``."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return Unknown(text)
+    return from_annotation(node)
+
+
+def from_annotation(node: ast.expr | None) -> PyType:
+    """Turn an annotation's AST into a type; ``None`` (no annotation) is ``Unknown("")``."""
+    if node is None:
+        return Unknown("")
+    source = ast.unparse(node)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return NoneT()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return parse_type(node.value)
+    name = _dotted_name(node)
+    if name is not None:
+        short = name.rsplit(".", 1)[-1]
+        if short in _SIMPLE:
+            return _SIMPLE[short]
+        # A bare container means "of unknown elements".
+        bare = {"list": ListT, "List": ListT, "set": SetT, "Set": SetT}
+        if short in bare:
+            return bare[short](Unknown(""))
+        return Unknown(source)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([from_annotation(node.left), from_annotation(node.right)])
+    if isinstance(node, ast.Subscript):
+        head = _dotted_name(node.value)
+        short = head.rsplit(".", 1)[-1] if head else ""
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if short in ("list", "List", "Sequence") and len(args) == 1:
+            return ListT(from_annotation(args[0]))
+        if short in ("set", "Set", "frozenset", "FrozenSet") and len(args) == 1:
+            return SetT(from_annotation(args[0]))
+        if short in ("dict", "Dict", "Mapping") and len(args) == 2:
+            return DictT(from_annotation(args[0]), from_annotation(args[1]))
+        if short in ("tuple", "Tuple"):
+            if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+                return TupleT(homogeneous=from_annotation(args[0]))
+            if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
+                return TupleT(items=())
+            return TupleT(items=tuple(from_annotation(a) for a in args))
+        if short == "Optional" and len(args) == 1:
+            return _union([from_annotation(args[0]), NoneT()])
+        if short == "Union":
+            return _union([from_annotation(a) for a in args])
+    return Unknown(source)
+
+
+def _union(parts: list[PyType]) -> PyType:
+    flat: list[PyType] = []
+    for p in parts:
+        for o in p.options if isinstance(p, UnionT) else (p,):
+            if o not in flat:
+                flat.append(o)
+    return flat[0] if len(flat) == 1 else UnionT(tuple(flat))
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None

@@ -1,0 +1,125 @@
+"""Verdicts, their reasons and the evidence each one carries.
+
+The contract (see README, "What the verdicts mean"):
+
+- ``verified``: the claim holds for every input in the stated domain; carries the proof
+  method and every assumption it rests on.
+- ``refuted``: carries a concrete input on which both versions were really executed (in
+  the sandbox) and behaved differently.
+- ``inconclusive``: carries a specific reason code and a sentence saying what was not
+  shown and why.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Verdict(enum.Enum):
+    """The three possible answers; there is no fourth."""
+
+    VERIFIED = "verified"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Reason:
+    """Machine-readable reason codes (the ``reason`` field of result records).
+
+    Codes with a detail take the form ``code:detail``, e.g. ``unsupported:while-else``.
+    """
+
+    PROOF = "proof"
+    COUNTEREXAMPLE = "counterexample"
+    TIMEOUT = "timeout"
+    SOLVER_UNKNOWN = "solver-unknown"
+    LOOP_BOUND = "loop-bound"
+    RECURSION_BOUND = "recursion-bound"
+    UNSUPPORTED = "unsupported"
+    UNKNOWN_TYPE = "unknown-type"
+    PARSE_ERROR = "parse-error"
+    NOT_FOUND = "entry-not-found"
+    NOT_REPRODUCED = "not-reproduced"
+    NO_DIFFERENCE_FOUND = "no-difference-found"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    BINARY = "binary-file"
+    NOT_A_FUNCTION = "outside-functions"
+    BUDGET = "budget"
+    INTERNAL_ERROR = "internal-error"
+
+    @staticmethod
+    def unsupported(construct: str) -> str:
+        return f"{Reason.UNSUPPORTED}:{construct}"
+
+
+class BehaviourKind(enum.Enum):
+    """How one execution of one version ended."""
+
+    RETURNED = "return"
+    RAISED = "raise"
+    HUNG = "timeout"
+    RESOURCE = "resource"  # killed for exceeding memory, processes or file size
+    CRASHED = "crash"  # the interpreter itself died (signal, abort)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What one version did on one input, as observed in the sandbox.
+
+    ``value`` is a canonical, comparable encoding of the return value (or the exception's
+    type name); ``text`` is what a person reads (``repr`` of the value, or
+    ``ValueError: bad input``). ``args_after`` is the canonical encoding of the arguments
+    after the call, so that in-place mutation is part of the behaviour.
+    """
+
+    kind: BehaviourKind
+    value: object
+    text: str
+    args_after: object = None
+    elapsed_s: float = 0.0
+
+    def describe(self) -> str:
+        if self.kind is BehaviourKind.RETURNED:
+            return f"returns {self.text}"
+        if self.kind is BehaviourKind.RAISED:
+            return f"raises {self.text}"
+        if self.kind is BehaviourKind.HUNG:
+            return f"does not finish ({self.text})"
+        if self.kind is BehaviourKind.RESOURCE:
+            return f"exceeds a resource limit ({self.text})"
+        return f"crashes ({self.text})"
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """An input on which the two versions were executed and behaved differently."""
+
+    args: tuple[str, ...]  # each positional argument as a Python literal (repr)
+    before: Behaviour
+    after: Behaviour
+    found_by: str  # "z3", "random-testing", "crosshair", ...
+    difference: str = ""  # a sentence: what differs (value, exception, mutation, hang)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The decision for one pair of versions of one function."""
+
+    verdict: Verdict
+    reason: str
+    detail: str
+    counterexample: Counterexample | None = None
+    assumptions: tuple[str, ...] = ()
+    method: str = ""  # how the verdict was reached, e.g. "smt: loop induction (lock-step)"
+    line: int | None = None  # the line a reason concerns, in the after version if known
+    time_s: float = 0.0
+    notes: tuple[str, ...] = field(default=())  # what else was tried, for people
+
+    def __post_init__(self) -> None:
+        if self.verdict is Verdict.REFUTED and self.counterexample is None:
+            raise ValueError("a refuted result needs a reproduced counterexample")
+        if self.verdict is Verdict.VERIFIED and self.reason != Reason.PROOF:
+            raise ValueError("a verified result needs a proof")
