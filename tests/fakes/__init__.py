@@ -1,0 +1,1 @@
+"""Test doubles for the real boundaries: GitHub REST, webhooks, the Anthropic API."""
