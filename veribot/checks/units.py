@@ -1,0 +1,462 @@
+"""Changed units: pair the functions of two versions of one file by qualified name.
+
+A *unit* is what a review reports one line about: a function or method (paired by its
+qualified name, ``path/to/mod.py::Class.method``), a change outside functions (module-level
+code, imports, class attributes and bases), a file that could not be read (binary, not
+Python, does not parse). Nothing in a changed file is silently dropped: every function that
+was added, deleted or renamed, and every change outside functions, becomes a unit.
+
+Two versions of a function count as the same when their syntax trees are equal without
+line information: formatting and comments are ignored, docstrings and decorators are not.
+Functions nested inside functions belong to their enclosing function.
+
+Pure: no git, no files, no environment. The caller passes the bytes of both versions.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+MODULE_ENTRY = "<module>"
+
+# git's own heuristic: a NUL byte in the first 8000 bytes means binary.
+_BINARY_SNIFF = 8000
+
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class UnitKind(enum.Enum):
+    """What happened to one unit between the two versions."""
+
+    CHANGED = "changed"  # a function present in both versions, with different code
+    UNCHANGED = "unchanged"  # a function present in both versions, same code
+    ADDED = "added"  # a function (or class) only in the after version
+    DELETED = "deleted"  # a function (or class) only in the before version
+    RENAMED = "renamed"  # a function whose code is identical apart from its name; a file move
+    OUTSIDE_FUNCTIONS = "outside-functions"  # module-level or class-level code changed
+    PARSE_ERROR = "parse-error"  # a version does not parse or decode
+    BINARY = "binary"  # a Python file whose content is binary
+    NOT_PYTHON = "not-python"  # a file that is not Python source: not checked
+
+
+class UnitLevel(enum.Enum):
+    """What a unit is: a function or method, a class (its own code), or a whole file."""
+
+    FUNCTION = "function"
+    CLASS = "class"
+    FILE = "file"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """Both versions of one file; ``None`` content means the file does not exist there."""
+
+    before_path: str | None
+    after_path: str | None
+    before: bytes | None
+    after: bytes | None
+    binary: bool = False  # the caller already knows the file is binary (e.g. from git)
+
+    @property
+    def path(self) -> str:
+        """The path a person knows the file by: the after path, else the before path."""
+        path = self.after_path or self.before_path
+        if path is None:
+            raise ValueError("a file change needs at least one path")
+        return path
+
+
+@dataclass(frozen=True)
+class ChangedUnit:
+    """One unit of a change, with what a check needs to decide it.
+
+    ``entry`` is the qualified name inside the module (``Class.method``), or
+    ``"<module>"`` for a file-level unit. ``before_source`` / ``after_source`` are the whole
+    module texts (a check needs the module context), ``None`` where that version is absent
+    or unreadable. Line ranges are 1-based and inclusive. ``line`` is where a reader should
+    look: in the after version if the unit exists there, else in the before version.
+    """
+
+    kind: UnitKind
+    path: str
+    entry: str
+    before_path: str | None = None
+    after_path: str | None = None
+    before_source: str | None = None
+    after_source: str | None = None
+    before_lines: tuple[int, int] | None = None
+    after_lines: tuple[int, int] | None = None
+    before_entry: str | None = None  # the name before, for a renamed function
+    detail: str = ""
+    level: UnitLevel = UnitLevel.FUNCTION
+
+    @property
+    def qualname(self) -> str:
+        """``path/to/mod.py::Class.method`` (``path::<module>`` for file-level units)."""
+        return f"{self.path}::{self.entry}"
+
+    @property
+    def line(self) -> int | None:
+        """The first line to show: in the after version if present there, else before."""
+        if self.after_lines is not None:
+            return self.after_lines[0]
+        if self.before_lines is not None:
+            return self.before_lines[0]
+        return None
+
+    @property
+    def in_after(self) -> bool:
+        """Whether the unit's line refers to the after version of the file."""
+        return self.after_lines is not None or (
+            self.before_lines is None and self.after_path is not None
+        )
+
+    @property
+    def is_function(self) -> bool:
+        """Whether this unit is a function or method (not a file or a class)."""
+        return self.level is UnitLevel.FUNCTION
+
+
+def is_python_path(path: str) -> bool:
+    """Whether ``path`` names Python source by its extension."""
+    return path.endswith((".py", ".pyi"))
+
+
+def is_binary(data: bytes) -> bool:
+    """git's heuristic: binary when a NUL byte occurs in the first 8000 bytes."""
+    return b"\0" in data[:_BINARY_SNIFF]
+
+
+@dataclass(frozen=True)
+class _Def:
+    """One function or class found in a module, keyed by its qualified name."""
+
+    entry: str
+    node: _FunctionNode | ast.ClassDef
+    lines: tuple[int, int]
+
+    @property
+    def is_class(self) -> bool:
+        return isinstance(self.node, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class _Module:
+    """A parsed version of a file, or why it could not be parsed."""
+
+    source: str | None
+    tree: ast.Module | None
+    error: str = ""
+    error_line: int | None = None
+
+
+def changed_units(
+    change: FileChange, *, include_unchanged: bool = False
+) -> tuple[ChangedUnit, ...]:
+    """Every unit of one file's change, in the order of the after version.
+
+    Unchanged functions are left out unless ``include_unchanged`` is set.
+    """
+    path = change.path
+    if not is_python_path(path):
+        return (_file_unit(change, UnitKind.NOT_PYTHON, "not a Python file: not checked"),)
+    if change.binary or any(d is not None and is_binary(d) for d in (change.before, change.after)):
+        return (_file_unit(change, UnitKind.BINARY, "binary content in a .py file: not checked"),)
+
+    before = _parse(change.before)
+    after = _parse(change.after)
+    units: list[ChangedUnit] = []
+    if (
+        change.before_path is not None
+        and change.after_path is not None
+        and change.before_path != change.after_path
+    ):
+        units.append(
+            _file_unit(
+                change,
+                UnitKind.RENAMED,
+                f"file renamed from {change.before_path}",
+                before,
+                after,
+                after_lines=(1, 1),
+            )
+        )
+    if before.error or after.error:
+        units.extend(_parse_error_units(change, before, after))
+        return tuple(units)
+    units.extend(_pair(change, before, after, include_unchanged))
+    return tuple(units)
+
+
+def _parse(data: bytes | None) -> _Module:
+    if data is None:
+        return _Module(None, None)
+    try:
+        source = importlib.util.decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return _Module(None, None, f"cannot decode the file: {exc}", 1)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        message = exc.msg or "invalid syntax"
+        return _Module(source, None, f"SyntaxError: {message} (line {exc.lineno})", exc.lineno)
+    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        return _Module(source, None, f"cannot parse: {exc}", 1)
+    return _Module(source, tree)
+
+
+def _file_unit(
+    change: FileChange,
+    kind: UnitKind,
+    detail: str,
+    before: _Module | None = None,
+    after: _Module | None = None,
+    *,
+    before_lines: tuple[int, int] | None = None,
+    after_lines: tuple[int, int] | None = None,
+) -> ChangedUnit:
+    return ChangedUnit(
+        kind=kind,
+        path=change.path,
+        entry=MODULE_ENTRY,
+        before_path=change.before_path,
+        after_path=change.after_path,
+        before_source=before.source if before else None,
+        after_source=after.source if after else None,
+        before_lines=before_lines,
+        after_lines=after_lines,
+        detail=detail,
+        level=UnitLevel.FILE,
+    )
+
+
+def _parse_error_units(change: FileChange, before: _Module, after: _Module) -> list[ChangedUnit]:
+    """One unit for the file, and one for each function of the readable side that changed.
+
+    Without a tree on one side functions cannot be paired; a function whose exact text is
+    not found in the other version is listed, so a reader sees what could not be checked.
+    """
+    side, broken = ("after", after) if after.error else ("before", before)
+    line = broken.error_line or 1
+    detail = f"the {side} version does not parse: {broken.error}"
+    lines = (line, line)
+    units = [
+        _file_unit(
+            change,
+            UnitKind.PARSE_ERROR,
+            detail,
+            before,
+            after,
+            before_lines=lines if side == "before" else None,
+            after_lines=lines if side == "after" else None,
+        )
+    ]
+    readable = before if side == "after" else after
+    other_text = broken.source or ""
+    if readable.tree is None or readable.source is None:
+        return units
+    for d in _definitions(readable.tree):
+        if d.is_class:
+            continue
+        segment = ast.get_source_segment(readable.source, d.node) or ""
+        if segment and segment in other_text:
+            continue
+        units.append(
+            ChangedUnit(
+                kind=UnitKind.PARSE_ERROR,
+                path=change.path,
+                entry=d.entry,
+                before_path=change.before_path,
+                after_path=change.after_path,
+                before_source=before.source,
+                after_source=after.source,
+                before_lines=d.lines if side == "after" else None,
+                after_lines=d.lines if side == "before" else None,
+                detail=detail,
+            )
+        )
+    return units
+
+
+def _definitions(tree: ast.Module) -> Iterator[_Def]:
+    """Functions, methods and classes (nested classes too), not functions inside functions."""
+
+    def walk(body: list[ast.stmt], prefix: str) -> Iterator[_Def]:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                entry = f"{prefix}{node.name}"
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                yield _Def(entry, node, (start, node.end_lineno or node.lineno))
+                if isinstance(node, ast.ClassDef):
+                    yield from walk(node.body, f"{entry}.")
+
+    yield from walk(tree.body, "")
+
+
+def _code_key(node: ast.AST) -> str:
+    return ast.dump(node, include_attributes=False)
+
+
+def _body_key(node: _FunctionNode) -> str:
+    """The function's code with its name blanked, to recognise a rename."""
+    parts: list[ast.AST] = [node.args, *node.body, *node.decorator_list]
+    if node.returns is not None:
+        parts.append(node.returns)
+    return type(node).__name__ + "|".join(_code_key(p) for p in parts)
+
+
+def _outside_key(body: list[ast.stmt]) -> list[str]:
+    return [
+        _code_key(s)
+        for s in body
+        if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+
+
+def _class_header_key(node: ast.ClassDef) -> list[str]:
+    header = [_code_key(n) for n in (*node.bases, *node.keywords, *node.decorator_list)]
+    return ["header:" + "|".join(header), *_outside_key(node.body)]
+
+
+def _first_outside_difference(
+    before_body: list[ast.stmt], after_body: list[ast.stmt]
+) -> tuple[int | None, int | None]:
+    """Lines of the first statement outside functions that differs, in each version."""
+
+    def outside(body: list[ast.stmt]) -> list[ast.stmt]:
+        return [
+            s
+            for s in body
+            if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        ]
+
+    b, a = outside(before_body), outside(after_body)
+    for i in range(max(len(b), len(a))):
+        bs = b[i] if i < len(b) else None
+        as_ = a[i] if i < len(a) else None
+        if bs is None or as_ is None or _code_key(bs) != _code_key(as_):
+            return (bs.lineno if bs else None, as_.lineno if as_ else None)
+    return (None, None)
+
+
+def _pair(
+    change: FileChange, before: _Module, after: _Module, include_unchanged: bool
+) -> list[ChangedUnit]:
+    b_defs = {d.entry: d for d in _definitions(before.tree)} if before.tree else {}
+    a_defs = {d.entry: d for d in _definitions(after.tree)} if after.tree else {}
+
+    def unit(
+        kind: UnitKind, entry: str, detail: str = "", before_entry: str | None = None
+    ) -> ChangedUnit:
+        b, a = b_defs.get(before_entry or entry), a_defs.get(entry)
+        found = a or b
+        is_class = found is not None and found.is_class
+        return ChangedUnit(
+            kind=kind,
+            path=change.path,
+            entry=entry,
+            before_path=change.before_path,
+            after_path=change.after_path,
+            before_source=before.source,
+            after_source=after.source,
+            before_lines=b.lines if b else None,
+            after_lines=a.lines if a else None,
+            before_entry=before_entry,
+            detail=detail,
+            level=UnitLevel.CLASS if is_class else UnitLevel.FUNCTION,
+        )
+
+    units: list[ChangedUnit] = []
+    # Changes outside functions: the module itself (only when both versions exist: an
+    # added or deleted file is already said by its functions and the file unit).
+    if before.tree is not None and after.tree is not None:
+        if _outside_key(before.tree.body) != _outside_key(after.tree.body):
+            b_line, a_line = _first_outside_difference(before.tree.body, after.tree.body)
+            units.append(
+                _file_unit(
+                    change,
+                    UnitKind.OUTSIDE_FUNCTIONS,
+                    "module-level code changed (imports, constants, statements)",
+                    before,
+                    after,
+                    before_lines=(b_line, b_line) if b_line else None,
+                    after_lines=(a_line, a_line) if a_line else (1, 1),
+                )
+            )
+    elif before.tree is None and after.tree is not None and _outside_key(after.tree.body):
+        units.append(
+            _file_unit(change, UnitKind.ADDED, "new file", before, after, after_lines=(1, 1))
+        )
+    elif after.tree is None and before.tree is not None:
+        units.append(
+            _file_unit(change, UnitKind.DELETED, "file deleted", before, after, before_lines=(1, 1))
+        )
+
+    # Renames: a deleted and an added function with identical code apart from the name.
+    deleted = [e for e, d in b_defs.items() if e not in a_defs and not d.is_class]
+    added = [e for e, d in a_defs.items() if e not in b_defs and not d.is_class]
+    renamed_to: dict[str, str] = {}
+    by_body: dict[str, list[str]] = {}
+    for e in deleted:
+        node = b_defs[e].node
+        assert not isinstance(node, ast.ClassDef)
+        by_body.setdefault(_body_key(node), []).append(e)
+    for e in added:
+        node = a_defs[e].node
+        assert not isinstance(node, ast.ClassDef)
+        candidates = by_body.get(_body_key(node))
+        if candidates:
+            renamed_to[e] = candidates.pop(0)
+    renamed_from = set(renamed_to.values())
+
+    for entry, a in a_defs.items():
+        b = b_defs.get(entry)
+        if a.is_class:
+            if b is None:
+                units.append(unit(UnitKind.ADDED, entry, "class added"))
+            elif not isinstance(b.node, ast.ClassDef):
+                units.append(unit(UnitKind.CHANGED, entry, "a function became a class"))
+            elif isinstance(a.node, ast.ClassDef) and _class_header_key(
+                b.node
+            ) != _class_header_key(a.node):
+                units.append(
+                    unit(
+                        UnitKind.OUTSIDE_FUNCTIONS,
+                        entry,
+                        "class-level code changed (bases, decorators, attributes)",
+                    )
+                )
+            continue
+        if entry in renamed_to:
+            old = renamed_to[entry]
+            units.append(
+                unit(
+                    UnitKind.RENAMED, entry, f"renamed from {old}, code unchanged", before_entry=old
+                )
+            )
+        elif b is None:
+            units.append(unit(UnitKind.ADDED, entry, "function added"))
+        elif b.is_class:
+            units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
+        elif _code_key(b.node) != _code_key(a.node):
+            units.append(unit(UnitKind.CHANGED, entry))
+        elif include_unchanged:
+            units.append(unit(UnitKind.UNCHANGED, entry))
+
+    for entry, b in b_defs.items():
+        if entry in a_defs or entry in renamed_from:
+            continue
+        units.append(
+            unit(UnitKind.DELETED, entry, "class deleted" if b.is_class else "function deleted")
+        )
+    return units
+
+
+def function_entries(source: str) -> tuple[str, ...]:
+    """Qualified names of every function and method in ``source`` (raises SyntaxError)."""
+    tree = ast.parse(source)
+    return tuple(d.entry for d in _definitions(tree) if not d.is_class)
