@@ -1,0 +1,178 @@
+"""Read a git range: resolve revisions, list the changed files with renames, read both blobs.
+
+Errors (all :class:`GitRepoError`, each with a sentence a person can act on):
+
+- :class:`NotARepositoryError`: the path is not inside a git working tree;
+- :class:`UnknownRevisionError`: a revision does not name a commit;
+- :class:`NoDefaultBranchError`: no base was given and none could be chosen.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from unidiff.patch import PatchSet
+
+from veribot.checks.units import FileChange
+
+logger = logging.getLogger(__name__)
+
+# Candidates for "the default branch", in order, when origin/HEAD is not set.
+_DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
+
+
+class GitRepoError(Exception):
+    """A problem with the repository or the revisions a person asked for."""
+
+
+class NotARepositoryError(GitRepoError):
+    """The path is not (inside) a git working tree."""
+
+
+class UnknownRevisionError(GitRepoError):
+    """A revision does not name a commit in the repository."""
+
+
+class NoDefaultBranchError(GitRepoError):
+    """No ``--base`` was given and no default branch could be found."""
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """The files changed between two commits, with both versions of each."""
+
+    root: Path  # the working tree's top folder; file paths are relative to it
+    base: str  # full commit id
+    head: str
+    base_label: str  # what the person asked for (or how the base was chosen)
+    head_label: str
+    files: tuple[FileChange, ...]
+
+
+def open_repo(path: Path) -> git.Repo:
+    """Open the repository that contains ``path``."""
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except git.NoSuchPathError as exc:
+        raise NotARepositoryError(f"{path} does not exist.") from exc
+    except git.InvalidGitRepositoryError as exc:
+        raise NotARepositoryError(
+            f"{path} is not a git repository (or inside one); pass --repo PATH."
+        ) from exc
+
+
+def resolve(repo: git.Repo, rev: str) -> str:
+    """The full commit id that ``rev`` names."""
+    try:
+        return str(repo.commit(rev).hexsha)
+    except (git.BadName, git.BadObject, ValueError, IndexError, TypeError) as exc:
+        raise UnknownRevisionError(f"unknown revision '{rev}'.") from exc
+
+
+def default_branch(repo: git.Repo) -> str:
+    """The default branch: origin/HEAD's target, else main or master."""
+    try:
+        target = repo.git.symbolic_ref("--quiet", "--short", "refs/remotes/origin/HEAD")
+    except git.GitCommandError:
+        target = ""
+    if target:
+        return str(target).strip()
+    for name in _DEFAULT_BRANCHES:
+        try:
+            repo.commit(name)
+        except (git.BadName, git.BadObject, ValueError):
+            continue
+        return name
+    raise NoDefaultBranchError(
+        "no default branch found (no origin/HEAD, main or master); pass --base REV."
+    )
+
+
+def merge_base(repo: git.Repo, head: str) -> tuple[str, str]:
+    """The merge base of ``head`` with the default branch, and a label saying so."""
+    branch = default_branch(repo)
+    bases = repo.merge_base(branch, head)
+    if not bases or bases[0] is None:
+        raise NoDefaultBranchError(
+            f"{branch} and the head have no common ancestor; pass --base REV."
+        )
+    return str(bases[0].hexsha), f"merge-base({branch}, HEAD)"
+
+
+def read_changes(path: Path, base: str | None, head: str = "HEAD") -> ChangeSet:
+    """Every file changed from ``base`` to ``head`` (renames detected), with both versions.
+
+    ``base=None`` means the merge base of ``head`` with the default branch.
+    """
+    repo = open_repo(path)
+    if repo.working_tree_dir is None:
+        raise NotARepositoryError(f"{path} is a bare repository; review needs a working tree.")
+    root = Path(repo.working_tree_dir)
+    head_sha = resolve(repo, head)
+    if base is None:
+        base_sha, base_label = merge_base(repo, head_sha)
+    else:
+        base_sha, base_label = resolve(repo, base), base
+    logger.debug("reviewing %s: %s..%s", root, base_sha, head_sha)
+    files = _changed_files(repo, base_sha, head_sha)
+    return ChangeSet(root, base_sha, head_sha, base_label, head, files)
+
+
+def _changed_files(repo: git.Repo, base: str, head: str) -> tuple[FileChange, ...]:
+    raw = repo.git.execute(
+        [
+            "git",
+            "-c",
+            "core.quotepath=false",
+            "diff",
+            "--find-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            base,
+            head,
+            "--",
+        ],
+        stdout_as_string=False,
+    )
+    assert isinstance(raw, bytes)
+    patch = PatchSet(raw.decode("utf-8", errors="replace"))
+    base_tree, head_tree = repo.commit(base).tree, repo.commit(head).tree
+    changes = []
+    for pf in patch:
+        before_path = None if pf.is_added_file else _strip(pf.source_file)
+        after_path = None if pf.is_removed_file else _strip(pf.target_file)
+        changes.append(
+            FileChange(
+                before_path=before_path,
+                after_path=after_path,
+                before=_blob(base_tree, before_path),
+                after=_blob(head_tree, after_path),
+                binary=bool(pf.is_binary_file),
+            )
+        )
+    return tuple(changes)
+
+
+def _strip(diff_path: str) -> str:
+    """``a/pkg/mod.py`` -> ``pkg/mod.py`` (the prefixes are set explicitly above)."""
+    return diff_path[2:] if diff_path.startswith(("a/", "b/")) else diff_path
+
+
+def _blob(tree: git.Tree, path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        item = tree / path
+    except KeyError:
+        logger.warning("%s is listed in the diff but not in the tree", path)
+        return None
+    if not isinstance(item, git.Blob):  # a submodule: a commit, not a file
+        return None
+    data = item.data_stream.read()
+    return bytes(data)
