@@ -35,6 +35,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/check-runs"),
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
@@ -52,7 +53,7 @@ def _strip(node: Any, in_properties: bool = False) -> Any:
         return {
             key: _strip(value, in_properties=(key == "properties" and not in_properties))
             for key, value in node.items()
-            if in_properties or key not in _PROSE and not key.startswith("x-")
+            if in_properties or (key not in _PROSE and not key.startswith("x-"))
         }
     if isinstance(node, list):
         return [_strip(item) for item in node]
@@ -78,7 +79,9 @@ def trim(spec: dict[str, Any]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for method, template in OPERATIONS:
         operation = spec["paths"][template][method]
-        kept = {k: operation[k] for k in ("operationId", "parameters", "requestBody") if k in operation}
+        kept = {
+            k: operation[k] for k in ("operationId", "parameters", "requestBody") if k in operation
+        }
         paths.setdefault(template, {})[method] = _strip(kept)
     components: dict[str, dict[str, Any]] = {}
     pending = _refs(paths)
@@ -98,7 +101,9 @@ def trim(spec: dict[str, Any]) -> dict[str, Any]:
             "x-origin": f"npm {ORIGIN_PACKAGE}@{ORIGIN_VERSION}: generated/api.github.com.json",
         },
         "paths": paths,
-        "components": {kind: dict(sorted(items.items())) for kind, items in sorted(components.items())},
+        "components": {
+            kind: dict(sorted(items.items())) for kind, items in sorted(components.items())
+        },
     }
 
 
