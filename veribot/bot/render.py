@@ -1,0 +1,410 @@
+"""Render a review report as text, JSON, Markdown or SARIF 2.1.0.
+
+- ``text``: one line per unit (verdict, qualified name, reason, and for a refutation the
+  input and both behaviours); a ``rich`` table when shown on a terminal.
+- ``json``: the document described by ``schemas/report.schema.json`` (``version`` field).
+- ``markdown``: what a pull-request comment shows.
+- ``sarif``: SARIF 2.1.0 for GitHub code scanning. Verified units are not results;
+  refuted units are errors, undecided changed functions warnings, and units with no earlier
+  version (added, renamed, outside functions) notes. Deleted units have no place in the
+  head revision and are left out of SARIF (they stay in every other format).
+
+Every function returns a string; printing is the command line's business.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+import veribot
+from veribot.bot.review import Report, UnitResult
+from veribot.checks.units import UnitKind
+from veribot.checks.verdict import Counterexample, Reason, Verdict
+
+FORMATS = ("text", "json", "markdown", "sarif")
+JSON_FORMAT_VERSION = "1.0"
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+SUMMARY_MARKER = "<!-- veribot:summary -->"
+
+_VERDICT_STYLE = {
+    Verdict.VERIFIED: "bold green",
+    Verdict.REFUTED: "bold red",
+    Verdict.INCONCLUSIVE: "yellow",
+}
+_VERDICT_ICON = {
+    Verdict.VERIFIED: "✅",
+    Verdict.REFUTED: "❌",
+    Verdict.INCONCLUSIVE: "❔",
+}
+
+# What each reason code means, for people (SARIF rule descriptions, Markdown legend).
+REASON_TEXT: dict[str, str] = {
+    Reason.PROOF: "Proven equivalent for every input in the stated domain.",
+    Reason.COUNTEREXAMPLE: "An input on which the two versions, really executed, behave "
+    "differently.",
+    Reason.TIMEOUT: "The time budget ran out before a decision.",
+    Reason.SOLVER_UNKNOWN: "The solver answered 'unknown'.",
+    Reason.LOOP_BOUND: "Equal up to the loop unrolling bound only, which is not a proof.",
+    Reason.RECURSION_BOUND: "Equal up to the recursion/inlining depth only.",
+    Reason.UNSUPPORTED: "The code uses a construct the prover does not model.",
+    Reason.UNKNOWN_TYPE: "A parameter's type is missing or not one the prover can use.",
+    Reason.PARSE_ERROR: "A version of the file does not parse.",
+    Reason.NOT_FOUND: "The function was not found in one of the versions.",
+    Reason.NOT_REPRODUCED: "A candidate difference did not reproduce when executed.",
+    Reason.NO_DIFFERENCE_FOUND: "No difference was found, but no proof either.",
+    Reason.ADDED: "A new function or file: there is no earlier version to compare with.",
+    Reason.DELETED: "A function or file that was removed.",
+    Reason.RENAMED: "Renamed with its code unchanged: callers change too, not compared.",
+    Reason.BINARY: "The file content is binary.",
+    Reason.NOT_A_FUNCTION: "Code outside functions (imports, constants, class attributes) "
+    "changed; it is not compared.",
+    Reason.BUDGET: "The review's budget was spent before this unit.",
+    Reason.INTERNAL_ERROR: "veribot itself failed on this unit; the rest of the review ran.",
+}
+
+
+def render(
+    report: Report, fmt: str, *, terminal: bool = False, color: bool = True, width: int = 100
+) -> str:
+    """Render ``report`` in ``fmt`` (one of :data:`FORMATS`).
+
+    ``terminal``: the text goes to a terminal (a table; ``color`` unless NO_COLOR).
+    """
+    renderers: dict[str, Callable[[Report], str]] = {
+        "text": lambda r: render_text(r, terminal=terminal, color=color, width=width),
+        "json": lambda r: json.dumps(to_json(r), indent=2, ensure_ascii=False) + "\n",
+        "markdown": render_markdown,
+        "sarif": lambda r: json.dumps(to_sarif(r), indent=2, ensure_ascii=False) + "\n",
+    }
+    if fmt not in renderers:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)
+
+
+def reason_base(reason: str) -> str:
+    """``unsupported:while-else`` -> ``unsupported``."""
+    return reason.split(":", 1)[0]
+
+
+def describe_call(entry: str, cex: Counterexample) -> str:
+    """``f(3, [1])``: the function applied to the counterexample's arguments."""
+    name = entry.rsplit(".", 1)[-1]
+    return f"{name}({', '.join(cex.args)})"
+
+
+def explain(item: UnitResult) -> str:
+    """The sentence after the reason: the detail, and for a refutation input and behaviours."""
+    r = item.result
+    cex = r.counterexample
+    if cex is None:
+        return r.detail
+    text = (
+        f"on {describe_call(item.unit.entry, cex)}: before {cex.before.describe()}, "
+        f"after {cex.after.describe()}"
+    )
+    if cex.difference:
+        text += f" ({cex.difference})"
+    return text
+
+
+def summary_line(report: Report) -> str:
+    """``5 units: 1 verified, 1 refuted, 3 inconclusive (2 not compared); ...``."""
+    n = len(report.items)
+    not_compared = sum(1 for i in report.items if not i.compared)
+    parts = [
+        f"{n} unit{'s' if n != 1 else ''}: "
+        f"{report.count(Verdict.VERIFIED)} verified, "
+        f"{report.count(Verdict.REFUTED)} refuted, "
+        f"{report.count(Verdict.INCONCLUSIVE)} inconclusive"
+        + (f" ({not_compared} not compared)" if not_compared else "")
+    ]
+    if report.unchanged:
+        parts.append(f"{report.unchanged} unchanged functions in changed files")
+    if report.skipped:
+        parts.append(f"{len(report.skipped)} non-Python files skipped")
+    return "; ".join(parts)
+
+
+# --- text -----------------------------------------------------------------------------
+
+
+def render_text(
+    report: Report, *, terminal: bool = False, color: bool = True, width: int = 100
+) -> str:
+    """One line per unit; a ``rich`` table when ``terminal``."""
+    if terminal:
+        return _render_rich(report, width, color)
+    lines = [f"veribot review {report.base_label}..{report.head_label}"]
+    if not report.items:
+        lines.append("no changed Python functions")
+    for item in report.items:
+        r = item.result
+        lines.append(
+            f"{r.verdict.value:<13} {item.unit.qualname}  [{r.reason}] {explain(item)}".rstrip()
+        )
+    lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def _render_rich(report: Report, width: int, color: bool) -> str:
+    buf = io.StringIO()
+    console = Console(
+        file=buf, force_terminal=True, width=width, highlight=False, no_color=not color
+    )
+    table = Table(title=f"veribot review {report.base_label}..{report.head_label}")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("unit", overflow="fold")
+    table.add_column("reason", no_wrap=True)
+    table.add_column("details", overflow="fold")
+    for item in report.items:
+        r = item.result
+        table.add_row(
+            Text(r.verdict.value, style=_VERDICT_STYLE[r.verdict]),
+            item.unit.qualname,
+            r.reason,
+            explain(item),
+        )
+    for u in report.skipped:
+        table.add_row(Text("skipped", style="dim"), u.path, "", u.detail)
+    console.print(table)
+    console.print(summary_line(report))
+    return buf.getvalue()
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The report as a JSON document (see ``schemas/report.schema.json``)."""
+    return {
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "veribot", "version": veribot.__version__},
+        "base": {"rev": report.base, "label": report.base_label},
+        "head": {"rev": report.head, "label": report.head_label},
+        "root": str(report.root) if report.root else None,
+        "summary": {
+            "units": len(report.items),
+            "verified": report.count(Verdict.VERIFIED),
+            "refuted": report.count(Verdict.REFUTED),
+            "inconclusive": report.count(Verdict.INCONCLUSIVE),
+            "not_compared": sum(1 for i in report.items if not i.compared),
+            "unchanged_functions": report.unchanged,
+            "skipped_files": len(report.skipped),
+            "elapsed_s": round(report.elapsed_s, 3),
+        },
+        "units": [_unit_json(i) for i in report.items],
+        "skipped": [{"path": u.path, "detail": u.detail} for u in report.skipped],
+    }
+
+
+def _lines(lines: tuple[int, int] | None) -> list[int] | None:
+    return list(lines) if lines else None
+
+
+def _unit_json(item: UnitResult) -> dict[str, Any]:
+    u, r = item.unit, item.result
+    cex = r.counterexample
+    return {
+        "qualname": u.qualname,
+        "path": u.path,
+        "entry": u.entry,
+        "kind": u.kind.value,
+        "level": u.level.value,
+        "before_path": u.before_path,
+        "after_path": u.after_path,
+        "before_entry": u.before_entry,
+        "before_lines": _lines(u.before_lines),
+        "after_lines": _lines(u.after_lines),
+        "verdict": r.verdict.value,
+        "reason": r.reason,
+        "detail": r.detail,
+        "compared": item.compared,
+        "method": r.method,
+        "assumptions": list(r.assumptions),
+        "notes": list(r.notes),
+        "line": r.line,
+        "time_s": round(r.time_s, 3),
+        "counterexample": None
+        if cex is None
+        else {
+            "call": describe_call(u.entry, cex),
+            "args": list(cex.args),
+            "before": {"kind": cex.before.kind.value, "text": cex.before.text},
+            "after": {"kind": cex.after.kind.value, "text": cex.after.text},
+            "found_by": cex.found_by,
+            "difference": cex.difference,
+        },
+    }
+
+
+# --- Markdown -------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """Escape text for a Markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def render_markdown(report: Report) -> str:
+    """The pull-request summary comment (with a hidden marker to find it again)."""
+    out = [
+        SUMMARY_MARKER,
+        f"### veribot: {report.count(Verdict.REFUTED)} refuted, "
+        f"{report.count(Verdict.VERIFIED)} verified, "
+        f"{report.count(Verdict.INCONCLUSIVE)} inconclusive",
+        "",
+        summary_line(report) + ".",
+        "",
+    ]
+    if report.items:
+        out += ["| | unit | verdict | reason | details |", "|---|---|---|---|---|"]
+        for item in report.items:
+            r = item.result
+            out.append(
+                f"| {_VERDICT_ICON[r.verdict]} | `{_md(item.unit.qualname)}` | "
+                f"**{r.verdict.value}** | `{r.reason}` | {_md(explain(item))} |"
+            )
+        out.append("")
+    refuted = [i for i in report.items if i.result.counterexample is not None]
+    for item in refuted:
+        cex = item.result.counterexample
+        assert cex is not None
+        out += [
+            f"<details><summary><code>{item.unit.qualname}</code>: "
+            f"a distinguishing input</summary>",
+            "",
+            "```python",
+            describe_call(item.unit.entry, cex),
+            f"# before: {cex.before.describe()}",
+            f"# after:  {cex.after.describe()}",
+            "```",
+            f"Found by {cex.found_by}, reproduced by running both versions.",
+            "</details>",
+            "",
+        ]
+    if report.skipped:
+        out.append("Not checked: " + ", ".join(f"`{_md(u.path)}`" for u in report.skipped) + ".")
+        out.append("")
+    out.append(
+        "<sub>verified = proven for every input of the stated types; refuted = an input "
+        "that really behaves differently; inconclusive = neither, with the reason.</sub>"
+    )
+    return "\n".join(out) + "\n"
+
+
+# --- SARIF ----------------------------------------------------------------------------
+
+
+def rule_id(item: UnitResult) -> str:
+    """``refuted/counterexample``, ``inconclusive/timeout``: one rule per verdict and reason."""
+    return f"{item.result.verdict.value}/{reason_base(item.result.reason)}"
+
+
+def sarif_level(item: UnitResult) -> str:
+    """error for refuted, warning for an undecided change, note for what is not compared."""
+    if item.result.verdict is Verdict.REFUTED:
+        return "error"
+    if item.result.verdict is Verdict.VERIFIED:
+        return "none"
+    return "warning" if item.compared else "note"
+
+
+def _sarif_uri(report: Report, path: str) -> tuple[str, str | None]:
+    """The artifact URI, relative to the repository root (``%SRCROOT%``) when there is one."""
+    if report.root is not None:
+        return path, "%SRCROOT%"
+    p = Path(path)
+    if p.is_absolute():
+        return p.as_uri(), None
+    return p.as_posix(), None
+
+
+def to_sarif(report: Report) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run (see the module docstring for what is included)."""
+    items = [
+        i
+        for i in report.items
+        if i.result.verdict is not Verdict.VERIFIED
+        and i.unit.kind is not UnitKind.DELETED
+        and i.unit.after_path is not None
+    ]
+    rule_ids = sorted({rule_id(i) for i in items})
+    index = {r: n for n, r in enumerate(rule_ids)}
+    results = []
+    for item in items:
+        u = item.unit
+        assert u.after_path is not None
+        uri, base = _sarif_uri(report, u.after_path)
+        artifact: dict[str, Any] = {"uri": uri}
+        if base:
+            artifact["uriBaseId"] = base
+        start, end = u.after_lines or (1, 1)
+        rid = rule_id(item)
+        results.append(
+            {
+                "ruleId": rid,
+                "ruleIndex": index[rid],
+                "level": sarif_level(item),
+                "message": {
+                    "text": f"{u.qualname}: {item.result.verdict.value} "
+                    f"[{item.result.reason}] {explain(item)}".rstrip()
+                },
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": artifact,
+                            "region": {"startLine": start, "endLine": max(start, end)},
+                        },
+                        "logicalLocations": [{"fullyQualifiedName": u.qualname, "kind": "function"}]
+                        if u.is_function
+                        else [],
+                    }
+                ],
+                "partialFingerprints": {
+                    "veribotUnit/v1": hashlib.sha256(f"{u.qualname}|{rid}".encode()).hexdigest()
+                },
+            }
+        )
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "veribot",
+                "version": veribot.__version__,
+                "semanticVersion": veribot.__version__,
+                "rules": [_sarif_rule(r) for r in rule_ids],
+            }
+        },
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    if report.root is not None:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": report.root.as_uri() + "/"}}
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _sarif_rule(rid: str) -> dict[str, Any]:
+    verdict, reason = rid.split("/", 1)
+    text = REASON_TEXT.get(reason, f"Reason code {reason}.")
+    level = "error" if verdict == Verdict.REFUTED.value else "warning"
+    if reason in (Reason.ADDED, Reason.RENAMED, Reason.NOT_A_FUNCTION):
+        level = "note"
+    return {
+        "id": rid,
+        "name": "".join(p.capitalize() for p in rid.replace("/", "-").split("-")),
+        "shortDescription": {"text": f"{verdict}: {reason}"},
+        "fullDescription": {"text": text},
+        "help": {"text": f"{text} The verdict is {verdict}."},
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": ["equivalence", verdict]},
+    }

@@ -1,0 +1,255 @@
+"""The review pipeline: the one call every front end (CLI, Action, App) ends in.
+
+``review(request)`` finds the changed units (from a git range or a pair of files), asks the
+equivalence check about each changed function, and returns a :class:`Report` with one
+result per unit. Units that are not compared (added, deleted, renamed, outside functions,
+binary, unparsable) get an inconclusive result whose reason says why. An internal error in
+one unit becomes that unit's inconclusive result (reason ``internal-error``); the rest run.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from veribot.bot import gitrepo
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.units import (
+    ChangedUnit,
+    FileChange,
+    UnitKind,
+    changed_units,
+    function_entries,
+)
+from veribot.checks.verdict import Reason, Result, Verdict
+
+logger = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (units done, units total) as the review goes."""
+
+# Reasons for units that have no earlier version to compare with: listed in every report,
+# never a reason to fail a build even with ``--fail-on inconclusive``.
+NOT_COMPARED_REASONS = frozenset(
+    {Reason.ADDED, Reason.DELETED, Reason.RENAMED, Reason.NOT_A_FUNCTION}
+)
+
+
+class ReviewError(Exception):
+    """The request itself cannot be served (a missing file, an unknown entry)."""
+
+
+class FailOn(enum.Enum):
+    """Which results make the review fail (exit code 1 on the command line)."""
+
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"  # refuted, or a changed function that was not decided
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class GitSource:
+    """Review the changes from ``base`` to ``head`` (``base=None``: the merge base)."""
+
+    repo: Path
+    base: str | None = None
+    head: str = "HEAD"
+
+
+@dataclass(frozen=True)
+class FilesSource:
+    """Compare two files; ``entries`` limits the check to these functions."""
+
+    before: Path
+    after: Path
+    entries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What to review and with what budget per unit."""
+
+    source: GitSource | FilesSource
+    budget: Budget = field(default_factory=Budget)
+    jobs: int = 1
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """One line of the report: a unit and what was decided about it."""
+
+    unit: ChangedUnit
+    result: Result
+
+    @property
+    def compared(self) -> bool:
+        """Whether the unit had two versions to compare (so its verdict can gate a build)."""
+        return self.result.reason not in NOT_COMPARED_REASONS
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a review found, in the order of the diff."""
+
+    items: tuple[UnitResult, ...]
+    skipped: tuple[ChangedUnit, ...] = ()  # files that are not Python: listed, not checked
+    unchanged: int = 0  # functions in changed files whose code did not change
+    root: Path | None = None  # the repository root that unit paths are relative to
+    base: str = ""  # commit id (git) or file path (compare)
+    head: str = ""
+    base_label: str = ""
+    head_label: str = ""
+    elapsed_s: float = 0.0
+
+    def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
+        """How many units got ``verdict``."""
+        return sum(
+            1
+            for i in self.items
+            if i.result.verdict is verdict and (i.compared or not compared_only)
+        )
+
+    def failed(self, fail_on: FailOn) -> bool:
+        """Whether this report fails under ``fail_on``."""
+        if fail_on is FailOn.NEVER:
+            return False
+        if self.count(Verdict.REFUTED):
+            return True
+        return fail_on is FailOn.INCONCLUSIVE and bool(
+            self.count(Verdict.INCONCLUSIVE, compared_only=True)
+        )
+
+
+def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> Report:
+    """Run the review: find the units, decide each, and report them all."""
+    started = time.monotonic()
+    source = request.source
+    root: Path | None = None
+    if isinstance(source, GitSource):
+        changes = gitrepo.read_changes(source.repo, source.base, source.head)
+        root, base, head = changes.root, changes.base, changes.head
+        labels = (changes.base_label, changes.head_label)
+        units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
+        unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED)
+        units = [u for u in units if u.kind is not UnitKind.UNCHANGED]
+    else:
+        units = _file_units(source)
+        base, head = str(source.before), str(source.after)
+        labels = (base, head)
+        unchanged = 0
+    skipped = tuple(u for u in units if u.kind is UnitKind.NOT_PYTHON)
+    units = [u for u in units if u.kind is not UnitKind.NOT_PYTHON]
+
+    results = _decide_all(units, request.budget, max(1, request.jobs), progress)
+    return Report(
+        items=tuple(UnitResult(u, r) for u, r in zip(units, results, strict=True)),
+        skipped=skipped,
+        unchanged=unchanged,
+        root=root,
+        base=base,
+        head=head,
+        base_label=labels[0],
+        head_label=labels[1],
+        elapsed_s=time.monotonic() - started,
+    )
+
+
+def _file_units(source: FilesSource) -> list[ChangedUnit]:
+    """Units of a pair of files: every function in both is compared, changed or not."""
+    data = []
+    for p in (source.before, source.after):
+        try:
+            data.append(p.read_bytes())
+        except OSError as exc:
+            raise ReviewError(f"cannot read {p}: {exc.strerror or exc}.") from exc
+    # Both versions are shown under the after file's name, so no "file renamed" unit.
+    name = source.after.as_posix()
+    change = FileChange(name, name, data[0], data[1])
+    units = list(changed_units(change, include_unchanged=True))
+    if not source.entries:
+        return units
+    for entry in source.entries:
+        for label, path, blob in (
+            ("BEFORE", source.before, data[0]),
+            ("AFTER", source.after, data[1]),
+        ):
+            try:
+                entries = function_entries(blob.decode("utf-8", errors="replace"))
+            except (SyntaxError, ValueError):
+                continue  # the parse-error unit says it
+            if entry not in entries:
+                raise ReviewError(f"no function '{entry}' in {label} file {path}.")
+    wanted = set(source.entries)
+    return [u for u in units if u.entry in wanted or u.kind is UnitKind.PARSE_ERROR]
+
+
+def _decide_all(
+    units: list[ChangedUnit], budget: Budget, jobs: int, progress: ProgressCallback | None
+) -> list[Result]:
+    total = len(units)
+    results: list[Result | None] = [None] * total
+    if progress:
+        progress(0, total)
+    if jobs == 1 or total <= 1:
+        for i, u in enumerate(units):
+            results[i] = decide(u, budget)
+            if progress:
+                progress(i + 1, total)
+    else:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="veribot-unit") as pool:
+            futures = {pool.submit(decide, u, budget): i for i, u in enumerate(units)}
+            for done, fut in enumerate(as_completed(futures), start=1):
+                results[futures[fut]] = fut.result()
+                if progress:
+                    progress(done, total)
+    return [r for r in results if r is not None]
+
+
+def decide(unit: ChangedUnit, budget: Budget) -> Result:
+    """The result for one unit; never raises (an internal error becomes inconclusive)."""
+    not_checked = _not_checked(unit)
+    if not_checked is not None:
+        return not_checked
+    assert unit.before_source is not None and unit.after_source is not None
+    started = time.monotonic()
+    try:
+        return check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget)
+    except Exception as exc:  # the one place per unit: report it, log it, go on
+        logger.exception("internal error while checking %s", unit.qualname)
+        return Result(
+            Verdict.INCONCLUSIVE,
+            Reason.INTERNAL_ERROR,
+            f"internal error: {type(exc).__name__}: {exc}",
+            time_s=time.monotonic() - started,
+        )
+
+
+def _not_checked(unit: ChangedUnit) -> Result | None:
+    """The inconclusive result of a unit that is not compared, or None to compare it."""
+
+    def result(reason: str, detail: str) -> Result:
+        return Result(Verdict.INCONCLUSIVE, reason, detail, line=unit.line)
+
+    kind = unit.kind
+    if kind is UnitKind.ADDED:
+        return result(Reason.ADDED, f"{unit.detail}: no earlier version to compare with")
+    if kind is UnitKind.DELETED:
+        return result(Reason.DELETED, f"{unit.detail}: no later version to compare with")
+    if kind is UnitKind.RENAMED:
+        return result(Reason.RENAMED, f"{unit.detail}: not compared, callers change too")
+    if kind is UnitKind.OUTSIDE_FUNCTIONS:
+        return result(Reason.NOT_A_FUNCTION, f"{unit.detail}: not checked")
+    if kind is UnitKind.PARSE_ERROR:
+        return result(Reason.PARSE_ERROR, unit.detail)
+    if kind is UnitKind.BINARY:
+        return result(Reason.BINARY, unit.detail)
+    if kind is UnitKind.NOT_PYTHON:
+        return result(Reason.unsupported("language"), unit.detail)
+    if not unit.is_function:
+        return result(Reason.NOT_A_FUNCTION, unit.detail or "not a function: not checked")
+    return None
