@@ -138,13 +138,20 @@ def summary_line(report: Report) -> str:
 # --- text -----------------------------------------------------------------------------
 
 
+def _range(report: Report) -> str:
+    """``main (1a2b3c4d5e)..HEAD (5e6f...)`` for git, ``before.py..after.py`` for files."""
+    if report.root is None:
+        return f"{report.base_label}..{report.head_label}"
+    return f"{report.base_label} ({report.base[:10]})..{report.head_label} ({report.head[:10]})"
+
+
 def render_text(
     report: Report, *, terminal: bool = False, color: bool = True, width: int = 100
 ) -> str:
     """One line per unit; a ``rich`` table when ``terminal``."""
     if terminal:
         return _render_rich(report, width, color)
-    lines = [f"veribot review {report.base_label}..{report.head_label}"]
+    lines = [f"veribot review {_range(report)}"]
     if not report.items:
         lines.append("no changed Python functions")
     for item in report.items:
@@ -162,7 +169,7 @@ def _render_rich(report: Report, width: int, color: bool) -> str:
     console = Console(
         file=buf, force_terminal=True, width=width, highlight=False, no_color=not color
     )
-    table = Table(title=f"veribot review {report.base_label}..{report.head_label}")
+    table = Table(title=f"veribot review {_range(report)}")
     table.add_column("verdict", no_wrap=True)
     table.add_column("unit", overflow="fold")
     table.add_column("reason", no_wrap=True)

@@ -1,0 +1,333 @@
+"""The ``veribot`` command line: parse arguments, run the review, print the report.
+
+Commands: ``review`` (a git range), ``compare`` (two files), ``bench`` (the benchmark
+harness). Exit codes: 0 the review passed, 1 a result hit ``--fail-on``, 2 a usage or
+input error (bad revision, not a git repository, unreadable file, ...). Errors are one
+plain sentence on stderr; ``--verbose`` adds the debug log with tracebacks.
+
+This module is the only place that reads the environment (``CI``, ``NO_COLOR``,
+``COLUMNS``), once, into :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+import veribot
+from veribot.bot.gitrepo import GitRepoError
+from veribot.bot.render import FORMATS, render
+from veribot.bot.review import (
+    FailOn,
+    FilesSource,
+    GitSource,
+    ProgressCallback,
+    ReviewError,
+    ReviewRequest,
+    review,
+)
+from veribot.checks.equivalence import Budget
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+EPILOG = """exit codes:
+  0  the review ran and nothing hit --fail-on
+  1  a result hit --fail-on (default: a refuted function)
+  2  usage or input error: bad arguments, unknown revision, not a git repository,
+     unreadable file"""
+
+
+class UsageError(Exception):
+    """The arguments are wrong; the message says how."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the command line takes from its environment, read once."""
+
+    ci: bool = False
+    no_color: bool = False
+    stdout_is_terminal: bool = False
+    stderr_is_terminal: bool = False
+    width: int = 100
+
+    @property
+    def show_progress(self) -> bool:
+        """A progress bar only for a person watching a terminal, never in CI."""
+        return self.stderr_is_terminal and not self.ci
+
+
+def build_settings(environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> Settings:
+    """Read the environment and the terminals into :class:`Settings`."""
+
+    def isatty(stream: TextIO) -> bool:
+        try:
+            return stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    try:
+        width = int(environ.get("COLUMNS", "") or 0) or 100
+    except ValueError:
+        width = 100
+    return Settings(
+        ci=ci,
+        no_color="NO_COLOR" in environ and environ["NO_COLOR"] != "",
+        stdout_is_terminal=isatty(stdout),
+        stderr_is_terminal=isatty(stderr),
+        width=max(60, width),
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises instead of exiting, so main() owns the exit code."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().rstrip()}")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    p.add_argument("--output", "-o", type=Path, help="write the report to FILE, not stdout")
+    p.add_argument(
+        "--fail-on",
+        choices=[f.value for f in FailOn],
+        default=FailOn.REFUTED.value,
+        help="exit 1 when a function is refuted (default), also when a changed function "
+        "is inconclusive, or never",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=Budget().timeout_s,
+        metavar="S",
+        help=f"time budget per function in seconds (default {Budget().timeout_s:g})",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=_positive_int, default=1, metavar="N", help="functions in parallel"
+    )
+    p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
+
+
+def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
+    """The argument parser; the bench options are loaded only when ``with_bench``."""
+    parser = _Parser(
+        prog="veribot",
+        description="Prove or refute that changed Python functions behave as before.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"veribot {veribot.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    rv = sub.add_parser(
+        "review",
+        help="check every function changed between two revisions of a git repository",
+        description="Check every Python function changed between two git revisions.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rv.add_argument("--repo", type=Path, default=Path("."), help="repository (default: .)")
+    rv.add_argument(
+        "--base",
+        default=None,
+        metavar="REV",
+        help="base revision (default: merge base of HEAD with the default branch)",
+    )
+    rv.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
+    _add_output_options(rv)
+
+    cp = sub.add_parser(
+        "compare",
+        help="check the functions of two versions of one Python file",
+        description="Check the functions of two versions of a Python file "
+        "(without --entry: every function present in both).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cp.add_argument("before", type=Path, metavar="BEFORE.py")
+    cp.add_argument("after", type=Path, metavar="AFTER.py")
+    cp.add_argument(
+        "--entry",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="function to check, e.g. total or Cart.total (repeatable)",
+    )
+    _add_output_options(cp)
+
+    bp = sub.add_parser(
+        "bench",
+        help="run the equivalence benchmark on labelled pairs (see veribot bench --help)",
+        description="Run the equivalence benchmark harness.",
+    )
+    if with_bench:
+        from veribot.bench import equivalence as bench
+
+        bench.add_arguments(bp)
+    return parser
+
+
+def _logging(verbose: bool, stderr: TextIO) -> logging.Handler:
+    handler = logging.StreamHandler(stderr)
+    handler.setFormatter(_Formatter(verbose))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    return handler
+
+
+class _Formatter(logging.Formatter):
+    """``veribot: warning: ...``; tracebacks only with --verbose."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__("veribot: %(levelname)s: %(message)s")
+        self.verbose = verbose
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        if self.verbose:
+            return super().format(record)
+        plain = logging.makeLogRecord(record.__dict__)
+        plain.exc_info, plain.exc_text, plain.stack_info = None, None, None
+        text = super().format(plain)
+        if record.exc_info:
+            text += " (--verbose shows the traceback)"
+        return text
+
+
+@contextmanager
+def _progress(settings: Settings, stderr: TextIO) -> Iterator[ProgressCallback | None]:
+    if not settings.show_progress:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(file=stderr, no_color=settings.no_color)
+    with Progress(
+        TextColumn("checking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("units"),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("review", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _request(args: argparse.Namespace) -> ReviewRequest:
+    budget = Budget(timeout_s=args.timeout)
+    if args.command == "review":
+        source: GitSource | FilesSource = GitSource(args.repo, args.base, args.head)
+    else:
+        source = FilesSource(args.before, args.after, tuple(args.entry))
+    return ReviewRequest(source=source, budget=budget, jobs=args.jobs)
+
+
+def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command == "bench":
+        from veribot.bench import equivalence as bench
+
+        return int(bench.main(args))
+    request = _request(args)
+    with _progress(settings, stderr) as progress:
+        report = review(request, progress)
+    to_terminal = args.output is None and settings.stdout_is_terminal
+    text = render(
+        report,
+        args.format,
+        terminal=to_terminal,
+        color=not settings.no_color,
+        width=settings.width,
+    )
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+        logger.info("report written to %s", args.output)
+    else:
+        stdout.write(text)
+        stdout.flush()
+    return EXIT_FAILED if report.failed(FailOn(args.fail_on)) else EXIT_OK
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    settings = build_settings(os.environ if environ is None else environ, out, err)
+
+    def fail(message: str) -> int:
+        err.write(f"veribot: error: {message}\n")
+        return EXIT_USAGE
+
+    try:
+        args = build_parser(with_bench=argv[:1] == ["bench"]).parse_args(argv)
+    except UsageError as exc:
+        return fail(str(exc))
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    handler = _logging(bool(getattr(args, "verbose", False)), err)
+    try:
+        return _run(args, settings, out, err)
+    except (GitRepoError, ReviewError) as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        logger.debug("I/O error", exc_info=True)
+        where = f" {exc.filename}" if exc.filename else ""
+        return fail(f"cannot access{where}: {exc.strerror or exc}.")
+    except KeyboardInterrupt:
+        return fail("interrupted.")
+    except Exception as exc:  # the CLI boundary: a sentence, never a traceback
+        logger.debug("internal error", exc_info=True)
+        return fail(f"internal error: {type(exc).__name__}: {exc} (--verbose for details).")
+    finally:
+        logging.getLogger().removeHandler(handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
