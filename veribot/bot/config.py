@@ -1,0 +1,169 @@
+"""Settings of the GitHub side, built once into frozen values, and `.veribot.toml` parsing.
+
+:class:`Settings` describe the deployment (webhook secret, API URL, queue storage); they
+are built from an explicit mapping (the environment, handed in by the command line), never
+read at import. :class:`RepoConfig` is a repository's own `.veribot.toml`, read from the
+base branch; :func:`parse_repo_config` validates it and raises :class:`ConfigError` with
+every problem found, so a bad file becomes a clear check-run summary rather than a crash.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_BOT_LOGIN = "veribot[bot]"
+DEFAULT_CHECK_NAME = "veribot"
+INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
+KNOWN_CHECKS = ("equivalence",)
+
+
+class ConfigError(ValueError):
+    """A setting or `.veribot.toml` is missing or invalid; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How this deployment of the bot talks to GitHub and where it keeps its state."""
+
+    webhook_secret: str | None = field(default=None, repr=False)
+    github_api_url: str = DEFAULT_API_URL
+    bot_login: str = DEFAULT_BOT_LOGIN
+    check_name: str = DEFAULT_CHECK_NAME
+    data_dir: Path = Path(".veribot")
+    redis_url: str | None = None
+
+    @property
+    def queue_path(self) -> Path:
+        """The SQLite file of the embedded job queue."""
+        return self.data_dir / "queue.sqlite3"
+
+    @property
+    def deliveries_path(self) -> Path:
+        """The SQLite file remembering webhook deliveries already accepted."""
+        return self.data_dir / "deliveries.sqlite3"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from ``VERIBOT_*`` variables in ``env`` (pass ``os.environ``).
+
+        The webhook secret comes from ``VERIBOT_WEBHOOK_SECRET`` or from the file named by
+        ``VERIBOT_WEBHOOK_SECRET_FILE``.
+        """
+        secret = env.get("VERIBOT_WEBHOOK_SECRET") or None
+        secret_file = env.get("VERIBOT_WEBHOOK_SECRET_FILE")
+        if secret is None and secret_file:
+            try:
+                secret = Path(secret_file).read_text(encoding="utf-8").strip() or None
+            except OSError as error:
+                raise ConfigError(
+                    f"VERIBOT_WEBHOOK_SECRET_FILE {secret_file!r} is unreadable: {error.strerror}"
+                ) from error
+        return cls(
+            webhook_secret=secret,
+            github_api_url=env.get("VERIBOT_GITHUB_API_URL", DEFAULT_API_URL),
+            bot_login=env.get("VERIBOT_BOT_LOGIN", DEFAULT_BOT_LOGIN),
+            check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
+            data_dir=Path(env.get("VERIBOT_DATA_DIR", ".veribot")),
+            redis_url=env.get("VERIBOT_REDIS_URL") or None,
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per pull request limits; work beyond them is reported inconclusive with the reason."""
+
+    units: int = 50
+    llm_calls: int = 200
+    tokens: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """A repository's `.veribot.toml` (all keys optional)."""
+
+    include: tuple[str, ...] = ("**/*.py",)
+    exclude: tuple[str, ...] = ()
+    checks: tuple[str, ...] = KNOWN_CHECKS
+    agent_enabled: bool = True
+    agent_model: str | None = None
+    budget: Budget = Budget()
+    inconclusive_conclusion: str = "neutral"
+
+
+def _strings(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    problems.append(f"{key} must be a list of strings")
+    return None
+
+
+def _table(data: dict[str, Any], key: str, problems: list[str]) -> dict[str, Any]:
+    value = data.pop(key, {})
+    if isinstance(value, dict):
+        return value
+    problems.append(f"[{key}] must be a table")
+    return {}
+
+
+def parse_repo_config(text: str) -> RepoConfig:
+    """Parse and validate `.veribot.toml`; raise :class:`ConfigError` naming every problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f".veribot.toml is not valid TOML: {error}") from error
+    problems: list[str] = []
+    defaults = RepoConfig()
+    values: dict[str, Any] = {}
+    for key in ("include", "exclude", "checks"):
+        if key in data:
+            values[key] = _strings(data.pop(key), key, problems)
+    for check in values.get("checks") or ():
+        if check not in KNOWN_CHECKS:
+            problems.append(f"checks: unknown check {check!r} (known: {', '.join(KNOWN_CHECKS)})")
+    if "inconclusive_conclusion" in data:
+        conclusion = data.pop("inconclusive_conclusion")
+        if conclusion not in INCONCLUSIVE_CONCLUSIONS:
+            problems.append(
+                f"inconclusive_conclusion must be one of {', '.join(INCONCLUSIVE_CONCLUSIONS)}"
+            )
+        values["inconclusive_conclusion"] = conclusion
+    agent = _table(data, "agent", problems)
+    if "enabled" in agent:
+        enabled = agent.pop("enabled")
+        if not isinstance(enabled, bool):
+            problems.append("agent.enabled must be true or false")
+        values["agent_enabled"] = enabled
+    if "model" in agent:
+        model = agent.pop("model")
+        if not isinstance(model, str) or not model:
+            problems.append("agent.model must be a non-empty string")
+        values["agent_model"] = model
+    problems += [f"agent.{key}: unknown key" for key in agent]
+    budget_table = _table(data, "budget", problems)
+    budget: dict[str, int] = {}
+    for key in ("units", "llm_calls", "tokens"):
+        if key in budget_table:
+            amount = budget_table.pop(key)
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+                problems.append(f"budget.{key} must be a non-negative integer")
+            budget[key] = amount
+    problems += [f"budget.{key}: unknown key" for key in budget_table]
+    problems += [f"{key}: unknown key" for key in data]
+    if problems:
+        raise ConfigError(".veribot.toml is invalid: " + "; ".join(problems))
+    return RepoConfig(
+        include=values.get("include", defaults.include),
+        exclude=values.get("exclude", defaults.exclude),
+        checks=values.get("checks", defaults.checks),
+        agent_enabled=values.get("agent_enabled", defaults.agent_enabled),
+        agent_model=values.get("agent_model", defaults.agent_model),
+        budget=Budget(**budget),
+        inconclusive_conclusion=values.get(
+            "inconclusive_conclusion", defaults.inconclusive_conclusion
+        ),
+    )

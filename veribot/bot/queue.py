@@ -1,0 +1,137 @@
+"""The job queue between the webhook and the workers: huey on SQLite, or on Redis to scale out.
+
+The webhook only enqueues a :class:`Job` (a plain record); a worker runs it through the
+runner it was given (the review pipeline). A newer head commit for the same pull request
+supersedes queued jobs for older heads: enqueueing records the latest head in huey's
+key-value store (shared by every worker, whichever storage backs it), and a job whose head
+is no longer the latest does nothing. A job that raises is retried by huey; posting is
+idempotent (hidden markers, see :mod:`veribot.bot.github`), so a rerun posts no duplicate.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from huey import Huey, RedisHuey, SqliteHuey  # type: ignore[import-untyped]
+
+from veribot.bot.config import Settings
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "veribot.run_job"
+
+
+class Command(Enum):
+    """What a job asks for."""
+
+    REVIEW = "review"
+    VERIFY = "verify"
+    HELP = "help"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work for a worker; everything a worker needs to fetch the rest.
+
+    ``head_sha`` is None when the event did not carry it (a comment): the worker reviews the
+    pull request's current head. ``target`` is ``path`` or ``path::function`` for `/verify`
+    on a part of the pull request; ``path`` and ``line`` locate a review comment's line.
+    ``trusted`` says the author association already grants write access; otherwise the
+    worker asks the permission API before honouring a command.
+    """
+
+    repo: str
+    pr_number: int
+    head_sha: str | None
+    installation_id: int | None
+    command: Command = Command.REVIEW
+    delivery_id: str = ""
+    target: str | None = None
+    path: str | None = None
+    line: int | None = None
+    comment_id: int | None = None
+    on_review_comment: bool = False
+    requested_by: str | None = None
+    trusted: bool = True
+
+    @property
+    def pr_key(self) -> str:
+        """Identifies the pull request across jobs."""
+        return f"{self.repo}#{self.pr_number}"
+
+
+class Outcome(Enum):
+    """What became of a job when a worker took it."""
+
+    RAN = "ran"
+    SUPERSEDED = "superseded"
+
+
+Runner = Callable[[Job], None]
+
+
+def _no_runner(job: Job) -> None:
+    raise RuntimeError(f"this process only enqueues; no runner to run {job.pr_key}")
+
+
+class JobQueue:
+    """Enqueue jobs and, in a worker, run them with ``runner``."""
+
+    def __init__(
+        self,
+        huey: Huey,
+        runner: Runner = _no_runner,
+        *,
+        retries: int = 3,
+        retry_delay: float = 10.0,
+    ) -> None:
+        self.huey = huey
+        self._runner = runner
+        self._task = huey.task(retries=retries, retry_delay=retry_delay, name=TASK_NAME)(self.run)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, runner: Runner = _no_runner) -> JobQueue:
+        """Redis when ``settings.redis_url`` is set, otherwise SQLite in the data directory."""
+        if settings.redis_url:
+            return cls(RedisHuey("veribot", url=settings.redis_url), runner)
+        return cls(sqlite_huey(settings.queue_path), runner)
+
+    @staticmethod
+    def _head_key(pr_key: str) -> str:
+        return f"veribot:head:{pr_key}"
+
+    def latest_head(self, pr_key: str) -> str | None:
+        """The newest head commit enqueued for the pull request, if any."""
+        value = self.huey.get(self._head_key(pr_key), peek=True)
+        return value if isinstance(value, str) else None
+
+    def enqueue(self, job: Job) -> None:
+        """Queue ``job``; with a head commit, it supersedes queued jobs for older heads."""
+        if job.head_sha is not None:
+            self.huey.put(self._head_key(job.pr_key), job.head_sha)
+        self._task(job)
+        log.info(
+            "job queued",
+            extra={"delivery": job.delivery_id, "pr": job.pr_key, "command": job.command.value},
+        )
+
+    def run(self, job: Job) -> Outcome:
+        """Run ``job`` unless a newer head superseded it (called by the worker's task)."""
+        latest = self.latest_head(job.pr_key)
+        if job.head_sha is not None and latest is not None and latest != job.head_sha:
+            log.info(
+                "job superseded", extra={"pr": job.pr_key, "head": job.head_sha, "latest": latest}
+            )
+            return Outcome.SUPERSEDED
+        self._runner(job)
+        return Outcome.RAN
+
+
+def sqlite_huey(path: Path, *, immediate: bool = False) -> SqliteHuey:
+    """The embedded queue: a SQLite file (its folder is created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey("veribot", filename=str(path), immediate=immediate)
