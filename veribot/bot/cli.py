@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -79,7 +80,7 @@ def build_settings(environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -
 
     ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
     try:
-        width = int(environ.get("COLUMNS", "") or 0) or 100
+        width = int(environ.get("COLUMNS", "") or 0) or shutil.get_terminal_size((100, 24)).columns
     except ValueError:
         width = 100
     return Settings(

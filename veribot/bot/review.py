@@ -240,8 +240,10 @@ def _not_checked(unit: ChangedUnit) -> Result | None:
         return result(Reason.ADDED, f"{unit.detail}: no earlier version to compare with")
     if kind is UnitKind.DELETED:
         return result(Reason.DELETED, f"{unit.detail}: no later version to compare with")
+    if kind is UnitKind.RENAMED and not unit.is_function:
+        return result(Reason.RENAMED, f"{unit.detail}; its functions are paired across the move")
     if kind is UnitKind.RENAMED:
-        return result(Reason.RENAMED, f"{unit.detail}: not compared, callers change too")
+        return result(Reason.RENAMED, f"{unit.detail}: not compared, its callers change too")
     if kind is UnitKind.OUTSIDE_FUNCTIONS:
         return result(Reason.NOT_A_FUNCTION, f"{unit.detail}: not checked")
     if kind is UnitKind.PARSE_ERROR:

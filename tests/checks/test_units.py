@@ -1,0 +1,254 @@
+"""Pairing the functions of two versions of a file into changed units."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from veribot.checks.units import (
+    MODULE_ENTRY,
+    ChangedUnit,
+    FileChange,
+    UnitKind,
+    UnitLevel,
+    changed_units,
+    function_entries,
+    is_binary,
+)
+
+
+def src(text: str) -> bytes:
+    return textwrap.dedent(text).lstrip().encode()
+
+
+def units(
+    before: str | None, after: str | None, path: str = "pkg/mod.py", **kw: bool
+) -> dict[str, ChangedUnit]:
+    change = FileChange(
+        path if before is not None else None,
+        path if after is not None else None,
+        src(before) if before is not None else None,
+        src(after) if after is not None else None,
+    )
+    found = changed_units(change, **kw)
+    by_name = {u.entry: u for u in found}
+    assert len(by_name) == len(found), "one unit per entry"
+    return by_name
+
+
+def kinds(found: dict[str, ChangedUnit]) -> dict[str, str]:
+    return {entry: u.kind.value for entry, u in found.items()}
+
+
+BEFORE = textwrap.dedent(
+    """
+    import math
+
+    RATE = 3
+
+    def area(r: float) -> float:
+        return math.pi * r * r
+
+    class Cart:
+        currency = "EUR"
+
+        def total(self, prices: list[int]) -> int:
+            return sum(prices)
+
+        @staticmethod
+        def tax(x: int) -> int:
+            return x // 5
+
+        class Line:
+            def cost(self, qty: int, unit: int) -> int:
+                return qty * unit
+
+    async def fetch(n: int) -> int:
+        return n
+    """
+)
+
+
+def test_formatting_and_comments_do_not_count_as_changes() -> None:
+    after = BEFORE.replace("return sum(prices)", "return sum( prices )  # same")
+    assert units(BEFORE, after) == {}
+    every = units(BEFORE, after, include_unchanged=True)
+    assert set(every) == {"area", "Cart.total", "Cart.tax", "Cart.Line.cost", "fetch"}
+    assert {u.kind for u in every.values()} == {UnitKind.UNCHANGED}
+
+
+def test_methods_nested_classes_and_async_paired_by_qualified_name() -> None:
+    after = (
+        BEFORE.replace("return sum(prices)", "return sum(prices) + 0")
+        .replace("return qty * unit", "return unit * qty")
+        .replace("return n", "return n + 0")
+    )
+    found = units(BEFORE, after)
+    assert kinds(found) == {
+        "Cart.total": "changed",
+        "Cart.Line.cost": "changed",
+        "fetch": "changed",
+    }
+    cost = found["Cart.Line.cost"]
+    assert cost.qualname == "pkg/mod.py::Cart.Line.cost"
+    assert cost.level is UnitLevel.FUNCTION
+    assert cost.before_source is not None and "qty * unit" in cost.before_source
+    assert cost.after_source is not None and "unit * qty" in cost.after_source
+    assert cost.after_lines is not None and cost.line == cost.after_lines[0]
+
+
+def test_decorator_change_is_a_change_and_lines_include_decorators() -> None:
+    after = BEFORE.replace("@staticmethod", "@classmethod")
+    found = units(BEFORE, after)
+    assert kinds(found) == {"Cart.tax": "changed"}
+    lines = src(after).decode().splitlines()
+    start, end = found["Cart.tax"].after_lines or (0, 0)
+    assert lines[start - 1].strip() == "@classmethod"
+    assert lines[end - 1].strip() == "return x // 5"
+
+
+def test_rename_with_identical_code_is_renamed_not_added_and_deleted() -> None:
+    after = BEFORE.replace("def area(", "def disc_area(")
+    found = units(BEFORE, after)
+    assert kinds(found) == {"disc_area": "renamed"}
+    assert found["disc_area"].before_entry == "area"
+    assert found["disc_area"].before_lines is not None
+
+
+def test_rename_with_changed_code_is_added_plus_deleted() -> None:
+    after = BEFORE.replace(
+        "def area(r: float) -> float:\n    return math.pi * r * r",
+        "def disc_area(r: float) -> float:\n    return math.pi * r ** 2",
+    )
+    assert kinds(units(BEFORE, after)) == {"disc_area": "added", "area": "deleted"}
+
+
+def test_added_and_deleted_methods_and_classes() -> None:
+    after = BEFORE.replace(
+        "    @staticmethod", "    def count(self) -> int:\n        return 0\n\n    @staticmethod"
+    ).replace(
+        "    class Line:\n        def cost(self, qty: int, unit: int) -> int:\n"
+        "            return qty * unit\n",
+        "",
+    )
+    found = units(BEFORE, after)
+    assert kinds(found) == {
+        "Cart.count": "added",
+        "Cart.Line": "deleted",
+        "Cart.Line.cost": "deleted",
+    }
+    assert found["Cart.Line"].level is UnitLevel.CLASS
+    assert found["Cart.Line.cost"].after_lines is None
+
+
+def test_changes_outside_functions_are_their_own_units() -> None:
+    after = BEFORE.replace("RATE = 3", "RATE = 4").replace('currency = "EUR"', 'currency = "USD"')
+    found = units(BEFORE, after)
+    assert kinds(found) == {MODULE_ENTRY: "outside-functions", "Cart": "outside-functions"}
+    module = found[MODULE_ENTRY]
+    assert module.level is UnitLevel.FILE
+    assert module.qualname == "pkg/mod.py::<module>"
+    assert module.line == 3  # RATE = 4
+    assert found["Cart"].level is UnitLevel.CLASS
+
+
+def test_import_change_is_outside_functions() -> None:
+    after = BEFORE.replace("import math", "import math\nimport os")
+    assert kinds(units(BEFORE, after)) == {MODULE_ENTRY: "outside-functions"}
+
+
+def test_functions_inside_functions_belong_to_their_enclosing_function() -> None:
+    before = """
+        def outer(x: int) -> int:
+            def inner(y: int) -> int:
+                return y + 1
+            return inner(x)
+    """
+    after = before.replace("y + 1", "1 + y")
+    assert kinds(units(before, after)) == {"outer": "changed"}
+    assert function_entries(src(before).decode()) == ("outer",)
+
+
+def test_syntax_error_in_after_version_reports_the_line_and_keeps_changed_functions() -> None:
+    before = """
+        def a(x: int) -> int:
+            return x
+
+        def b(x: int) -> int:
+            return x * 2
+    """
+    after = """
+        def a(x: int) -> int:
+            return x
+
+        def b(x: int) -> int:
+            return x * 3 +
+    """
+    found = units(before, after)
+    assert kinds(found) == {MODULE_ENTRY: "parse-error", "b": "parse-error"}
+    file_unit = found[MODULE_ENTRY]
+    assert file_unit.line == 5
+    assert "does not parse" in file_unit.detail and "line 5" in file_unit.detail
+    assert file_unit.in_after
+    assert found["b"].before_lines == (4, 5)
+
+
+def test_syntax_error_in_before_version() -> None:
+    found = units("def a(:\n    pass\n", "def a() -> int:\n    return 1\n")
+    assert kinds(found) == {MODULE_ENTRY: "parse-error", "a": "parse-error"}
+    assert "before version does not parse" in found[MODULE_ENTRY].detail
+
+
+def test_new_and_deleted_files() -> None:
+    new = units(None, "X = 1\n\ndef f() -> int:\n    return X\n")
+    assert kinds(new) == {MODULE_ENTRY: "added", "f": "added"}
+    gone = units("def f() -> int:\n    return 1\n", None)
+    assert kinds(gone) == {MODULE_ENTRY: "deleted", "f": "deleted"}
+
+
+def test_file_rename_is_reported_and_functions_pair_across_it() -> None:
+    before = "def f(x: int) -> int:\n    return x\n"
+    change = FileChange(
+        "old/a.py", "new/b.py", before.encode(), before.replace("x\n", "x + 1\n").encode()
+    )
+    found = {u.entry: u for u in changed_units(change)}
+    assert kinds(found) == {MODULE_ENTRY: "renamed", "f": "changed"}
+    assert found["f"].qualname == "new/b.py::f"
+    assert found["f"].before_path == "old/a.py"
+    assert "old/a.py" in found[MODULE_ENTRY].detail
+
+
+@pytest.mark.parametrize(
+    ("path", "before", "after", "kind"),
+    [
+        ("img/logo.png", b"\x89PNG\x00", b"\x89PNG\x01", UnitKind.NOT_PYTHON),
+        ("README.md", b"hello", b"hello world", UnitKind.NOT_PYTHON),
+        ("pkg/blob.py", b"x = 1\n", b"x = 1\n\x00\x00", UnitKind.BINARY),
+    ],
+)
+def test_binary_and_non_python_files_are_reported_not_dropped(
+    path: str, before: bytes, after: bytes, kind: UnitKind
+) -> None:
+    (unit,) = changed_units(FileChange(path, path, before, after))
+    assert unit.kind is kind
+    assert unit.entry == MODULE_ENTRY
+    assert "not checked" in unit.detail
+
+
+def test_git_binary_flag_is_respected() -> None:
+    (unit,) = changed_units(FileChange("a.py", "a.py", b"x = 1\n", b"x = 2\n", binary=True))
+    assert unit.kind is UnitKind.BINARY
+
+
+def test_undecodable_source_is_a_parse_error() -> None:
+    change = FileChange("a.py", "a.py", b"x = 1\n", b"x = '\xff\xfe'\n")
+    found = {u.entry: u for u in changed_units(change)}
+    assert found[MODULE_ENTRY].kind is UnitKind.PARSE_ERROR
+    assert "decode" in found[MODULE_ENTRY].detail
+
+
+def test_is_binary_uses_gits_heuristic() -> None:
+    assert is_binary(b"abc\x00")
+    assert not is_binary(b"abc")
+    assert not is_binary(b"a" * 9000 + b"\x00")
