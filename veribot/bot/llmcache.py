@@ -1,0 +1,246 @@
+"""A persistent LLM response cache in SQLite, which doubles as record/replay.
+
+Entries are keyed by a SHA-256 over the canonical JSON of (model, temperature, max_tokens,
+system prompt, messages, tools): seed 001's ``llm_cache``. ``max_tokens`` is in the key
+because an answer cut short by a small limit is not the answer to a larger one. Modes:
+
+- ``cache``  (read-write): answer from the cache, ask the model on a miss and store;
+- ``record``: always ask the model and store (overwriting), building a recording;
+- ``replay``: answer only from the recording; a miss raises ``ReplayMiss`` naming the
+  request. No model, no key, no network needed.
+
+The command-line form ``--llm replay:PATH | record:PATH | cache:PATH | live | off`` is
+parsed by ``from_spec``. SQLite runs in WAL mode with a busy timeout, so several workers
+can share one file; each operation opens its own connection.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from veribot.checks.llm import (
+    LLM,
+    Completion,
+    LLMError,
+    LLMUnavailable,
+    Message,
+    ReplayMiss,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    UsageMeter,
+    completion_from_api,
+    request_to_api,
+)
+
+log = logging.getLogger(__name__)
+
+KEY_VERSION = 1  # bump when the key's canonical form changes
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key      TEXT PRIMARY KEY,
+    model    TEXT NOT NULL,
+    request  TEXT NOT NULL,  -- canonical request JSON, for people and for miss messages
+    response TEXT NOT NULL,  -- the completion in Messages API shape
+    created  REAL NOT NULL
+)
+"""
+
+
+class Mode(enum.Enum):
+    """How the cache treats the model."""
+
+    CACHE = "cache"
+    RECORD = "record"
+    REPLAY = "replay"
+
+
+def cache_key(request: dict[str, object]) -> str:
+    """The stable hash of a canonical request (see ``veribot.checks.llm.request_to_api``)."""
+    canonical = json.dumps(
+        {"v": KEY_VERSION, **request}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class CachedLLM:
+    """An ``LLM`` answering from a SQLite file, asking ``inner`` when the mode allows.
+
+    ``model`` defaults to ``inner.model``; replay (``inner`` is ``None``) needs it given,
+    since it is part of the key. Cache hits are counted on ``meter`` and cost nothing; real
+    calls are metered by ``inner``. ``meter`` defaults to ``inner.meter`` when it has one, so
+    one report covers both.
+    """
+
+    def __init__(
+        self,
+        inner: LLM | None,
+        path: str | Path,
+        mode: Mode = Mode.CACHE,
+        *,
+        model: str | None = None,
+        meter: UsageMeter | None = None,
+    ) -> None:
+        if inner is None and mode is not Mode.REPLAY:
+            raise ValueError(f"{mode.value} mode needs a model to ask; only replay runs alone")
+        if model is None:
+            if inner is None:
+                raise ValueError("replay needs the model name: it is part of every cache key")
+            model = inner.model
+        self.inner = inner
+        self.path = Path(path)
+        self.mode = mode
+        self._model = model
+        if meter is None:
+            inner_meter = getattr(inner, "meter", None)
+            meter = inner_meter if isinstance(inner_meter, UsageMeter) else UsageMeter()
+        self.meter = meter
+        if mode is Mode.REPLAY and not self.path.is_file():
+            raise LLMUnavailable(f"replay: recording {self.path} does not exist")
+        if mode is not Mode.REPLAY:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if mode is not Mode.REPLAY:
+            with self._connect() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(_SCHEMA)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int,
+        temperature: float,
+    ) -> Completion:
+        """Answer from the cache or, as the mode allows, from ``inner`` (then store)."""
+        request = request_to_api(
+            self._model, system, messages, tools, max_tokens=max_tokens, temperature=temperature
+        )
+        key = cache_key(request)
+        if self.mode is not Mode.RECORD:
+            cached = self._lookup(key)
+            if cached is not None:
+                self.meter.record_cache_hit()
+                log.debug("LLM cache hit %s", key[:12])
+                return cached
+            if self.mode is Mode.REPLAY:
+                raise ReplayMiss(self._miss_message(key, request))
+        assert self.inner is not None  # guaranteed by the constructor for these modes
+        completion = self.inner.complete(
+            system, messages, tools, max_tokens=max_tokens, temperature=temperature
+        )
+        self._store(key, request, completion)
+        return completion
+
+    def __len__(self) -> int:
+        with self._connect() as db:
+            row = db.execute("SELECT count(*) FROM llm_cache").fetchone()
+        return int(row[0])
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            with closing(sqlite3.connect(self.path, timeout=30.0)) as db, db:
+                db.execute("PRAGMA busy_timeout=30000")
+                yield db
+        except sqlite3.Error as exc:
+            raise LLMError(f"LLM cache {self.path}: {exc}") from exc
+
+    def _lookup(self, key: str) -> Completion | None:
+        with self._connect() as db:
+            try:
+                row = db.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                if self.mode is Mode.REPLAY and "no such table" in str(exc):
+                    raise LLMUnavailable(f"replay: {self.path} is not an LLM recording") from exc
+                raise
+        return None if row is None else completion_from_api(json.loads(row[0]))
+
+    def _store(self, key: str, request: dict[str, object], completion: Completion) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO llm_cache (key, model, request, response, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    key,
+                    self._model,
+                    json.dumps(request, sort_keys=True, ensure_ascii=False),
+                    json.dumps(completion.to_api(), sort_keys=True, ensure_ascii=False),
+                    time.time(),
+                ),
+            )
+
+    def _miss_message(self, key: str, request: dict[str, object]) -> str:
+        with self._connect() as db:
+            total, same_model = db.execute(
+                "SELECT count(*), coalesce(sum(model = ?), 0) FROM llm_cache", (self._model,)
+            ).fetchone()
+        messages = request["messages"]
+        turns = len(messages) if isinstance(messages, list) else 0
+        return (
+            f"replay: no recorded answer in {self.path} for this request (key {key[:12]}): "
+            f"model {self._model!r}, temperature {request['temperature']}, "
+            f"max_tokens {request['max_tokens']}, {turns} message(s), last one: "
+            f"{_describe_last(request)}. The recording holds {total} answer(s), "
+            f"{same_model} for this model; re-record with --llm record:{self.path}"
+        )
+
+
+def _describe_last(request: dict[str, object]) -> str:
+    """A short, readable summary of the request's last message."""
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "(none)"
+    last = messages[-1]
+    content = last.get("content", []) if isinstance(last, dict) else []
+    parts: list[str] = []
+    for block in completion_from_api({"content": content}).content:
+        if isinstance(block, TextBlock):
+            snippet = " ".join(block.text.split())
+            parts.append(repr(snippet[:120] + ("..." if len(snippet) > 120 else "")))
+        elif isinstance(block, ToolResultBlock):
+            parts.append(f"tool_result for {block.tool_use_id}")
+        else:
+            parts.append(f"tool_use {block.name}")
+    return ", ".join(parts) or "(empty)"
+
+
+def from_spec(
+    spec: str,
+    inner_factory: Callable[[], LLM],
+    *,
+    model: str,
+    meter: UsageMeter | None = None,
+) -> LLM | None:
+    """Build the LLM for a ``--llm`` value; ``None`` for ``off`` (the agent is not asked).
+
+    ``replay:PATH`` never calls ``inner_factory``, so it needs no API key. ``live`` uses
+    the model with no cache. Raises ``ValueError`` for a malformed spec.
+    """
+    spec = spec.strip()
+    if spec == "off":
+        return None
+    if spec == "live":
+        return inner_factory()
+    mode_name, sep, path = spec.partition(":")
+    modes = {m.value: m for m in Mode}
+    if not sep or mode_name not in modes or not path:
+        raise ValueError(
+            f"--llm {spec!r}: expected one of replay:PATH, record:PATH, cache:PATH, live, off"
+        )
+    mode = modes[mode_name]
+    inner = None if mode is Mode.REPLAY else inner_factory()
+    return CachedLLM(inner, path, mode, model=model, meter=meter)
