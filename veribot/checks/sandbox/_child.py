@@ -1,0 +1,678 @@
+"""The sandbox's child process: isolate itself, then run untrusted code and report.
+
+Run as ``python -I -X utf8 -B _child.py CONFIG.json`` by ``veribot.checks.sandbox``.
+This file must import nothing but the standard library (it runs before and after the
+privilege drop, and its start-up time is paid for every child). The parent also imports
+``parse_literal`` and ``canonical`` from here, so the argument syntax and the value
+encoding are defined once.
+
+Order of events in the child (see the package docstring for what each layer enforces):
+
+1. as the parent's user: new network and mount namespaces (root only), read-only mounts
+   except the work directory, resource limits, then the switch to an unprivileged uid;
+2. a "ready" message on the result pipe, describing which layers are in force;
+3. the audit hook; then either the script (``mode == "script"``) or the calls.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import errno
+import functools
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import re
+import resource
+import runpy
+import signal
+import stat
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+# Canonical encodings longer than this (as compact JSON) are replaced by their digest.
+MAX_ENCODING_CHARS = 16_384
+TEXT_CHARS = 200
+_MAX_DEPTH = 200
+# After the per-call timer first fires it fires again this often, in case the code
+# swallowed the first interrupt with a bare ``except:``.
+_REFIRE_S = 0.05
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_PROCESS_EVENTS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.system",
+        "subprocess.Popen",
+        "pty.spawn",
+    }
+)
+_NETWORK_EVENTS = frozenset(
+    {
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "socket.gethostbyaddr",
+        "socket.getnameinfo",
+    }
+)
+_PATH_EVENTS = frozenset(
+    {
+        "os.rename",
+        "os.remove",
+        "os.rmdir",
+        "os.mkdir",
+        "os.chmod",
+        "os.chown",
+        "os.link",
+        "os.symlink",
+        "os.truncate",
+        "os.utime",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.rmtree",
+    }
+)
+_CTYPES = ("ctypes", "_ctypes")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+# --------------------------------------------------------------------------- literals
+
+
+def parse_literal(text: str) -> object:
+    """Evaluate one argument literal safely (``ast``, never ``eval``).
+
+    Accepts what ``repr`` prints for ints, bools, None, str, bytes, floats, complex,
+    lists, tuples, dicts, sets and frozensets, plus ``float('nan')``, ``float('inf')``,
+    ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``.
+    """
+    tree = ast.parse(text.strip(), mode="eval")
+    return _literal(tree.body)
+
+
+def _literal(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant) and node.value is not Ellipsis:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = _literal(node.operand)
+        if isinstance(operand, int | float | complex) and not isinstance(operand, bool):
+            return -operand if isinstance(node.op, ast.USub) else +operand
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        left, right = _literal(node.left), _literal(node.right)
+        if (
+            isinstance(left, int | float)
+            and not isinstance(left, bool)
+            and isinstance(right, complex)
+        ):
+            return left + right if isinstance(node.op, ast.Add) else left - right
+    if isinstance(node, ast.List):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Set):
+        return {_literal(e) for e in node.elts}
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        return {
+            _literal(k): _literal(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
+        }
+    if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
+        return float(node.id)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name, args = node.func.id, node.args
+        if name == "float" and len(args) == 1:
+            arg = _literal(args[0])
+            if isinstance(arg, str | int | float) and not isinstance(arg, bool):
+                return float(arg)
+        if name in ("set", "frozenset") and not args:
+            return set() if name == "set" else frozenset()
+        if name in ("set", "frozenset") and len(args) == 1:
+            items = _literal(args[0])
+            if isinstance(items, list | tuple | set | frozenset):
+                return set(items) if name == "set" else frozenset(items)
+    raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def canonical(value: object) -> object:
+    """A JSON-compatible encoding that is equal for two values iff they behave the same.
+
+    Types matter (``1``, ``1.0`` and ``True`` differ); floats compare with ``==`` except
+    that NaN equals NaN; dicts and sets are put in a canonical order; other objects are
+    encoded by type name and their attributes (or their ``repr`` without addresses).
+    Encodings longer than ``MAX_ENCODING_CHARS`` become a SHA-256 digest.
+    """
+    encoded = _encode(value, 0, set())
+    text = _dumps(encoded)
+    if len(text) > MAX_ENCODING_CHARS:
+        return ["sha256", hashlib.sha256(text.encode()).hexdigest(), len(text)]
+    return encoded
+
+
+def _dumps(encoded: object) -> str:
+    return json.dumps(encoded, separators=(",", ":"), allow_nan=False)
+
+
+def _float(x: float) -> object:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x + 0.0  # -0.0 + 0.0 == 0.0: the two zeros compare equal in Python
+
+
+def _type_name(tp: type) -> str:
+    if tp.__module__ == "builtins":
+        return tp.__qualname__
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def _encode(value: object, depth: int, active: set[int]) -> object:
+    if depth > _MAX_DEPTH:
+        return ["too-deep"]
+    tp = type(value)
+    if value is None:
+        return ["None"]
+    if tp is bool:
+        return ["bool", value]
+    if tp is int:
+        assert isinstance(value, int)
+        return ["int", value if -(2**53) < value < 2**53 else hex(value)]
+    if tp is float:
+        assert isinstance(value, float)
+        return ["float", _float(value)]
+    if tp is complex:
+        assert isinstance(value, complex)
+        return ["complex", _float(value.real), _float(value.imag)]
+    if tp is str:
+        return ["str", value]
+    if tp is bytes or tp is bytearray:
+        assert isinstance(value, bytes | bytearray)
+        return [tp.__name__, value.hex()]
+    if tp in (list, tuple, dict, set, frozenset):
+        if id(value) in active:
+            return ["cycle"]
+        active.add(id(value))
+        try:
+            return _encode_container(value, depth, active)
+        finally:
+            active.discard(id(value))
+    return _encode_object(value, depth, active)
+
+
+def _encode_container(value: object, depth: int, active: set[int]) -> object:
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, [_encode(v, depth + 1, active) for v in value]]
+    if isinstance(value, dict):
+        items = [
+            [_encode(k, depth + 1, active), _encode(v, depth + 1, active)]
+            for k, v in value.items()
+        ]
+        items.sort(key=lambda kv: _dumps(kv[0]))
+        return ["dict", items]
+    assert isinstance(value, set | frozenset)
+    members = [_encode(v, depth + 1, active) for v in value]
+    members.sort(key=_dumps)
+    return [type(value).__name__, members]
+
+
+def _encode_object(value: object, depth: int, active: set[int]) -> object:
+    name = _type_name(type(value))
+    base = _builtin_base(value)
+    if base is not None:  # a subclass: enum members, namedtuples, defaultdicts
+        return ["object", name, _encode(base, depth + 1, active)]
+    if id(value) in active:
+        return ["cycle"]
+    attrs = getattr(value, "__dict__", None)
+    if isinstance(attrs, dict) and type(value).__repr__ is object.__repr__:
+        active.add(id(value))
+        try:
+            return ["object", name, _encode(dict(attrs), depth + 1, active)]
+        finally:
+            active.discard(id(value))
+    return ["object", name, _ADDRESS.sub(" at 0x?", _safe_repr(value, 1000))]
+
+
+def _builtin_base(value: object) -> object | None:
+    """``value`` converted to the builtin type it subclasses, if any."""
+    if isinstance(value, bool | int):
+        return bool(value) if isinstance(value, bool) else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, complex):
+        return complex(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, list | tuple):
+        return list(value) if isinstance(value, list) else tuple(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, set | frozenset):
+        return set(value) if isinstance(value, set) else frozenset(value)
+    return None
+
+
+def _safe_repr(value: object, limit: int = TEXT_CHARS) -> str:
+    try:
+        text = repr(value)
+    except ValueError:
+        if isinstance(value, int):  # too many digits for str() since Python 3.11
+            return f"<int with {value.bit_length()} bits>"
+        text = f"<{type(value).__name__}: repr failed>"
+    except Exception as exc:  # an untrusted __repr__ may raise anything
+        text = f"<{type(value).__name__}: repr raised {type(exc).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception as err:  # an untrusted __str__
+        message = f"<str raised {type(err).__name__}>"
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 3] + "..."
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_ulong,
+        ctypes.c_void_p,
+    ]
+    libc.unshare.argtypes = [ctypes.c_int]
+    return libc
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _mount(libc: ctypes.CDLL, src: str | None, target: str, fstype: str | None,
+           flags: int, data: str | None = None) -> None:
+    def enc(s: str | None) -> bytes | None:
+        return None if s is None else s.encode()
+
+    _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def _reachable_roots(paths: Sequence[str]) -> None:
+    """Make each of ``paths`` traversable for any uid, in this mount namespace only.
+
+    For the first ancestor that others may not traverse (e.g. ``/root`` holding a pyenv
+    Python), a small tmpfs is mounted over it and only the needed child is bound back.
+    """
+    libc = _libc()
+    done: set[str] = set()
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        parts = os.path.realpath(path).strip("/").split("/")
+        current = "/"
+        for i, part in enumerate(parts[:-1]):
+            current = os.path.join(current, part)
+            try:
+                mode = os.stat(current).st_mode
+            except OSError:
+                break
+            if mode & stat.S_IXOTH:
+                continue
+            child = os.path.join(current, parts[i + 1])
+            if child in done:
+                break
+            fd = os.open(child, os.O_PATH)
+            try:
+                if current not in done:
+                    _mount(libc, "tmpfs", current, "tmpfs", _MS_NOSUID | _MS_NODEV,
+                           "mode=0755,size=64k")
+                    done.add(current)
+                os.makedirs(child, exist_ok=True)
+                _mount(libc, f"/proc/self/fd/{fd}", child, None, _MS_BIND | _MS_REC)
+                done.add(child)
+            finally:
+                os.close(fd)
+            break
+
+
+def _read_only_except(workdir: str) -> None:
+    """Bind ``workdir`` onto itself, then make every other mount read-only."""
+    libc = _libc()
+    _mount(libc, workdir, workdir, None, _MS_BIND)
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        mounts = [line.split() for line in handle]
+    for fields in mounts:
+        point = fields[4].encode().decode("unicode_escape")
+        if point == workdir:
+            continue
+        opts = fields[5].split(",")
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+        flags |= _MS_NOSUID if "nosuid" in opts else 0
+        flags |= _MS_NODEV if "nodev" in opts else 0
+        flags |= _MS_NOEXEC if "noexec" in opts else 0
+        try:
+            _mount(libc, None, point, None, flags)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EINVAL):
+                raise
+
+
+def isolate(cfg: dict[str, Any]) -> dict[str, str]:
+    """Apply every layer the platform allows; return what is in force, layer by layer."""
+    workdir = os.path.realpath(cfg["workdir"])
+    uid = cfg.get("uid")
+    report: dict[str, str] = {}
+    if os.geteuid() == 0:
+        libc = _libc()
+        _check(libc.unshare(_CLONE_NEWNET | _CLONE_NEWNS), "unshare")
+        _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
+        report["network"] = "new network namespace"
+        if uid is not None:
+            _reachable_roots([sys.prefix, sys.base_prefix, *[p for p in sys.path if p]])
+        _read_only_except(workdir)
+        report["filesystem"] = "all mounts read-only except the work directory"
+    else:
+        try:
+            _check(_libc().unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare")
+            report["network"] = "new network namespace (user namespace)"
+        except OSError as exc:
+            report["network"] = f"audit hook only ({exc.strerror})"
+        report["filesystem"] = "the user's own permissions and the audit hook"
+    limits = cfg["limits"]
+    mb = 1024 * 1024
+    cpu = int(limits["cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError(EFBIG)
+    if uid is not None:
+        nproc = 1 + int(limits["processes"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        os.chdir(workdir)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        report["user"] = f"uid {uid}, a fresh one per child"
+        report["processes"] = f"RLIMIT_NPROC {nproc} for that uid"
+    else:
+        os.chdir(workdir)
+        report["user"] = "unchanged (not root)"
+        report["processes"] = "audit hook only"
+    return report
+
+
+def install_audit_hook(workdir: str, processes_allowed: bool, ctypes_allowed: bool) -> None:
+    """Refuse writes outside ``workdir``, network, new processes and (unless allowed) ctypes.
+
+    Defence in depth only: code in the same interpreter can get around an audit hook.
+    """
+    root = os.path.realpath(workdir)
+
+    def inside(path: object) -> bool:
+        if isinstance(path, int):
+            return True  # fd-based calls act on files whose opening was checked
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return False
+        full = os.path.realpath(os.path.join(root, path))
+        return full == root or full.startswith(root + os.sep)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path, mode, flags = args
+            if path is None or path == os.devnull:
+                return
+            writes = (
+                mode is None
+                or (isinstance(mode, str) and any(c in mode for c in "wax+"))
+                or bool(flags & _WRITE_FLAGS)
+            )
+            if writes and not inside(path):
+                raise PermissionError(f"veribot sandbox: writing {path!r} is not allowed")
+        elif event in _PATH_EVENTS:
+            for arg in args[:2]:
+                if isinstance(arg, str | bytes | os.PathLike) and not inside(arg):
+                    raise PermissionError(f"veribot sandbox: {event} on {arg!r} is not allowed")
+        elif event in _NETWORK_EVENTS or (event in _PROCESS_EVENTS and not processes_allowed):
+            raise PermissionError(f"veribot sandbox: {event} is not allowed")
+        elif ctypes_allowed:
+            return
+        elif event.startswith("ctypes.") or (event == "import" and args[0] in _CTYPES):
+            raise PermissionError("veribot sandbox: ctypes is not allowed")
+
+    sys.addaudithook(hook)
+
+
+# --------------------------------------------------------------------------- calls
+
+
+class _CallTimeout(BaseException):
+    """Raised by the per-call timer; a BaseException so ``except Exception`` misses it."""
+
+
+class _Timer:
+    armed = False
+    fired = False
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    if _Timer.armed:
+        _Timer.fired = True
+        raise _CallTimeout
+
+
+def _disarm() -> None:
+    while True:
+        try:
+            _Timer.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        except _CallTimeout:
+            continue
+
+
+def _behaviour(kind: str, value: object, text: str, args_after: object = None,
+               elapsed: float = 0.0) -> dict[str, object]:
+    return {"kind": kind, "value": value, "text": text, "args_after": args_after,
+            "elapsed": elapsed}
+
+
+def _hung(call_s: float) -> dict[str, object]:
+    return _behaviour("timeout", "timeout", f"still running after {call_s:g} s", None, call_s)
+
+
+def _observe(action: Callable[[], object], args: Sequence[object] | None,
+             call_s: float) -> dict[str, object]:
+    """Run ``action`` under the per-call timer and encode what it did."""
+    _Timer.fired = False
+    elapsed = 0.0
+    try:
+        _Timer.armed = True
+        signal.setitimer(signal.ITIMER_REAL, call_s, _REFIRE_S)
+        start = time.perf_counter()
+        try:
+            value = action()
+        except _CallTimeout:
+            raise
+        except BaseException as exc:
+            elapsed = time.perf_counter() - start
+            result = _raised(exc, args, elapsed)
+        else:
+            elapsed = time.perf_counter() - start
+            result = _returned(value, args, elapsed)
+        _disarm()
+    except _CallTimeout:
+        _disarm()
+        return _hung(call_s)
+    if _Timer.fired:
+        return _hung(call_s)
+    return result
+
+
+def _encode_args(args: Sequence[object] | None) -> object:
+    if args is None:
+        return None
+    try:
+        return canonical(tuple(args))
+    except (RecursionError, MemoryError) as exc:
+        return ["unencodable", type(exc).__name__]
+
+
+def _returned(value: object, args: Sequence[object] | None, elapsed: float) -> dict[str, object]:
+    try:
+        encoded = canonical(value)
+    except (RecursionError, MemoryError) as exc:
+        encoded = ["unencodable", type(exc).__name__]
+    return _behaviour("return", encoded, _safe_repr(value), _encode_args(args), elapsed)
+
+
+def _raised(exc: BaseException, args: Sequence[object] | None,
+            elapsed: float) -> dict[str, object]:
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return _behaviour("resource", "file-size", _exception_text(exc), None, elapsed)
+    return _behaviour("raise", _type_name(type(exc)), _exception_text(exc),
+                      _encode_args(args), elapsed)
+
+
+def _resolve(module: object, entry: str) -> Callable[..., object]:
+    target = module
+    for part in entry.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError(f"{entry!r} is not callable")
+    return target
+
+
+def _load(path: str, name: str) -> object:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) -> None:
+    """Import the subject, then report one behaviour per call."""
+    call_s = float(cfg["limits"]["call_s"])
+    entry = str(cfg["entry"])
+    recursion_limit = sys.getrecursionlimit()
+    loaded: dict[str, Callable[..., object]] = {}
+
+    def load_entry() -> object:
+        loaded["fn"] = _resolve(_load(cfg["subject"], "subject"), entry)
+        return None
+
+    outcome = _observe(load_entry, None, call_s)
+    if "fn" not in loaded:
+        send({"t": "import-failed", "b": outcome})
+        return
+    send({"t": "imported"})
+    fn = loaded["fn"]
+    for index, literals in enumerate(cfg["calls"]):
+        args = [parse_literal(text) for text in literals]
+        sys.setrecursionlimit(recursion_limit)
+        behaviour = _observe(functools.partial(fn, *args), args, call_s)
+        send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
+
+
+def run_script(cfg: dict[str, Any]) -> int:
+    """Run the script as ``__main__``; return its exit status."""
+    status = 0
+    try:
+        sys.argv = [cfg["script"]]
+        runpy.run_path(cfg["script"], run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None:
+            status = 0
+        elif isinstance(exc.code, int):
+            status = exc.code
+        else:
+            print(exc.code, file=sys.stderr)
+            status = 1
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    return status
+
+
+def main(argv: Sequence[str]) -> None:
+    with open(argv[1], encoding="utf-8") as handle:
+        cfg = json.load(handle)
+    channel: IO[str] = os.fdopen(int(cfg["result_fd"]), "w", encoding="utf-8")
+
+    def send(message: dict[str, object]) -> None:
+        channel.write(json.dumps(message, allow_nan=False) + "\n")
+        channel.flush()
+
+    try:
+        report = isolate(cfg)
+    except OSError as exc:
+        send({"t": "setup-failed", "error": f"{type(exc).__name__}: {exc}"})
+        os._exit(70)
+    os.environ.clear()
+    os.environ.update({"HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
+    sys.dont_write_bytecode = True
+    send({"t": "ready", "isolation": report})
+    install_audit_hook(
+        cfg["workdir"], int(cfg["limits"]["processes"]) > 0, bool(cfg.get("allow_ctypes"))
+    )
+    if cfg["mode"] == "script":
+        channel.close()
+        status = run_script(cfg)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status & 0xFF)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    run_calls(cfg, send)
+    channel.close()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
