@@ -1,0 +1,169 @@
+"""The review pipeline on real git repositories and real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.bot.gitrepos import GitRepo, shop_repo
+from veribot.bot.gitrepo import NoDefaultBranchError, NotARepositoryError, UnknownRevisionError
+from veribot.bot.review import (
+    FailOn,
+    FilesSource,
+    GitSource,
+    Report,
+    ReviewError,
+    ReviewRequest,
+    UnitResult,
+    review,
+)
+from veribot.checks.equivalence import Budget
+from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind
+from veribot.checks.verdict import Reason, Result, Verdict
+
+FAST = Budget(timeout_s=3.0)
+
+EXPECTED_UNITS = {
+    "shop/helpers.py::<module>": ("parse-error", Reason.PARSE_ERROR),
+    "shop/helpers.py::clamp": ("parse-error", Reason.PARSE_ERROR),
+    "shop/pricing.py::discount": ("changed", None),
+    "shop/pricing.py::tip": ("added", Reason.ADDED),
+    "shop/pricing.py::Cart": ("outside-functions", Reason.NOT_A_FUNCTION),
+    "shop/pricing.py::Cart.count": ("changed", None),
+    "shop/shapes.py::<module>": ("renamed", Reason.RENAMED),
+    "shop/shapes.py::rect_area": ("renamed", Reason.RENAMED),
+}
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    return shop_repo(tmp_path_factory.mktemp("shop"))
+
+
+@pytest.fixture(scope="module")
+def shop_report(shop: GitRepo) -> Report:
+    return review(ReviewRequest(GitSource(shop.path), budget=FAST))
+
+
+def by_name(report: Report) -> dict[str, UnitResult]:
+    return {i.unit.qualname: i for i in report.items}
+
+
+def test_every_changed_unit_is_listed_with_its_kind_and_reason(shop_report: Report) -> None:
+    found = by_name(shop_report)
+    assert set(found) == set(EXPECTED_UNITS)
+    for name, (kind, reason) in EXPECTED_UNITS.items():
+        item = found[name]
+        assert item.unit.kind.value == kind, name
+        if reason is not None:
+            assert item.result.verdict is Verdict.INCONCLUSIVE
+            assert item.result.reason == reason, name
+    assert found["shop/shapes.py::rect_area"].unit.before_entry == "area"
+    assert found["shop/shapes.py::rect_area"].unit.before_path == "shop/geometry.py"
+
+
+def test_the_default_base_is_the_merge_base_with_main(shop: GitRepo, shop_report: Report) -> None:
+    assert shop_report.base == shop.git("rev-parse", "main")
+    assert shop_report.head == shop.git("rev-parse", "feature")
+    assert shop_report.base_label == "merge-base(main, HEAD)"
+    assert shop_report.root == shop.path.resolve() or shop_report.root == shop.path
+
+
+def test_unchanged_functions_are_counted_and_non_python_files_skipped(shop_report: Report) -> None:
+    assert shop_report.unchanged == 3  # net (reformatted only), Cart.add, perimeter
+    assert sorted(u.path for u in shop_report.skipped) == ["README.md", "assets/logo.png"]
+
+
+def test_parse_error_unit_says_the_line(shop_report: Report) -> None:
+    item = by_name(shop_report)["shop/helpers.py::<module>"]
+    assert item.unit.line == 2
+    assert "does not parse" in item.result.detail and "line 2" in item.result.detail
+
+
+def test_changed_functions_reach_the_prover_and_others_are_not_compared(
+    shop_report: Report,
+) -> None:
+    for item in shop_report.items:
+        compared = item.unit.kind in (UnitKind.CHANGED, UnitKind.PARSE_ERROR)
+        assert item.compared is compared, item.unit.qualname
+        if item.unit.kind is UnitKind.CHANGED:
+            assert item.result.reason not in (Reason.ADDED, Reason.NOT_A_FUNCTION)
+
+
+def test_fail_on_inconclusive_counts_the_parse_error_but_not_added_units(
+    shop_report: Report,
+) -> None:
+    # These changes are all behaviour-preserving: nothing can be refuted.
+    assert shop_report.count(Verdict.REFUTED) == 0
+    assert not shop_report.failed(FailOn.REFUTED)
+    assert shop_report.failed(FailOn.INCONCLUSIVE)  # the parse error is never decided
+    assert not shop_report.failed(FailOn.NEVER)
+
+
+def test_added_units_alone_do_not_fail_on_inconclusive() -> None:
+    added = ChangedUnit(UnitKind.ADDED, "a.py", "f", after_path="a.py", after_lines=(1, 2))
+    report = Report(
+        items=(UnitResult(added, Result(Verdict.INCONCLUSIVE, Reason.ADDED, "function added")),)
+    )
+    assert not report.failed(FailOn.INCONCLUSIVE)
+
+
+def test_progress_reports_every_unit_and_jobs_give_the_same_report(shop: GitRepo) -> None:
+    seen: list[tuple[int, int]] = []
+    report = review(
+        ReviewRequest(GitSource(shop.path, base="main"), budget=FAST, jobs=2),
+        lambda done, total: seen.append((done, total)),
+    )
+    total = len(EXPECTED_UNITS)
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert sorted(d for d, _ in seen) == list(range(total + 1))
+    assert [i.unit.qualname for i in report.items] == list(by_name(report))
+    assert set(by_name(report)) == set(EXPECTED_UNITS)
+    assert report.base_label == "main"
+
+
+def test_explicit_range_and_empty_range(shop: GitRepo) -> None:
+    report = review(ReviewRequest(GitSource(shop.path, base="feature", head="feature")))
+    assert report.items == () and report.skipped == ()
+
+
+def test_git_errors_are_typed_and_say_what_is_wrong(tmp_path: Path, shop: GitRepo) -> None:
+    with pytest.raises(UnknownRevisionError, match="unknown revision 'nope'"):
+        review(ReviewRequest(GitSource(shop.path, base="nope")))
+    with pytest.raises(NotARepositoryError, match="not a git repository"):
+        review(ReviewRequest(GitSource(tmp_path)))
+    lonely = GitRepo(tmp_path / "lonely", branch="trunk")
+    lonely.commit("one", {"a.py": b"x = 1\n"})
+    with pytest.raises(NoDefaultBranchError, match="--base"):
+        review(ReviewRequest(GitSource(lonely.path)))
+
+
+def test_compare_two_files_checks_every_function_present_in_both(tmp_path: Path) -> None:
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text("def f(x: int) -> int:\n    return x\n\ndef g() -> int:\n    return 1\n")
+    after.write_text(
+        "def f(x: int) -> int:\n    return x + 0\n\ndef g() -> int:\n    return 1\n"
+        "\ndef h() -> int:\n    return 2\n"
+    )
+    report = review(ReviewRequest(FilesSource(before, after), budget=FAST))
+    kinds = {i.unit.entry: i.unit.kind for i in report.items}
+    assert kinds == {"f": UnitKind.CHANGED, "g": UnitKind.UNCHANGED, "h": UnitKind.ADDED}
+    assert report.base == str(before) and report.root is None
+
+    only_g = review(ReviewRequest(FilesSource(before, after, ("g",)), budget=FAST))
+    assert [i.unit.entry for i in only_g.items] == ["g"]
+
+    with pytest.raises(ReviewError, match="no function 'h' in BEFORE"):
+        review(ReviewRequest(FilesSource(before, after, ("h",))))
+    with pytest.raises(ReviewError, match="cannot read"):
+        review(ReviewRequest(FilesSource(before, tmp_path / "missing.py")))
+
+
+def test_compare_with_a_broken_file_reports_the_parse_error(tmp_path: Path) -> None:
+    before, after = tmp_path / "a.py", tmp_path / "b.py"
+    before.write_text("def f(x: int) -> int:\n    return x\n")
+    after.write_text("def f(x: int) -> int:\n    return (x\n")
+    report = review(ReviewRequest(FilesSource(before, after, ("f",))))
+    entries = {i.unit.entry: i.result.reason for i in report.items}
+    assert entries == {MODULE_ENTRY: Reason.PARSE_ERROR, "f": Reason.PARSE_ERROR}
