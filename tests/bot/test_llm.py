@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -350,3 +352,51 @@ def test_api_key_never_logged(
 
 def _no_model() -> LLM:
     raise AssertionError("replay must not build a model client")
+
+
+class EchoLLM:
+    """A model that repeats the last user text: a stand-in at the protocol boundary."""
+
+    model = "echo-1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int,
+        temperature: float,
+    ) -> Completion:
+        self.calls += 1
+        question = messages[-1].content[0]
+        assert isinstance(question, TextBlock)
+        return Completion((TextBlock(question.text),), "end_turn")
+
+
+def test_cache_shared_by_concurrent_workers(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    models = [EchoLLM(), EchoLLM()]
+    assert all(isinstance(m, LLM) for m in models)
+    failures: list[BaseException] = []
+
+    def worker(inner: EchoLLM) -> None:
+        try:
+            cache = CachedLLM(inner, path, Mode.CACHE)
+            for i in range(25):
+                got = cache.complete("", [Message.user(f"q{i}")], [], max_tokens=8, temperature=0)
+                assert got.text == f"q{i}"
+        except BaseException as exc:  # surfaced below, in the test's own thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(m,)) for m in models]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(CachedLLM(models[0], path)) == 25
+    assert 25 <= sum(m.calls for m in models) <= 50  # every question asked at least once
