@@ -1,0 +1,200 @@
+"""Rendering reports: text, JSON (own schema), Markdown, SARIF (the official 2.1.0 schema)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from veribot.bot.render import SCHEMA_DIR, SUMMARY_MARKER, render, to_json, to_sarif
+from veribot.bot.review import Report, UnitResult
+from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind, UnitLevel
+from veribot.checks.verdict import (
+    Behaviour,
+    BehaviourKind,
+    Counterexample,
+    Reason,
+    Result,
+    Verdict,
+)
+
+
+def unit(
+    kind: UnitKind, entry: str, lines: tuple[int, int] | None = (3, 4), **kw: Any
+) -> ChangedUnit:
+    return ChangedUnit(
+        kind,
+        "shop/pricing.py",
+        entry,
+        before_path="shop/pricing.py",
+        after_path=None if kind is UnitKind.DELETED else "shop/pricing.py",
+        before_lines=(1, 2),
+        after_lines=None if kind is UnitKind.DELETED else lines,
+        **kw,
+    )
+
+
+REFUTATION = Counterexample(
+    args=("9", "[1, 2]"),
+    before=Behaviour(BehaviourKind.RETURNED, 9, "9"),
+    after=Behaviour(BehaviourKind.RAISED, "IndexError", "IndexError: list index out of range"),
+    found_by="z3",
+    difference="the after version raises",
+)
+
+REPORT = Report(
+    items=(
+        UnitResult(
+            unit(UnitKind.CHANGED, "discount"),
+            Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", REFUTATION),
+        ),
+        UnitResult(
+            unit(UnitKind.CHANGED, "Cart.total", (10, 12)),
+            Result(Verdict.VERIFIED, Reason.PROOF, "proven", method="smt", assumptions=("x: int",)),
+        ),
+        UnitResult(
+            unit(UnitKind.CHANGED, "net", (20, 21)),
+            Result(Verdict.INCONCLUSIVE, Reason.unsupported("while-else"), "while-else at line 20"),
+        ),
+        UnitResult(
+            unit(UnitKind.ADDED, "tip", (30, 31)),
+            Result(Verdict.INCONCLUSIVE, Reason.ADDED, "function added | piped"),
+        ),
+        UnitResult(
+            unit(UnitKind.DELETED, "old"),
+            Result(Verdict.INCONCLUSIVE, Reason.DELETED, "function deleted"),
+        ),
+        UnitResult(
+            unit(UnitKind.OUTSIDE_FUNCTIONS, MODULE_ENTRY, (1, 1), level=UnitLevel.FILE),
+            Result(Verdict.INCONCLUSIVE, Reason.NOT_A_FUNCTION, "module-level code changed"),
+        ),
+    ),
+    skipped=(
+        ChangedUnit(
+            UnitKind.NOT_PYTHON,
+            "README.md",
+            MODULE_ENTRY,
+            level=UnitLevel.FILE,
+            detail="not a Python file: not checked",
+        ),
+    ),
+    unchanged=2,
+    root=Path("/tmp/repo"),
+    base="a" * 40,
+    head="b" * 40,
+    base_label="main",
+    head_label="HEAD",
+)
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    return schema
+
+
+def validate_report_json(doc: object) -> None:
+    schema = load_schema("report.schema.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+
+
+def validate_sarif(doc: object) -> None:
+    schema = load_schema("sarif-schema-2.1.0.json")
+    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
+    jsonschema.Draft4Validator(schema).validate(doc)
+
+
+def test_plain_text_has_one_line_per_unit_with_the_refutation() -> None:
+    text = render(REPORT, "text")
+    lines = text.splitlines()
+    assert lines[0] == f"veribot review main ({'a' * 10})..HEAD ({'b' * 10})"
+    refuted = lines[1]
+    assert refuted.startswith("refuted")
+    assert "shop/pricing.py::discount" in refuted and "[counterexample]" in refuted
+    assert "discount(9, [1, 2])" in refuted
+    assert "before returns 9" in refuted and "after raises IndexError" in refuted
+    assert sum(1 for line in lines if "shop/pricing.py::" in line) == len(REPORT.items)
+    assert "skipped       README.md" in text
+    assert lines[-1].startswith("6 units: 1 verified, 1 refuted, 4 inconclusive (3 not compared)")
+    assert "\x1b[" not in text
+
+
+def test_terminal_text_is_a_table_and_honours_no_color() -> None:
+    coloured = render(REPORT, "text", terminal=True, width=120)
+    colour_code = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7])m")
+    assert "┃" in coloured and colour_code.search(coloured)
+    assert "discount(9, [1, 2])" in coloured
+    plain = render(REPORT, "text", terminal=True, color=False, width=120)
+    assert "┃" in plain and not colour_code.search(plain)
+
+
+def test_json_matches_its_schema_and_carries_the_counterexample() -> None:
+    doc = json.loads(render(REPORT, "json"))
+    validate_report_json(doc)
+    assert doc["version"] == "1.0"
+    assert doc["summary"]["refuted"] == 1 and doc["summary"]["not_compared"] == 3
+    first = doc["units"][0]
+    assert first["counterexample"]["call"] == "discount(9, [1, 2])"
+    assert first["counterexample"]["after"]["kind"] == "raise"
+    assert doc["units"][1]["assumptions"] == ["x: int"]
+
+
+def test_json_schema_rejects_a_refuted_unit_without_counterexample() -> None:
+    doc = to_json(REPORT)
+    doc["units"][0]["counterexample"] = None
+    with pytest.raises(jsonschema.ValidationError):
+        validate_report_json(doc)
+
+
+def test_sarif_is_valid_against_the_official_schema() -> None:
+    validate_sarif(json.loads(render(REPORT, "sarif")))
+
+
+def test_sarif_levels_rules_and_locations() -> None:
+    log = to_sarif(REPORT)
+    (run,) = log["runs"]
+    results = {r["ruleId"]: r for r in run["results"]}
+    # verified and deleted units are not results
+    assert set(results) == {
+        "refuted/counterexample",
+        "inconclusive/unsupported",
+        "inconclusive/added",
+        "inconclusive/outside-functions",
+    }
+    assert results["refuted/counterexample"]["level"] == "error"
+    assert results["inconclusive/unsupported"]["level"] == "warning"
+    assert results["inconclusive/added"]["level"] == "note"
+    loc = results["refuted/counterexample"]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "shop/pricing.py", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"]["startLine"] == 3
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(results)
+    for r in run["results"]:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    assert run["tool"]["driver"]["name"] == "veribot"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///tmp/repo/"
+
+
+def test_sarif_of_an_empty_report_is_valid() -> None:
+    empty = to_sarif(Report(items=()))
+    validate_sarif(empty)
+    assert empty["runs"][0]["results"] == []
+
+
+def test_markdown_summary_comment() -> None:
+    md = render(REPORT, "markdown")
+    assert md.startswith(SUMMARY_MARKER)
+    assert "### veribot: 1 refuted, 1 verified, 4 inconclusive" in md
+    assert "| ❌ | `shop/pricing.py::discount` | **refuted** | `counterexample` |" in md
+    assert "function added \\| piped" in md  # table cells are escaped
+    assert "discount(9, [1, 2])\n# before: returns 9\n# after:  raises IndexError" in md
+    assert "`README.md`" in md
+
+
+def test_unknown_format_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown format"):
+        render(REPORT, "html")
