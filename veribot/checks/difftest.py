@@ -1,0 +1,669 @@
+"""Randomised differential testing: look for an input on which two versions differ.
+
+This search can refute, never verify. Hypothesis runs inside one sandboxed child
+(``sandbox.run_script``) that imports the two versions as separate modules, so a found
+input is shrunk cheaply there; the parent only reads the candidate inputs the child
+prints and confirms each with ``differential.confirm`` in fresh children. Only a
+confirmed difference is returned. No code of either version runs in this process.
+
+Strategies come from the parameter types (``lang.pytypes``). A parameter whose type is
+unknown is tried as an ``int``, a ``list[int]`` or a ``str``; an unknown element type is
+tried as small numbers and the string constants found in the code. Either is said in
+the outcome's ``note``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from veribot.checks import differential
+from veribot.checks.lang.pytypes import (
+    BoolT,
+    DictT,
+    FloatT,
+    IntT,
+    ListT,
+    NoneT,
+    PyType,
+    SetT,
+    StrT,
+    TupleT,
+    UnionT,
+    Unknown,
+)
+from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.verdict import Counterexample
+
+log = logging.getLogger(__name__)
+
+FOUND_BY = "random-testing"
+RESULT_MARKER = "@@veribot-search-result@@"
+
+# Seconds kept back from the deadline for starting the child and confirming candidates.
+_STARTUP_S = 0.7
+_CONFIRM_RESERVE_S = 1.0
+_MAX_CANDIDATES = 3
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What a search found: a confirmed counterexample, or none and why."""
+
+    counterexample: Counterexample | None
+    inputs_tried: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An input the child reported as distinguishing, not yet confirmed."""
+
+    args: tuple[str, ...]
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class ChildReport:
+    """The parsed result line of a search child."""
+
+    status: str  # "found", "none", "error"
+    candidates: tuple[Candidate, ...]
+    tried: int
+    message: str
+
+
+def type_to_json(t: PyType) -> dict[str, object]:
+    """Serialise a type tree for the child (which must not import veribot)."""
+    if isinstance(t, BoolT):
+        return {"k": "bool"}
+    if isinstance(t, IntT):
+        return {"k": "int"}
+    if isinstance(t, FloatT):
+        return {"k": "float"}
+    if isinstance(t, StrT):
+        return {"k": "str"}
+    if isinstance(t, NoneT):
+        return {"k": "none"}
+    if isinstance(t, ListT):
+        return {"k": "list", "elem": type_to_json(t.elem)}
+    if isinstance(t, SetT):
+        return {"k": "set", "elem": type_to_json(t.elem)}
+    if isinstance(t, TupleT):
+        if t.homogeneous is not None:
+            return {"k": "tuple", "homog": type_to_json(t.homogeneous)}
+        return {"k": "tuple", "items": [type_to_json(i) for i in t.items]}
+    if isinstance(t, DictT):
+        return {"k": "dict", "key": type_to_json(t.key), "value": type_to_json(t.value)}
+    if isinstance(t, UnionT):
+        return {"k": "union", "options": [type_to_json(o) for o in t.options]}
+    return {"k": "unknown", "source": t.text() if isinstance(t, Unknown) else ""}
+
+
+def entry_parameters(source: str, entry: str) -> list[str] | None:
+    """The positional parameter names of ``entry`` in ``source``, read without running it.
+
+    Parameters with a default are left out (the call uses the default). ``None`` if the
+    source does not parse or has no such function.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    scope: list[ast.stmt] = tree.body
+    parts = entry.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        found: ast.stmt | None = None
+        for node in scope:
+            if last and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if node.name == part:
+                    found = node
+            elif not last and isinstance(node, ast.ClassDef) and node.name == part:
+                found = node
+        if found is None:
+            return None
+        if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = found.args
+            positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+            with_default = len(args.defaults)
+            names = positional[: len(positional) - with_default] if with_default else positional
+            if len(parts) > 1 and names and names[0] in ("self", "cls"):
+                names = names[1:]
+            return names
+        assert isinstance(found, ast.ClassDef)
+        scope = found.body
+    return None
+
+
+def code_constants(*sources: str) -> tuple[list[int], list[str]]:
+    """Small int and str constants appearing in the sources: good values to try."""
+    ints: set[int] = set()
+    strs: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant):
+                v = node.value
+                if isinstance(v, bool):
+                    continue
+                if isinstance(v, int) and abs(v) <= 10**6:
+                    ints.add(v)
+                elif isinstance(v, str) and 0 < len(v) <= 8:
+                    strs.add(v)
+    return sorted(ints)[:24], sorted(strs)[:24]
+
+
+def build_spec(
+    before_src: str,
+    after_src: str,
+    entry: str,
+    param_types: Mapping[str, PyType],
+    *,
+    time_cap_s: float,
+    call_s: float,
+    max_examples: int = 5000,
+) -> tuple[dict[str, object], list[str], list[str]]:
+    """The child's JSON spec; also the parameter names and the guessed ones."""
+    names = entry_parameters(before_src, entry)
+    if names is None:
+        names = list(param_types)
+    # A type given for a parameter with a default still gets a value.
+    for name in param_types:
+        if name not in names:
+            names.append(name)
+    guessed: list[str] = []
+    params: list[list[object]] = []
+    for name in names:
+        t = param_types.get(name, Unknown(""))
+        tj = type_to_json(t)
+        if _has_unknown(tj):
+            guessed.append(name)
+        params.append([name, tj])
+    ints, strs = code_constants(before_src, after_src)
+    spec: dict[str, object] = {
+        "entry": entry,
+        "params": params,
+        "time_cap_s": time_cap_s,
+        "call_s": call_s,
+        "max_examples": max_examples,
+        "int_constants": ints,
+        "str_constants": strs,
+        "max_candidates": _MAX_CANDIDATES,
+    }
+    return spec, names, guessed
+
+
+def _has_unknown(tj: Mapping[str, object]) -> bool:
+    if tj["k"] == "unknown":
+        return True
+    for key in ("elem", "homog", "key", "value"):
+        sub = tj.get(key)
+        if isinstance(sub, dict) and _has_unknown(sub):
+            return True
+    for key in ("items", "options"):
+        subs = tj.get(key)
+        if isinstance(subs, list) and any(_has_unknown(s) for s in subs):
+            return True
+    return False
+
+
+def parse_report(stdout: str) -> ChildReport | None:
+    """The last result line a child printed, or ``None`` if it printed none."""
+    line = None
+    for raw in stdout.splitlines():
+        if raw.startswith(RESULT_MARKER):
+            line = raw[len(RESULT_MARKER) :]
+    if line is None:
+        return None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    candidates: list[Candidate] = []
+    for c in data.get("candidates", []):
+        if not isinstance(c, dict) or not isinstance(c.get("args"), list):
+            continue
+        if not all(isinstance(a, str) for a in c["args"]):
+            continue
+        candidates.append(
+            Candidate(tuple(c["args"]), str(c.get("before", "")), str(c.get("after", "")))
+        )
+    tried = data.get("tried", 0)
+    return ChildReport(
+        status=str(data.get("status", "error")),
+        candidates=tuple(candidates),
+        tried=tried if isinstance(tried, int) else 0,
+        message=str(data.get("message", "")),
+    )
+
+
+def confirm_candidates(
+    before_src: str,
+    after_src: str,
+    entry: str,
+    candidates: Sequence[Candidate],
+    *,
+    found_by: str,
+    limits: Limits,
+    until: float,
+) -> tuple[Counterexample | None, int]:
+    """Confirm candidates in order until one reproduces or time ``until`` passes.
+
+    Returns the counterexample (or ``None``) and how many candidates were run.
+    """
+    run = 0
+    for cand in candidates:
+        if run and time.monotonic() >= until:
+            break
+        run += 1
+        cex = differential.confirm(
+            before_src, after_src, entry, cand.args, found_by=found_by, limits=limits
+        )
+        if cex is not None:
+            return cex, run
+        log.info("candidate %s from %s did not reproduce", cand.args, found_by)
+    return None, run
+
+
+def search(
+    before_src: str,
+    after_src: str,
+    entry: str,
+    param_types: Mapping[str, PyType],
+    *,
+    deadline_s: float,
+    limits: Limits = DEFAULT_LIMITS,
+) -> SearchOutcome:
+    """Look for an input on which ``entry`` behaves differently in the two sources.
+
+    ``param_types`` maps parameter names to types; parameters missing from it are
+    guessed. The whole search, confirmation included, aims to end within
+    ``deadline_s`` seconds (plus process start-up slack).
+    """
+    start = time.monotonic()
+    time_cap = max(0.3, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
+    call_s = min(limits.call_s, max(0.2, time_cap / 8))
+    spec, _names, guessed = build_spec(
+        before_src, after_src, entry, param_types, time_cap_s=time_cap, call_s=call_s
+    )
+    guess_note = (
+        f"type of {', '.join(guessed)} guessed (int, list[int], str; unknown elements: "
+        "numbers and the code's string constants)"
+        if guessed
+        else ""
+    )
+    child_limits = Limits(
+        wall_s=time_cap + _STARTUP_S + 2 * call_s + 1.0,
+        call_s=call_s,
+        cpu_s=max(limits.cpu_s, math.ceil(time_cap) + 5),
+        memory_mb=limits.memory_mb,
+        file_size_mb=limits.file_size_mb,
+        processes=limits.processes,
+    )
+    files = {
+        "before.py": before_src,
+        "after.py": after_src,
+        "spec.json": json.dumps(spec),
+        "canonical.py": canonical_source(),
+    }
+    run = run_script(DRIVER, files, limits=child_limits)
+    report = parse_report(run.stdout)
+    if report is None:
+        why = "timed out" if run.timed_out else f"exit code {run.returncode}"
+        tail = run.stderr.strip().splitlines()[-1:] or [""]
+        note = _join(f"search child gave no result ({why}) {tail[0]}".strip(), guess_note)
+        log.info("difftest child failed: %s", note)
+        return SearchOutcome(None, 0, note)
+    if report.status != "found" or not report.candidates:
+        msg = report.message or "no difference found"
+        return SearchOutcome(None, report.tried, _join(msg, guess_note))
+    cex, confirmed_runs = confirm_candidates(
+        before_src,
+        after_src,
+        entry,
+        report.candidates,
+        found_by=FOUND_BY,
+        limits=limits,
+        until=start + deadline_s,
+    )
+    if cex is None:
+        note = f"{confirmed_runs} candidate input(s) found by random testing did not reproduce"
+        return SearchOutcome(None, report.tried, _join(note, guess_note))
+    return SearchOutcome(cex, report.tried, _join(report.message, guess_note))
+
+
+def canonical_source() -> str:
+    """The sandbox child's source, whose ``canonical`` and ``parse_literal`` the search
+    child uses, so that "behaves the same" means exactly what ``differential`` means."""
+    return resources.files("veribot.checks.sandbox").joinpath("_child.py").read_text("utf-8")
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+# The child: runs under `python -I` in the sandbox's temporary directory, next to
+# before.py, after.py and spec.json. It imports hypothesis, never veribot or z3.
+DRIVER = r'''
+import copy, importlib.util, io, json, math, signal, sys, time
+
+MARKER = "@@veribot-search-result@@"
+_real_stdout = sys.stdout
+spec = json.load(open("spec.json"))
+T0 = time.monotonic()
+CAP = float(spec["time_cap_s"])
+CALL_S = float(spec["call_s"])
+
+
+def emit(obj):
+    _real_stdout.write("\n" + MARKER + json.dumps(obj) + "\n")
+    _real_stdout.flush()
+
+
+class Hang(BaseException):
+    pass
+
+
+class OutOfTime(BaseException):
+    pass
+
+
+_armed = [False]
+
+
+def _on_alarm(signum, frame):
+    if _armed[0]:
+        raise Hang()
+
+
+signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def load(name, path):
+    mod_spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = mod
+    mod_spec.loader.exec_module(mod)
+    return mod
+
+
+def resolve(mod, entry):
+    obj = mod
+    for part in entry.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+canon = load("veribot_canonical", "canonical.py")
+sys.stdout = io.StringIO()
+fns = []
+for label in ("before", "after"):
+    try:
+        # Both load as "subject", as in the sandbox, so their own types encode alike.
+        fns.append(resolve(load("subject", label + ".py"), spec["entry"]))
+    except BaseException as exc:
+        emit({"status": "error", "tried": 0,
+              "message": label + " version could not be loaded: "
+                         + type(exc).__name__ + ": " + str(exc)[:200]})
+        sys.exit(0)
+
+from hypothesis import HealthCheck, find, settings, strategies as st
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+INTS = spec["int_constants"]
+STRS = spec["str_constants"]
+
+
+def ints():
+    near = sorted({c + d for c in INTS for d in (-1, 0, 1)})
+    parts = [st.integers(-10, 10), st.integers(-1000, 1000),
+             st.sampled_from([0, 1, -1, 2, 255, 256, 2**31 - 1, -2**31, 2**63 - 1, -2**63, 2**64])]
+    if near:
+        parts.append(st.sampled_from(near))
+    return st.one_of(*parts)
+
+
+def floats():
+    return st.one_of(
+        st.sampled_from([0.0, 1.0, -1.0, 0.5, -0.0, float("nan"), float("inf"), float("-inf"),
+                         1e-300, 1e300]),
+        st.floats(-100, 100),
+        st.floats(),
+    )
+
+
+def texts():
+    chars = "".join(sorted({ch for s in STRS for ch in s})) + "ab ()[]01-+.,"
+    parts = [st.text(alphabet=chars, max_size=8), st.text(max_size=8)]
+    if STRS:
+        parts.insert(0, st.sampled_from(STRS))
+    return st.one_of(*parts)
+
+
+def unknown_elem():
+    parts = [st.integers(-10, 10), st.floats(-10, 10, allow_nan=False)]
+    if STRS:
+        parts.append(st.sampled_from(STRS))
+    return st.one_of(*parts)
+
+
+def hashable(tj):
+    return tj["k"] in ("int", "bool", "float", "str", "none") or (
+        tj["k"] == "tuple"
+        and all(hashable(i) for i in tj.get("items", []) or [tj.get("homog", {"k": "int"})])
+    ) or (tj["k"] == "union" and all(hashable(o) for o in tj["options"]))
+
+
+def strat(tj, top=False):
+    k = tj["k"]
+    if k == "int":
+        return ints()
+    if k == "bool":
+        return st.booleans()
+    if k == "float":
+        return floats()
+    if k == "str":
+        return texts()
+    if k == "none":
+        return st.none()
+    if k == "list":
+        return st.lists(strat(tj["elem"]), max_size=8)
+    if k == "set":
+        elem = tj["elem"] if hashable(tj["elem"]) else {"k": "int"}
+        return st.sets(strat(elem), max_size=6)
+    if k == "tuple":
+        if "homog" in tj:
+            return st.lists(strat(tj["homog"]), max_size=8).map(tuple)
+        return st.tuples(*[strat(i) for i in tj["items"]])
+    if k == "dict":
+        key = tj["key"] if hashable(tj["key"]) else {"k": "int"}
+        return st.dictionaries(strat(key), strat(tj["value"]), max_size=5)
+    if k == "union":
+        return st.one_of(*[strat(o) for o in tj["options"]])
+    if top:
+        return st.one_of(ints(), st.lists(ints(), max_size=8), texts())
+    return unknown_elem()
+
+
+def call(fn, args):
+    """Run one version on a deep copy of ``args``; its outcome encoded as the sandbox does."""
+    args = copy.deepcopy(args)
+    sys.stdout = io.StringIO()
+    _armed[0] = True
+    signal.setitimer(signal.ITIMER_REAL, CALL_S, 0.05)
+    try:
+        try:
+            value = fn(*args)
+            kind, text = "return", None
+        except Hang:
+            raise
+        except BaseException as exc:
+            kind, value = "raise", type_name(type(exc))
+            text = type(exc).__name__
+        finally:
+            disarm()
+    except Hang:
+        disarm()
+        return ("timeout", None, None, "")
+    try:
+        if kind == "return":
+            text = repr(value)[:200]
+            value = canon.canonical(value)
+        after = canon.canonical(tuple(args))
+    except BaseException as exc:
+        return ("unencodable", type(exc).__name__, None, "")
+    return (kind, value, after, text)
+
+
+def type_name(tp):
+    if tp.__module__ in ("builtins", "subject"):
+        return tp.__qualname__
+    return tp.__module__ + "." + tp.__qualname__
+
+
+def disarm():
+    while True:
+        try:
+            _armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        except Hang:
+            continue
+
+
+def same_outcome(x, y):
+    if x[0] != y[0]:
+        return False
+    if x[0] == "timeout":
+        return True
+    return x[1] == y[1] and x[2] == y[2]
+
+
+def lit(v, depth=0):
+    if depth > 50:
+        raise ValueError("too deep")
+    if v is None or isinstance(v, (bool, int, str, bytes)):
+        return repr(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(lit(x, depth + 1) for x in v) + "]"
+    if isinstance(v, tuple):
+        inner = ", ".join(lit(x, depth + 1) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, dict):
+        pairs = (lit(k, depth + 1) + ": " + lit(x, depth + 1) for k, x in v.items())
+        return "{" + ", ".join(pairs) + "}"
+    if isinstance(v, (set, frozenset)):
+        if not v:
+            return "set()"
+        return "{" + ", ".join(sorted(lit(x, depth + 1) for x in v)) + "}"
+    raise ValueError("no literal for " + type(v).__name__)
+
+
+def describe(o):
+    if o[0] == "timeout":
+        return "does not finish within %.2fs" % CALL_S
+    if o[0] == "raise":
+        return "raises " + o[3]
+    if o[0] == "return":
+        return "returns " + o[3]
+    return "result could not be encoded (" + str(o[1]) + ")"
+
+
+def literal_args(args):
+    """The arguments as literals, or None if one does not read back as the same value."""
+    lits = [lit(a) for a in args]
+    for text, value in zip(lits, args):
+        if canon.canonical(canon.parse_literal(text)) != canon.canonical(value):
+            return None
+    return lits
+
+
+tried = [0]
+found = []  # (size, args) of every distinguishing input, in order found
+
+
+def differs(args):
+    if time.monotonic() - T0 > CAP:
+        raise OutOfTime()
+    tried[0] += 1
+    a = call(fns[0], args)
+    b = call(fns[1], args)
+    if same_outcome(a, b):
+        return False
+    try:
+        lits = literal_args(args)
+    except (ValueError, SyntaxError, RecursionError):
+        return False
+    if lits is None:
+        return False
+    key = len(", ".join(lits))
+    found.append((key, lits, describe(a), describe(b)))
+    return True
+
+
+params = spec["params"]
+strategy = st.tuples(*[strat(tj, top=True) for _, tj in params])
+conf = settings(database=None, deadline=None, derandomize=True,
+                max_examples=int(spec["max_examples"]),
+                suppress_health_check=list(HealthCheck))
+message = ""
+best = None
+try:
+    result = find(strategy, differs, settings=conf)
+    best = result
+    message = "shrunk"
+except (NoSuchExample, Unsatisfiable):
+    message = "no difference found in %d inputs" % tried[0]
+except OutOfTime:
+    message = "search time cap reached after %d inputs" % tried[0]
+
+candidates = []
+seen = set()
+ordered = []
+shrunk = []
+if best is not None:
+    ordered.append(best)
+for args in ordered:
+    try:
+        lits = literal_args(args)
+    except (ValueError, SyntaxError, RecursionError):
+        continue
+    if lits is not None:
+        shrunk.append(lits)
+shrunk.extend(lits for _, lits, _, _ in sorted(found, key=lambda f: f[0]))
+for lits in shrunk:
+    key = tuple(lits)
+    if key in seen:
+        continue
+    seen.add(key)
+    desc = next(((b, a) for _, x, b, a in found if x == lits), ("", ""))
+    candidates.append({"args": lits, "before": desc[0], "after": desc[1]})
+    if len(candidates) >= int(spec["max_candidates"]):
+        break
+status = "found" if candidates else "none"
+if status == "found" and message != "shrunk":
+    message = "difference found, shrinking cut short"
+elif status == "found":
+    message = "difference found and shrunk in %d inputs" % tried[0]
+emit({"status": status, "tried": tried[0], "candidates": candidates, "message": message})
+'''
