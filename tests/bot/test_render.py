@@ -10,7 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from veribot.bot.render import SCHEMA_DIR, SUMMARY_MARKER, render, to_json, to_sarif
+from tests.bot.schema_check import validate_report_json, validate_sarif
+from veribot.bot.render import SUMMARY_MARKER, render, to_json, to_sarif
 from veribot.bot.review import Report, UnitResult
 from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind, UnitLevel
 from veribot.checks.verdict import (
@@ -89,23 +90,6 @@ REPORT = Report(
     base_label="main",
     head_label="HEAD",
 )
-
-
-def load_schema(name: str) -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
-    return schema
-
-
-def validate_report_json(doc: object) -> None:
-    schema = load_schema("report.schema.json")
-    jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.Draft202012Validator(schema).validate(doc)
-
-
-def validate_sarif(doc: object) -> None:
-    schema = load_schema("sarif-schema-2.1.0.json")
-    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
-    jsonschema.Draft4Validator(schema).validate(doc)
 
 
 def test_plain_text_has_one_line_per_unit_with_the_refutation() -> None:
