@@ -288,6 +288,8 @@ class _State:
 
 
 class _Reject(Exception):
+    """An error answer; a violation unless it is a plain 404 for something that is not there."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -315,7 +317,9 @@ class FakeGitHub:
         self._server = make_server(
             "127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler
         )
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -449,6 +453,9 @@ class FakeGitHub:
             try:
                 status, payload = self._dispatch(op.operation_id, params, query, body)
             except _Reject as reject:
+                if reject.status == 404:
+                    self.calls.append(Call(method, path, query, body, 404, op.operation_id))
+                    return self._json(404, {"message": reject.message})
                 return self._record_reject(
                     method, path, query, body, op.operation_id, reject.status, reject.message
                 )

@@ -1,0 +1,411 @@
+"""Posting to GitHub through PyGithub, within GitHub's limits, without duplicates.
+
+:class:`GitHubClient` wraps one repository and does what a review posts: a check run
+(created ``in_progress``, updated, completed; annotations sent at most 50 per request), one
+review whose inline comments sit only on lines of the diff (at most 30; the rest come back
+to the caller for the summary), and one summary comment found again by a hidden marker and
+edited in place. Every request goes through :class:`RequestPolicy`: 403/429 rate limits
+wait for ``Retry-After`` or ``x-ratelimit-reset``, 5xx and connection errors are retried
+with backoff, and content-creating requests are held to 80 a minute. Sleeping and clocks
+are injectable so tests run fast.
+
+Errors: a request that still fails is raised as :class:`GitHubError` carrying the status.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.CheckRun import CheckRun
+from github.PullRequest import PullRequest
+from github.Repository import Repository
+from unidiff.patch import PatchSet
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SUMMARY_MARKER = "<!-- veribot:summary -->"
+REVIEW_MARKER = "<!-- veribot:review {sha} -->"
+MAX_ANNOTATIONS_PER_REQUEST = 50
+MAX_REVIEW_COMMENTS = 30
+MAX_OUTPUT_CHARS = 65_535
+CONTENT_REQUESTS_PER_MINUTE = 80
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+
+Conclusion = Literal[
+    "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"
+]
+Level = Literal["notice", "warning", "failure"]
+
+
+class GitHubError(Exception):
+    """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A check-run annotation on lines of the head revision."""
+
+    path: str
+    start_line: int
+    end_line: int
+    level: Level
+    message: str
+    title: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "annotation_level": self.level,
+            "message": self.message,
+        }
+        if self.title:
+            data["title"] = self.title
+        return data
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    """A review comment meant for ``line`` of ``path`` in the head revision."""
+
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class CheckOutput:
+    """The title, summary and optional text of a check run (each cut to GitHub's limit)."""
+
+    title: str
+    summary: str
+    text: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "title": self.title[:1000],
+            "summary": _clip(self.summary),
+        }
+        if self.text:
+            data["text"] = _clip(self.text)
+        return data
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    note = "\n\n(cut to GitHub's limit)"
+    return text[: MAX_OUTPUT_CHARS - len(note)] + note
+
+
+def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
+    """A PyGithub client whose retries and pacing are left to :class:`RequestPolicy`."""
+    return Github(
+        base_url=base_url,
+        auth=Auth.Token(token),
+        timeout=timeout,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+
+
+@dataclass
+class RequestPolicy:
+    """Retries and pacing for GitHub requests (see the module docstring)."""
+
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time
+    max_attempts: int = 5
+    backoff: float = 1.0
+    rate_limit_wait: float = 60.0
+    writes_per_minute: int = CONTENT_REQUESTS_PER_MINUTE
+    _writes: deque[float] = field(default_factory=deque)
+
+    def _pace_write(self) -> None:
+        now = self.monotonic()
+        while self._writes and now - self._writes[0] >= 60.0:
+            self._writes.popleft()
+        if len(self._writes) >= self.writes_per_minute:
+            wait = 60.0 - (now - self._writes[0])
+            log.info("pacing content-creating requests: waiting %.1f s", wait)
+            self.sleep(wait)
+            self._writes.popleft()
+        self._writes.append(self.monotonic())
+
+    def _rate_limit_delay(self, error: GithubException) -> float | None:
+        headers = {k.lower(): v for k, v in (error.headers or {}).items()}
+        if "retry-after" in headers:
+            return max(0.0, float(headers["retry-after"]))
+        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            return max(0.0, float(headers["x-ratelimit-reset"]) - self.wall_clock())
+        message = str(error.data.get("message", "")) if isinstance(error.data, dict) else ""
+        if error.status == 429 or "rate limit" in message.lower():
+            return self.rate_limit_wait
+        return None
+
+    def call(self, what: str, request: Callable[[], T], *, write: bool = False) -> T:
+        """Run ``request`` (one logical GitHub request) with pacing and retries."""
+        for attempt in range(1, self.max_attempts + 1):
+            if write:
+                self._pace_write()
+            try:
+                return request()
+            except GithubException as error:
+                delay = None
+                if error.status in (403, 429):
+                    delay = self._rate_limit_delay(error)
+                elif error.status >= 500:
+                    delay = self.backoff * 2 ** (attempt - 1)
+                if delay is None or attempt == self.max_attempts:
+                    raise GitHubError(
+                        f"{what}: GitHub answered {error.status}", error.status
+                    ) from error
+                log.warning("%s: GitHub answered %s; retrying in %.1f s", what, error.status, delay)
+            except requests.RequestException as error:
+                if attempt == self.max_attempts:
+                    raise GitHubError(f"{what}: no answer from GitHub ({error})", 0) from error
+                delay = self.backoff * 2 ** (attempt - 1)
+                log.warning("%s: no answer (%s); retrying in %.1f s", what, error, delay)
+            self.sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+
+def diff_anchors(files: Iterable[tuple[str, str | None]]) -> dict[str, set[int]]:
+    """Head-revision lines a review comment may anchor to, by path, from (path, patch)."""
+    anchors: dict[str, set[int]] = {}
+    for path, patch in files:
+        lines: set[int] = set()
+        if patch:
+            for patched in PatchSet(f"--- a/{path}\n+++ b/{path}\n{patch}\n"):
+                for hunk in patched:
+                    lines.update(
+                        line.target_line_no for line in hunk if line.target_line_no is not None
+                    )
+        anchors[path] = lines
+    return anchors
+
+
+def _chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class GitHubClient:
+    """One repository, as the bot posts to it."""
+
+    def __init__(
+        self,
+        gh: Github,
+        full_name: str,
+        *,
+        bot_login: str,
+        policy: RequestPolicy | None = None,
+    ) -> None:
+        self.gh = gh
+        self.full_name = full_name
+        self.bot_login = bot_login
+        self.policy = policy or RequestPolicy()
+        self._repo: Repository | None = None
+        self._pulls: dict[int, PullRequest] = {}
+        self._check_runs: dict[int, CheckRun] = {}
+
+    @property
+    def repo(self) -> Repository:
+        if self._repo is None:
+            self._repo = self.policy.call(
+                "get repository", lambda: self.gh.get_repo(self.full_name)
+            )
+        return self._repo
+
+    def pull(self, number: int) -> PullRequest:
+        if number not in self._pulls:
+            self._pulls[number] = self.policy.call(
+                f"get pull #{number}", lambda: self.repo.get_pull(number)
+            )
+        return self._pulls[number]
+
+    def diff_anchors(self, number: int) -> dict[str, set[int]]:
+        """The lines of pull request ``number`` that review comments may anchor to."""
+        pull = self.pull(number)
+        files = self.policy.call(f"list files of #{number}", lambda: list(pull.get_files()))
+        return diff_anchors((f.filename, f.patch) for f in files)
+
+    # -- check runs ------------------------------------------------------------------------
+
+    def start_check_run(self, name: str, head_sha: str, output: CheckOutput) -> int:
+        """An ``in_progress`` check run on ``head_sha``; reuses one left unfinished by a crash."""
+        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        existing = self.policy.call(
+            "list check runs", lambda: list(commit.get_check_runs(check_name=name))
+        )
+        for run in existing:
+            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
+                self._check_runs[run.id] = run
+                self.update_check_run(run.id, output)
+                return run.id
+        run = self.policy.call(
+            "create check run",
+            lambda: self.repo.create_check_run(
+                name=name, head_sha=head_sha, status="in_progress", output=output.as_json()
+            ),
+            write=True,
+        )
+        self._check_runs[run.id] = run
+        return run.id
+
+    @property
+    def _slug(self) -> str:
+        return self.bot_login.removesuffix("[bot]")
+
+    def _run(self, run_id: int) -> CheckRun:
+        if run_id not in self._check_runs:
+            self._check_runs[run_id] = self.policy.call(
+                "get check run", lambda: self.repo.get_check_run(run_id)
+            )
+        return self._check_runs[run_id]
+
+    def update_check_run(
+        self, run_id: int, output: CheckOutput, annotations: Sequence[Annotation] = ()
+    ) -> None:
+        """Replace the output of a running check; annotations go 50 to a request."""
+        run = self._run(run_id)
+        batches = _chunks(annotations, MAX_ANNOTATIONS_PER_REQUEST) or [()]
+        for batch in batches:
+            body = output.as_json()
+            if batch:
+                body["annotations"] = [a.as_json() for a in batch]
+            self.policy.call(
+                "update check run", functools.partial(run.edit, output=body), write=True
+            )
+
+    def complete_check_run(
+        self,
+        run_id: int,
+        conclusion: Conclusion,
+        output: CheckOutput,
+        annotations: Sequence[Annotation] = (),
+    ) -> None:
+        """Finish the check with ``conclusion``; the last annotation batch goes with it."""
+        run = self._run(run_id)
+        batches = _chunks(annotations, MAX_ANNOTATIONS_PER_REQUEST) or [()]
+        for batch in batches[:-1]:
+            body = output.as_json() | {"annotations": [a.as_json() for a in batch]}
+            self.policy.call(
+                "annotate check run", functools.partial(run.edit, output=body), write=True
+            )
+        final = output.as_json()
+        if batches[-1]:
+            final["annotations"] = [a.as_json() for a in batches[-1]]
+        self.policy.call(
+            "complete check run",
+            lambda: run.edit(status="completed", conclusion=conclusion, output=final),
+            write=True,
+        )
+
+    # -- review ----------------------------------------------------------------------------
+
+    def post_review(
+        self, number: int, head_sha: str, body: str, comments: Sequence[InlineComment]
+    ) -> list[InlineComment]:
+        """Post one review on ``head_sha`` with the comments that fit; return the others.
+
+        A comment fits when its line is in the diff and it is among the first 30 that are.
+        A review this bot already posted on ``head_sha`` (found by its marker) is not posted
+        again.
+        """
+        anchors = self.diff_anchors(number)
+        placed = [c for c in comments if c.line in anchors.get(c.path, set())]
+        kept = placed[:MAX_REVIEW_COMMENTS]
+        leftovers = [c for c in comments if c not in kept]
+        marker = REVIEW_MARKER.format(sha=head_sha)
+        pull = self.pull(number)
+        reviews = self.policy.call(f"list reviews of #{number}", lambda: list(pull.get_reviews()))
+        if any(
+            r.user is not None and r.user.login == self.bot_login and marker in (r.body or "")
+            for r in reviews
+        ):
+            log.info("review already posted", extra={"pr": number, "head": head_sha})
+            return leftovers
+        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        self.policy.call(
+            "create review",
+            lambda: pull.create_review(
+                commit=commit,
+                body=f"{body}\n\n{marker}",
+                event="COMMENT",
+                comments=[
+                    {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in kept
+                ],
+            ),
+            write=True,
+        )
+        return leftovers
+
+    # -- comments --------------------------------------------------------------------------
+
+    def upsert_summary(self, number: int, body: str) -> int:
+        """Create the summary comment, or edit the one this bot posted before; its id."""
+        text = f"{SUMMARY_MARKER}\n{body}"
+        pull = self.pull(number)
+        comments = self.policy.call(
+            f"list comments of #{number}", lambda: list(pull.get_issue_comments())
+        )
+        for comment in comments:
+            if comment.user.login == self.bot_login and SUMMARY_MARKER in comment.body:
+                if comment.body != text:
+                    self.policy.call(
+                        "edit summary", functools.partial(comment.edit, text), write=True
+                    )
+                return int(comment.id)
+        created = self.policy.call(
+            "create summary", lambda: pull.create_issue_comment(text), write=True
+        )
+        return int(created.id)
+
+    def react(self, comment_id: int, content: str = "eyes", *, on_review_comment: bool) -> None:
+        """Acknowledge a comment with a reaction."""
+        pull_comments = f"{self.repo.url}/pulls/comments/{comment_id}/reactions"
+        issue_comments = f"{self.repo.url}/issues/comments/{comment_id}/reactions"
+        url = pull_comments if on_review_comment else issue_comments
+        self.policy.call(
+            "react",
+            lambda: self.repo.requester.requestJsonAndCheck(
+                "POST", url, input={"content": content}
+            ),
+            write=True,
+        )
+
+    def reply(self, number: int, body: str, *, review_comment_id: int | None = None) -> None:
+        """Answer in the pull request's thread, or under a review comment."""
+        pull = self.pull(number)
+        if review_comment_id is not None:
+            self.policy.call(
+                "reply",
+                lambda: pull.create_review_comment_reply(review_comment_id, body),
+                write=True,
+            )
+        else:
+            self.policy.call("reply", lambda: pull.create_issue_comment(body), write=True)
+
+    def has_write_access(self, login: str) -> bool:
+        """Whether ``login`` may push to the repository (the permission API)."""
+        permission = self.policy.call(
+            "get permission", lambda: self.repo.get_collaborator_permission(login)
+        )
+        return permission in WRITE_PERMISSIONS
