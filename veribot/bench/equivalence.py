@@ -172,15 +172,21 @@ def plain_record(pair_id: str, reason: str, detail: str, time_s: float) -> dict[
     }
 
 
-def _engine_worker(item: BenchInput, timeout_s: float, conn: Connection) -> None:
+Decide = Callable[[BenchInput, float], Result]
+
+
+def decide_with_engine(item: BenchInput, timeout_s: float) -> Result:
+    """The engine's decision for one pair: only ``item``'s allowed fields are passed."""
+    return check_pair(item.before, item.after, item.entry, item.param_types_map(),
+                      budget=Budget(timeout_s=timeout_s))
+
+
+def _engine_worker(item: BenchInput, timeout_s: float, decide: Decide, conn: Connection) -> None:
     """Decide one pair in a worker process and send back its result record."""
     os.setpgid(0, 0)  # the harness kills the whole group, sandbox children included
     start = time.monotonic()
     try:
-        result = check_pair(
-            item.before, item.after, item.entry, item.param_types_map(),
-            budget=Budget(timeout_s=timeout_s),
-        )
+        result = decide(item, timeout_s)
         record = result_record(item.id, result, time.monotonic() - start)
     except Exception as exc:  # the worker boundary: one pair's crash ends only that pair
         log.exception("engine failed on %s", item.id)
@@ -199,8 +205,9 @@ class _Running:
 
 
 def run_engine(items: Sequence[BenchInput], settings: Settings,
-               on_done: Callable[[dict[str, object]], None]) -> None:
-    """Decide every pair, ``settings.jobs`` worker processes at a time.
+               on_done: Callable[[dict[str, object]], None],
+               decide: Decide = decide_with_engine) -> None:
+    """Decide every pair with ``decide``, ``settings.jobs`` worker processes at a time.
 
     A pair still running ``kill_margin_s`` after its budget is killed (with its process
     group) and recorded as inconclusive with reason ``timeout``.
@@ -213,7 +220,7 @@ def run_engine(items: Sequence[BenchInput], settings: Settings,
         while pending and len(running) < max(1, settings.jobs):
             item = pending.pop()
             receiver, sender = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_engine_worker, args=(item, settings.timeout_s, sender),
+            proc = ctx.Process(target=_engine_worker, args=(item, settings.timeout_s, decide, sender),
                                daemon=True)
             proc.start()
             sender.close()
