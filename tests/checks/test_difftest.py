@@ -45,7 +45,7 @@ def test_finds_the_swapped_arguments_of_gcd() -> None:
     cex = outcome.counterexample
     assert cex is not None, outcome.note
     assert cex.found_by == "random-testing"
-    a, b = (int(x) for x in cex.args)
+    _a, b = (int(x) for x in cex.args)
     assert b != 0
     assert cex.before.kind is BehaviourKind.RETURNED
     assert cex.after.kind is BehaviourKind.RAISED

@@ -220,8 +220,8 @@ def run_engine(items: Sequence[BenchInput], settings: Settings,
         while pending and len(running) < max(1, settings.jobs):
             item = pending.pop()
             receiver, sender = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_engine_worker, args=(item, settings.timeout_s, decide, sender),
-                               daemon=True)
+            proc = ctx.Process(target=_engine_worker, daemon=True,
+                               args=(item, settings.timeout_s, decide, sender))
             proc.start()
             sender.close()
             running.append(_Running(item, proc, receiver, time.monotonic()))
