@@ -129,9 +129,11 @@ def summary_line(report: Report) -> str:
         + (f" ({not_compared} not compared)" if not_compared else "")
     ]
     if report.unchanged:
-        parts.append(f"{report.unchanged} unchanged functions in changed files")
+        n = report.unchanged
+        parts.append(f"{n} unchanged function{'s' if n != 1 else ''} in changed files")
     if report.skipped:
-        parts.append(f"{len(report.skipped)} non-Python files skipped")
+        n = len(report.skipped)
+        parts.append(f"{n} non-Python file{'s' if n != 1 else ''} skipped")
     return "; ".join(parts)
 
 
