@@ -181,8 +181,31 @@ from crosshair.diff_behavior import ExceptionEquivalenceType, diff_behavior
 from crosshair.fnutil import FunctionInfo
 from crosshair.options import DEFAULT_OPTIONS, AnalysisOptionSet
 from crosshair.util import set_debug
+import crosshair.diff_behavior as _db
 
 set_debug(False)
+
+# Stop exploring at the first difference: one confirmed input is all we need.
+_found = [False]
+_OriginalDiff = _db.BehaviorDiff
+
+
+def _record_diff(*args, **kwargs):
+    _found[0] = True
+    return _OriginalDiff(*args, **kwargs)
+
+
+_explore_paths = _db.explore_paths
+
+
+def _explore_until_found(fn, sig, options, root, on_path_complete, **kwargs):
+    def complete(*args):
+        return bool(on_path_complete(*args)) or _found[0]
+    return _explore_paths(fn, sig, options, root, complete, **kwargs)
+
+
+_db.BehaviorDiff = _record_diff
+_db.explore_paths = _explore_until_found
 cap = float(spec["time_cap_s"])
 options = DEFAULT_OPTIONS.overlay(AnalysisOptionSet(
     per_condition_timeout=cap,
