@@ -65,7 +65,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from veribot.checks.sandbox._child import canonical, parse_literal
+from veribot.checks.sandbox import _child
+from veribot.checks.sandbox._child import parse_literal
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
 __all__ = [
@@ -474,6 +475,17 @@ def run_calls(
         f"not run: the sandbox's wall-clock limit of {limits.wall_s:g} s was spent",
     )
     return [r if r is not None else not_run for r in results]
+
+
+def canonical(value: object) -> object:
+    """The canonical encoding of ``value``, as found in ``Behaviour.value``.
+
+    JSON-compatible (arrays are tuples, so behaviours stay hashable); equal for two
+    values iff they are the same behaviour: type matters (``1``, ``1.0`` and ``True``
+    differ), floats compare with ``==`` except that NaN equals NaN, dicts and sets
+    are in a canonical order, other objects are encoded by type name and attributes.
+    """
+    return _freeze(_child.canonical(value))
 
 
 def _freeze(value: object) -> object:

@@ -504,16 +504,6 @@ def _on_alarm(signum: int, frame: object) -> None:
         raise _CallTimeout
 
 
-def _disarm() -> None:
-    while True:
-        try:
-            _Timer.armed = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            return
-        except _CallTimeout:
-            continue
-
-
 def _behaviour(kind: str, value: object, text: str, args_after: object = None,
                elapsed: float = 0.0) -> dict[str, object]:
     return {"kind": kind, "value": value, "text": text, "args_after": args_after,
@@ -526,30 +516,42 @@ def _hung(call_s: float) -> dict[str, object]:
 
 def _observe(action: Callable[[], object], args: Sequence[object] | None,
              call_s: float) -> dict[str, object]:
-    """Run ``action`` under the per-call timer and encode what it did."""
+    """Run ``action`` under the per-call timer and encode what it did.
+
+    The timer's exception can arrive at any function entry, so the whole observation
+    sits in one ``try`` and the disarming is inline (no call before the flag is down).
+    """
     _Timer.fired = False
-    elapsed = 0.0
     try:
         _Timer.armed = True
         signal.setitimer(signal.ITIMER_REAL, call_s, _REFIRE_S)
-        start = time.perf_counter()
-        try:
-            value = action()
-        except _CallTimeout:
-            raise
-        except BaseException as exc:
-            elapsed = time.perf_counter() - start
-            result = _raised(exc, args, elapsed)
-        else:
-            elapsed = time.perf_counter() - start
-            result = _returned(value, args, elapsed)
-        _disarm()
+        result = _run_and_encode(action, args)
+        _Timer.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
     except _CallTimeout:
-        _disarm()
-        return _hung(call_s)
-    if _Timer.fired:
+        result = None
+    while True:
+        try:
+            _Timer.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            break
+        except _CallTimeout:
+            continue
+    if result is None or _Timer.fired:
         return _hung(call_s)
     return result
+
+
+def _run_and_encode(action: Callable[[], object],
+                    args: Sequence[object] | None) -> dict[str, object]:
+    start = time.perf_counter()
+    try:
+        value = action()
+    except _CallTimeout:
+        raise
+    except BaseException as exc:
+        return _raised(exc, args, time.perf_counter() - start)
+    return _returned(value, args, time.perf_counter() - start)
 
 
 def _encode_args(args: Sequence[object] | None) -> object:
@@ -600,7 +602,6 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     """Import the subject, then report one behaviour per call."""
     call_s = float(cfg["limits"]["call_s"])
     entry = str(cfg["entry"])
-    recursion_limit = sys.getrecursionlimit()
     loaded: dict[str, Callable[..., object]] = {}
 
     def load_entry() -> object:
@@ -613,6 +614,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
         return
     send({"t": "imported"})
     fn = loaded["fn"]
+    recursion_limit = sys.getrecursionlimit()  # as the module left it
     for index, literals in enumerate(cfg["calls"]):
         args = [parse_literal(text) for text in literals]
         sys.setrecursionlimit(recursion_limit)
@@ -668,7 +670,7 @@ def main(argv: Sequence[str]) -> None:
         sys.stderr.flush()
         os._exit(status & 0xFF)
     signal.signal(signal.SIGALRM, _on_alarm)
-    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     run_calls(cfg, send)
     channel.close()
     os._exit(0)
