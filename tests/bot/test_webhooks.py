@@ -60,9 +60,7 @@ def test_delivery_store_accepts_an_id_once_and_persists(tmp_path: Path) -> None:
     assert store.first_time("abc")
 
 
-@pytest.mark.parametrize(
-    "name", ["opened.2", "synchronize.1", "reopened.1", "ready_for_review.2"]
-)
+@pytest.mark.parametrize("name", ["opened.2", "synchronize.1", "reopened.1", "ready_for_review.2"])
 def test_pull_request_events_become_review_jobs(name: str) -> None:
     payload = example(f"pull_request.{name}.json")
     job = router.route("pull_request", payload, "d-1", BOT)

@@ -1,0 +1,106 @@
+"""The job queue with a real SQLite huey and a real consumer running worker threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from huey import SqliteHuey  # type: ignore[import-untyped]
+
+from veribot.bot.config import Settings
+from veribot.bot.queue import Command, Job, JobQueue, Outcome, sqlite_huey
+
+REPO = "octo/demo"
+
+
+def job(sha: str | None, number: int = 7, command: Command = Command.REVIEW) -> Job:
+    return Job(repo=REPO, pr_number=number, head_sha=sha, installation_id=1, command=command)
+
+
+@contextmanager
+def consumer(huey: SqliteHuey) -> Iterator[None]:
+    running = huey.create_consumer(
+        workers=1,
+        periodic=False,
+        initial_delay=0.01,
+        backoff=1.0,
+        max_delay=0.05,
+        check_worker_health=False,
+    )
+    running.start()
+    try:
+        yield
+    finally:
+        running.stop(graceful=True)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the worker"
+        time.sleep(0.02)
+
+
+def test_a_worker_runs_the_queued_job(tmp_path: Path) -> None:
+    ran: list[Job] = []
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), ran.append)
+    queue.enqueue(job("a" * 40))
+    with consumer(queue.huey):
+        wait_for(lambda: len(ran) == 1)
+    assert ran == [job("a" * 40)]
+
+
+def test_the_job_survives_a_restart_of_the_process_side(tmp_path: Path) -> None:
+    """The webhook's queue object enqueues; a separate worker queue object runs it."""
+    path = tmp_path / "q.sqlite3"
+    JobQueue(sqlite_huey(path)).enqueue(job("a" * 40))
+    ran: list[Job] = []
+    worker = JobQueue(sqlite_huey(path), ran.append)
+    with consumer(worker.huey):
+        wait_for(lambda: len(ran) == 1)
+
+
+def test_a_newer_head_supersedes_queued_jobs_for_older_heads(tmp_path: Path) -> None:
+    ran: list[Job] = []
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), ran.append)
+    queue.enqueue(job("1" * 40))
+    queue.enqueue(job("1" * 40, number=8))
+    queue.enqueue(job(None, command=Command.VERIFY))
+    queue.enqueue(job("2" * 40))
+    with consumer(queue.huey):
+        wait_for(lambda: len(ran) == 3)
+        time.sleep(0.2)
+    assert sorted((j.pr_number, j.head_sha or "-") for j in ran) == [
+        (7, "-"),
+        (7, "2" * 40),
+        (8, "1" * 40),
+    ]
+    assert queue.run(job("1" * 40)) is Outcome.SUPERSEDED
+
+
+def test_a_failed_job_is_retried(tmp_path: Path) -> None:
+    attempts: list[Job] = []
+    done = threading.Event()
+
+    def flaky(received: Job) -> None:
+        attempts.append(received)
+        if len(attempts) == 1:
+            raise ConnectionError("worker lost GitHub mid-job")
+        done.set()
+
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), flaky, retries=2, retry_delay=0)
+    queue.enqueue(job("a" * 40))
+    with consumer(queue.huey):
+        assert done.wait(5)
+    assert attempts == [job("a" * 40)] * 2
+
+
+def test_from_settings_uses_sqlite_in_the_data_directory(tmp_path: Path) -> None:
+    queue = JobQueue.from_settings(Settings(data_dir=tmp_path / "data"))
+    assert isinstance(queue.huey, SqliteHuey)
+    queue.enqueue(job("a" * 40))
+    assert (tmp_path / "data" / "queue.sqlite3").exists()
+    assert queue.latest_head(f"{REPO}#7") == "a" * 40
