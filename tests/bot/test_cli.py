@@ -208,3 +208,34 @@ def test_real_subprocess_of_the_module(shop: GitRepo) -> None:
     assert bad.returncode == EXIT_USAGE
     assert bad.stderr == "veribot: error: unknown revision 'xyz'.\n"
     assert bad.stdout == ""
+
+
+def test_the_shipped_demo_runs_a_real_review(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    wrapper = tmp_path / "veribot"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m veribot.bot.cli "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "CI": "true", "VERIBOT": str(wrapper), "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        ["bash", str(root / "examples" / "demo.sh"), "--timeout", "2", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for line in (
+        "coupons.py::<module>  [parse-error]",
+        "pricing.py::<module>  [outside-functions]",
+        "pricing.py::loyalty_points  [added]",
+        "shapes.py::<module>  [renamed]",
+        "shapes.py::rect_area  [renamed]",
+    ):
+        assert line in out
+    for changed in ("with_vat", "bulk_discount", "shipping", "describe", "Cart.total"):
+        assert f"pricing.py::{changed}  [" in out
+    assert "veribot exited with" in out
+    assert not any(p.name.startswith("veribot-demo.") for p in tmp_path.iterdir())
