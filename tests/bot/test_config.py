@@ -1,0 +1,67 @@
+"""Settings from an explicit environment, and `.veribot.toml` validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veribot.bot.config import Budget, ConfigError, RepoConfig, Settings, parse_repo_config
+
+
+def test_settings_from_env(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {"VERIBOT_WEBHOOK_SECRET": "s3cret", "VERIBOT_DATA_DIR": str(tmp_path)}
+    )
+    assert settings.webhook_secret == "s3cret"
+    assert settings.queue_path == tmp_path / "queue.sqlite3"
+    assert "s3cret" not in repr(settings)
+
+
+def test_secret_from_a_file(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_text("from-file\n")
+    env = {"VERIBOT_WEBHOOK_SECRET_FILE": str(tmp_path / "secret")}
+    assert Settings.from_env(env).webhook_secret == "from-file"
+    with pytest.raises(ConfigError, match="unreadable"):
+        Settings.from_env({"VERIBOT_WEBHOOK_SECRET_FILE": str(tmp_path / "missing")})
+
+
+def test_empty_config_is_the_defaults() -> None:
+    assert parse_repo_config("") == RepoConfig()
+
+
+def test_full_config() -> None:
+    config = parse_repo_config(
+        """
+        include = ["src/**/*.py"]
+        exclude = ["src/vendor/**"]
+        checks = ["equivalence"]
+        inconclusive_conclusion = "failure"
+        [agent]
+        enabled = false
+        model = "claude-x"
+        [budget]
+        units = 5
+        tokens = 1000
+        """
+    )
+    assert config.include == ("src/**/*.py",) and config.exclude == ("src/vendor/**",)
+    assert (config.agent_enabled, config.agent_model) == (False, "claude-x")
+    assert config.budget == Budget(units=5, tokens=1000)
+    assert config.inconclusive_conclusion == "failure"
+
+
+def test_every_problem_is_named() -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_repo_config(
+            'include = "x"\ninconclusive_conclusion = "maybe"\ncolour = 1\n'
+            "[budget]\nunits = -1\n[agent]\nenabled = 1\n"
+        )
+    message = str(raised.value)
+    for part in ("include", "inconclusive_conclusion", "colour", "budget.units", "agent.enabled"):
+        assert part in message
+
+
+def test_invalid_toml_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_repo_config("include = [")
