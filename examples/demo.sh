@@ -7,7 +7,7 @@
 # History: `main` has examples/shop/base; branch `feature` renames geometry.py to shapes.py
 # and applies examples/shop/feature (an equivalent refactoring, a real behaviour change, an
 # unannotated parameter, a renamed and an added function), then a work-in-progress commit
-# adds examples/shop/wip/coupons.py, which does not parse.
+# adds examples/shop/wip/coupons.py.broken as coupons.py, which does not parse.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,7 +35,8 @@ g checkout -q -b feature
 g mv geometry.py shapes.py
 cp -R "$here/shop/feature/." "$repo/"
 g add -A && g commit -q -m "Refactor pricing; rename area to rect_area"
-cp -R "$here/shop/wip/." "$repo/"
+# Stored as .broken so that linters of this repository do not trip over it.
+cp "$here/shop/wip/coupons.py.broken" "$repo/coupons.py"
 g add -A && g commit -q -m "WIP: coupons"
 
 echo "\$ veribot review $*    # in a fresh repository, branch 'feature', base: merge base with 'main'"
