@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -104,3 +107,46 @@ def test_from_settings_uses_sqlite_in_the_data_directory(tmp_path: Path) -> None
     queue.enqueue(job("a" * 40))
     assert (tmp_path / "data" / "queue.sqlite3").exists()
     assert queue.latest_head(f"{REPO}#7") == "a" * 40
+
+
+KILLED_WORKER = """
+import os, signal, sys, time
+from pathlib import Path
+from veribot.bot.queue import JobQueue, sqlite_huey
+
+def die(job):
+    Path(sys.argv[2]).write_text("started")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+queue = JobQueue(sqlite_huey(Path(sys.argv[1])), die, lease=1.0)
+consumer = queue.huey.create_consumer(
+    workers=1, periodic=False, initial_delay=0.01, backoff=1.0, max_delay=0.05,
+    check_worker_health=False,
+)
+consumer.start()
+time.sleep(10)
+"""
+
+
+def test_a_job_whose_worker_is_killed_runs_again(tmp_path: Path) -> None:
+    path = tmp_path / "q.sqlite3"
+    JobQueue(sqlite_huey(path)).enqueue(job("a" * 40))
+    started = tmp_path / "started"
+    worker = subprocess.run(
+        [sys.executable, "-c", KILLED_WORKER, str(path), str(started)], timeout=20, check=False
+    )
+    assert worker.returncode == -signal.SIGKILL and started.exists()
+    ran: list[Job] = []
+    with consumer(JobQueue(sqlite_huey(path), ran.append, lease=1.0).huey):
+        wait_for(lambda: len(ran) == 1)
+    assert ran == [job("a" * 40)]
+
+
+def test_a_finished_job_leaves_no_guard_behind(tmp_path: Path) -> None:
+    ran: list[Job] = []
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), ran.append, lease=0.5)
+    queue.enqueue(job("a" * 40))
+    with consumer(queue.huey):
+        wait_for(lambda: len(ran) == 1)
+        time.sleep(1.6)  # past the lease and a scheduler tick
+    assert len(ran) == 1

@@ -6,6 +6,11 @@ supersedes queued jobs for older heads: enqueueing records the latest head in hu
 key-value store (shared by every worker, whichever storage backs it), and a job whose head
 is no longer the latest does nothing. A job that raises is retried by huey; posting is
 idempotent (hidden markers, see :mod:`veribot.bot.github`), so a rerun posts no duplicate.
+
+Huey removes a task from the queue when a worker takes it, so a worker killed mid-job
+would lose it. Each run therefore first schedules a guard copy of its job ``lease``
+seconds ahead and revokes it when the run ends, well or badly: only a run that never ends
+(a killed worker) lets its guard run the job again.
 """
 
 from __future__ import annotations
@@ -88,8 +93,10 @@ class JobQueue:
         *,
         retries: int = 3,
         retry_delay: float = 10.0,
+        lease: float = 1800.0,
     ) -> None:
         self.huey = huey
+        self.lease = lease
         self._runner = runner
         self._task = huey.task(retries=retries, retry_delay=retry_delay, name=TASK_NAME)(self.run)
 
@@ -127,7 +134,11 @@ class JobQueue:
                 "job superseded", extra={"pr": job.pr_key, "head": job.head_sha, "latest": latest}
             )
             return Outcome.SUPERSEDED
-        self._runner(job)
+        guard = self._task.schedule(args=(job,), delay=self.lease)
+        try:
+            self._runner(job)
+        finally:
+            guard.revoke()
         return Outcome.RAN
 
 
