@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from github import GithubException
 
 from tests.fakes.github_server import FakeGitHub, PullFile, pull_files_from_git, running_fake
 from veribot.bot.github import (
@@ -245,3 +246,24 @@ def test_pull_data_from_a_real_git_repository(tmp_path: Path, fake: FakeGitHub) 
     )
     client = GitHubClient(connect(fake.base_url, "t"), REPO, bot_login=fake.bot_login)
     assert client.diff_anchors(3) == {"m.py": {1, 2, 3}}
+
+
+def test_the_fake_rejects_requests_github_would_reject() -> None:
+    with FakeGitHub() as strict:
+        strict.add_pull(REPO, 7, head_sha=HEAD, base_sha=BASE, files=[PullFile("calc.py", PATCH)])
+        repo = connect(strict.base_url, "t").get_repo(REPO)
+        with pytest.raises(GithubException) as raised:
+            repo.create_check_run(name="veribot", head_sha=HEAD, conclusion="green")
+        assert raised.value.status == 422
+        with pytest.raises(GithubException):
+            repo.get_pull(7).get_files().get_page(0)  # fine: page=1 is a valid query
+            repo.get_pull(7).create_review(
+                body="x",
+                event="COMMENT",
+                comments=[{"path": "calc.py", "line": 7, "body": "not in the diff"}],
+            )
+        assert len(strict.violations) == 2
+        assert "conclusion" in strict.violations[0]
+        assert "part of the diff" in strict.violations[1]
+        with pytest.raises(AssertionError, match="GitHub would reject"):
+            strict.assert_no_violations()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import enum
 import logging
+import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,13 +203,26 @@ def _decide_all(
             if progress:
                 progress(i + 1, total)
     else:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="veribot-unit") as pool:
+        # Processes, not threads: Z3's default context and CrossHair are not thread-safe.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             futures = {pool.submit(decide, u, budget): i for i, u in enumerate(units)}
             for done, fut in enumerate(as_completed(futures), start=1):
-                results[futures[fut]] = fut.result()
+                results[futures[fut]] = _collect(fut, units[futures[fut]])
                 if progress:
                     progress(done, total)
     return [r for r in results if r is not None]
+
+
+def _collect(fut: Future[Result], unit: ChangedUnit) -> Result:
+    """A worker's result; a worker that died (killed, out of memory) is an internal error."""
+    try:
+        return fut.result()
+    except (BrokenProcessPool, OSError) as exc:
+        logger.error("the worker checking %s died: %s", unit.qualname, exc)
+        return Result(
+            Verdict.INCONCLUSIVE, Reason.INTERNAL_ERROR, f"internal error: worker died: {exc}"
+        )
 
 
 def decide(unit: ChangedUnit, budget: Budget) -> Result:
