@@ -70,6 +70,7 @@ from veribot.checks.sandbox._child import parse_literal
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "OUTPUT_CAP",
     "Limits",
     "SandboxError",
@@ -117,6 +118,9 @@ class Limits:
             raise ValueError("time limits must be positive")
         if self.memory_mb <= 0 or self.file_size_mb < 0 or self.processes < 0:
             raise ValueError("resource limits must not be negative")
+
+
+DEFAULT_LIMITS = Limits()
 
 
 @dataclass(frozen=True)
