@@ -310,6 +310,8 @@ def main(
         args = build_parser(with_bench=argv[:1] == ["bench"]).parse_args(argv)
     except UsageError as exc:
         return fail(str(exc))
+    except ImportError as exc:  # only the bench harness is imported while parsing
+        return fail(f"the benchmark harness cannot be loaded: {exc}.")
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
     handler = _logging(bool(getattr(args, "verbose", False)), err)
