@@ -57,6 +57,7 @@ import secrets
 import selectors
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,11 @@ def _run_child(
     ready (``None``: no such limit, only the deadline).
     """
     ws.new_uid()
+    # Calls skip the site module (a third of the start-up time) and get the
+    # site-packages directories on sys.path instead; scripts keep the full start-up.
+    no_site = ["-S"] if cfg.get("mode") == "calls" else []
+    if no_site:
+        cfg = {**cfg, "site_packages": site.getsitepackages()}
     read_fd, write_fd = os.pipe()
     cfg = {**cfg, "workdir": ws.path, "uid": ws.uid, "result_fd": write_fd,
            "limits": limits.__dict__}
@@ -204,7 +210,7 @@ def _run_child(
     stdin_file = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-X", "utf8", "-B", _CHILD, config_path],
+            [sys.executable, "-I", *no_site, "-X", "utf8", "-B", _CHILD, config_path],
             stdin=stdin_file,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

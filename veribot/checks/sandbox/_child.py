@@ -646,6 +646,7 @@ def main(argv: Sequence[str]) -> None:
     with open(argv[1], encoding="utf-8") as handle:
         cfg = json.load(handle)
     channel: IO[str] = os.fdopen(int(cfg["result_fd"]), "w", encoding="utf-8")
+    sys.path.extend(p for p in cfg.get("site_packages", ()) if p not in sys.path)
 
     def send(message: dict[str, object]) -> None:
         channel.write(json.dumps(message, allow_nan=False) + "\n")
