@@ -38,7 +38,9 @@ second layer            a ``sys.addaudithook`` hook refusing writes outside    y
 Not enforced: reading files that the unprivileged uid may read (world-readable files:
 the repository checkout, the Python installation; directories closed to others such as
 ``/root`` are hidden behind an empty tmpfs except the Python installation inside them);
-CPU shares between concurrent children; the kernel's own resources beyond the above.
+CPU shares between concurrent children; the number of files and the total disk space
+used in the temporary directory (only each file's size is limited; the directory is
+deleted afterwards); the kernel's own resources beyond the above.
 Code in the child can forge its own results (it shares the interpreter with the
 reporting code); that can only add or hide a difference for that code, never make a
 proof. When not running as root the namespaces are attempted through a user namespace;
