@@ -435,6 +435,11 @@ def run_calls(
     between them); if the child dies during a call, that call gets the death as its
     behaviour and the rest run in a fresh child. Calls not started when ``wall_s`` runs
     out are HUNG with ``value == "not-run"``.
+
+    ``Behaviour.value`` by kind: RETURNED, the canonical encoding (``canonical``);
+    RAISED, the exception type's name (``MemoryError`` and ``RecursionError`` included);
+    HUNG, ``"timeout"`` or ``"not-run"``; RESOURCE, ``"file-size"``, ``"cpu"``,
+    ``"killed"`` or ``"output"``; CRASHED, ``"signal:SIGSEGV"``, ``"exit:3"`` and so on.
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:
