@@ -38,7 +38,7 @@ from veribot.checks.lang.pytypes import (
     UnionT,
     Unknown,
 )
-from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
 from veribot.checks.verdict import Counterexample
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ RESULT_MARKER = "@@veribot-search-result@@"
 _STARTUP_S = 0.7
 _CONFIRM_RESERVE_S = 1.0
 _MAX_CANDIDATES = 3
-DEFAULT_LIMITS = Limits()
+
 
 
 @dataclass(frozen=True)
