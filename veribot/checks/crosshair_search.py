@@ -17,14 +17,13 @@ import time
 from collections.abc import Mapping
 
 from veribot.checks.difftest import (
-    DEFAULT_LIMITS,
     SearchOutcome,
     build_spec,
     confirm_candidates,
     parse_report,
 )
 from veribot.checks.lang.pytypes import PyType
-from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
 
 log = logging.getLogger(__name__)
 
