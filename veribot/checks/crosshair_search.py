@@ -93,7 +93,7 @@ def search(
 # The child: runs under `python -I` in the sandbox's temporary directory next to
 # before.py, after.py and spec.json. It imports crosshair, never veribot.
 DRIVER = r'''
-import ast, importlib.util, io, json, sys, time, typing
+import ast, collections, importlib.util, io, json, sys, typing
 
 MARKER = "@@veribot-search-result@@"
 _real_stdout = sys.stdout
@@ -211,8 +211,7 @@ options = DEFAULT_OPTIONS.overlay(AnalysisOptionSet(
     per_path_timeout=max(0.5, min(cap / 4, 3.0)),
     max_uninteresting_iterations=10**9,
 ))
-options.stats = __import__("collections").Counter()
-t0 = time.monotonic()
+options.stats = collections.Counter()
 try:
     diffs = diff_behavior(FunctionInfo.from_fn(fns[0]), FunctionInfo.from_fn(fns[1]), options,
                           ExceptionEquivalenceType.SAME_TYPE)
