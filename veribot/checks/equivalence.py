@@ -1,11 +1,44 @@
-"""The equivalence check: decide whether two versions of a function behave the same."""
+"""The equivalence check: decide whether two versions of a function behave the same.
+
+Two versions are *equivalent* when, for every input in the domain (the parameters' types),
+both return equal values (same type, ``==``, NaN equal to NaN) or both raise the same
+exception type, and both leave the list and dict arguments equally mutated. Each call
+starts from a freshly imported module. A version that never finishes where the other
+returns behaves differently.
+
+How a verdict is reached:
+
+1. Both versions are translated to Z3 (``lang.pyexec``) and the solver is asked for an
+   input that tells them apart (``lang.pyprove``). ``unsat`` with every loop covered (fully
+   unrolled, or proven for all trip counts by ``lang.pyinduct``) is a proof: **verified**.
+2. A candidate input from the solver is executed on both versions in the sandbox; only a
+   reproduced difference is a refutation: **refuted**.
+3. Where the model does not cover the code, or proves nothing, the search goes on beyond
+   it: randomised differential testing from the parameter types (``difftest``), each
+   found input confirmed in the sandbox. It can refute, never verify.
+4. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
+   bound, unknown parameter type, solver gave up, or time ran out.
+"""
 
 from __future__ import annotations
 
+import ast
+import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks.verdict import Reason, Result, Verdict
+from veribot.checks import difftest
+from veribot.checks.differential import confirm
+from veribot.checks.lang import pyinduct, pyprove
+from veribot.checks.lang.pyexec import Limits as ExecLimits
+from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
+from veribot.checks.lang.pyvalues import Unsupported
+from veribot.checks.sandbox import Limits as SandboxLimits
+from veribot.checks.smt import SolverLimits
+from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -15,8 +48,9 @@ class Budget:
     timeout_s: float = 10.0
     loop_bound: int = 6
     inline_depth: int = 4
-    solver_timeout_ms: int = 4000
-    solver_rlimit: int = 50_000_000
+    solver_timeout_ms: int = 3000
+    solver_rlimit: int = 30_000_000
+    search: bool = True  # look for differences beyond the model (random testing)
 
 
 def check_pair(
@@ -30,6 +64,194 @@ def check_pair(
     """Decide whether ``entry`` behaves the same in two module sources.
 
     ``entry`` is a qualified name within the module (``func`` or ``Class.method``).
-    ``param_types`` overrides the annotations of ``entry``'s parameters.
+    ``param_types`` (annotation text by parameter name) overrides the annotations.
     """
-    return Result(Verdict.INCONCLUSIVE, Reason.INTERNAL_ERROR, "the prover is not built yet")
+    start = time.monotonic()
+    result = _decide(before, after, entry, param_types, budget, start)
+    elapsed = time.monotonic() - start
+    return Result(
+        result.verdict,
+        result.reason,
+        result.detail,
+        result.counterexample,
+        result.assumptions,
+        result.method,
+        result.line,
+        round(elapsed, 4),
+        result.notes,
+    )
+
+
+def _decide(
+    before: str,
+    after: str,
+    entry: str,
+    param_types: Mapping[str, str] | None,
+    budget: Budget,
+    start: float,
+) -> Result:
+    trees = []
+    for label, source in (("before", before), ("after", after)):
+        try:
+            trees.append(ast.parse(source))
+        except SyntaxError as err:
+            return Result(
+                Verdict.INCONCLUSIVE,
+                Reason.PARSE_ERROR,
+                f"the {label} version does not parse: {err.msg} (line {err.lineno})",
+                line=err.lineno,
+            )
+    tree_a, tree_b = trees
+    fn_a = pyprove.find_function(tree_a, entry)
+    fn_b = pyprove.find_function(tree_b, entry)
+    if fn_a is None or fn_b is None:
+        where = "before" if fn_a is None else "after"
+        return Result(
+            Verdict.INCONCLUSIVE, Reason.NOT_FOUND, f"no function `{entry}` in the {where} version"
+        )
+    given = {k: parse_type(v) for k, v in (param_types or {}).items()}
+    deadline = start + budget.timeout_s
+    notes: list[str] = []
+
+    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
+    if outcome.kind == "proved":
+        return Result(
+            Verdict.VERIFIED,
+            Reason.PROOF,
+            outcome.detail,
+            assumptions=outcome.assumptions,
+            method=outcome.method,
+        )
+    if outcome.kind == "candidates":
+        for args in outcome.candidates:
+            found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
+            if found is not None:
+                return _refuted(found, "smt: the solver's input, executed on both versions")
+        notes.append(
+            f"the solver proposed {len(outcome.candidates)} input(s) that did not reproduce a "
+            "difference when executed (the model was imprecise there)"
+        )
+    else:
+        notes.append(outcome.detail)
+
+    remaining = deadline - time.monotonic()
+    if budget.search and remaining > 0.5:
+        types = _search_types(fn_a, fn_b, given)
+        searched = difftest.search(
+            before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline)
+        )
+        if searched.counterexample is not None:
+            return _refuted(searched.counterexample, "random differential testing", notes)
+        notes.append(
+            f"random testing tried {searched.inputs_tried} inputs without a difference"
+            + (f" ({searched.note})" if searched.note else "")
+        )
+    return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
+
+
+def _prove(
+    tree_a: ast.Module,
+    tree_b: ast.Module,
+    entry: str,
+    given: Mapping[str, PyType],
+    budget: Budget,
+    deadline: float,
+) -> pyprove.Outcome:
+    limits = ExecLimits(loop_bound=budget.loop_bound, inline_depth=budget.inline_depth)
+    try:
+        problem = pyprove.build(tree_a, tree_b, entry, given or None, limits)
+        solver = _solver(budget, deadline)
+        outcome = pyprove.search_bounded(problem, solver)
+        if outcome.kind in ("bounded", "solver-unknown"):
+            induction = pyinduct.prove(
+                problem,
+                limits,
+                lambda: _solver(budget, deadline),
+                bounded_ok=outcome.kind == "bounded",
+            )
+            if induction is not None:
+                return induction
+        return outcome
+    except Unsupported as err:
+        return pyprove.Outcome(
+            "unsupported",
+            f"the model does not cover {err.construct}"
+            + (f" (line {err.line})" if err.line else ""),
+            line=err.line,
+            construct=err.construct,
+        )
+    except pyprove.UnknownTypes as err:
+        names = ", ".join(f"`{n}`" for n in err.names)
+        return pyprove.Outcome(
+            "unknown-type", f"unknown type of {names}: annotate it to get a proof"
+        )
+    except RecursionError:
+        return pyprove.Outcome("unsupported", "the code is nested too deeply to model",
+                               construct="deep nesting")
+
+
+def _solver(budget: Budget, deadline: float) -> SolverLimits:
+    left_ms = int((deadline - time.monotonic()) * 1000 * 0.5)
+    return SolverLimits(
+        timeout_ms=max(100, min(budget.solver_timeout_ms, left_ms)), rlimit=budget.solver_rlimit
+    )
+
+
+def _sandbox(deadline: float) -> SandboxLimits:
+    left = max(1.0, deadline - time.monotonic())
+    return SandboxLimits(wall_s=min(10.0, left + 2.0), call_s=min(2.0, max(0.5, left / 4)))
+
+
+def _search_types(
+    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
+) -> dict[str, PyType]:
+    types: dict[str, PyType] = {}
+    for pa, pb in zip(fn_a.args.args, fn_b.args.args, strict=False):
+        t = given.get(pa.arg) or from_annotation(pa.annotation)
+        if isinstance(t, Unknown):
+            t = from_annotation(pb.annotation)
+        types[pa.arg] = t
+    return types
+
+
+def _refuted(found: Counterexample, method: str, notes: list[str] | None = None) -> Result:
+    args = ", ".join(found.args)
+    detail = (
+        f"on input ({args}) the before version {found.before.describe()} and the after "
+        f"version {found.after.describe()}"
+    )
+    return Result(
+        Verdict.REFUTED,
+        Reason.COUNTEREXAMPLE,
+        detail,
+        counterexample=found,
+        method=method,
+        notes=tuple(notes or ()),
+    )
+
+
+def _inconclusive(outcome: pyprove.Outcome, notes: list[str], *, timed_out: bool) -> Result:
+    if outcome.kind == "unsupported":
+        reason = Reason.unsupported(outcome.construct.replace(" ", "-"))
+    elif outcome.kind == "unknown-type":
+        reason = Reason.UNKNOWN_TYPE
+    elif outcome.kind == "bounded":
+        reason = (
+            Reason.RECURSION_BOUND if outcome.construct == "recursion-bound" else Reason.LOOP_BOUND
+        )
+    elif outcome.kind == "solver-unknown":
+        reason = Reason.TIMEOUT if "timeout" in outcome.detail or timed_out else (
+            Reason.SOLVER_UNKNOWN
+        )
+    elif outcome.kind == "candidates":
+        reason = Reason.NOT_REPRODUCED
+    else:
+        reason = Reason.INTERNAL_ERROR
+    return Result(
+        Verdict.INCONCLUSIVE,
+        reason,
+        outcome.detail,
+        assumptions=outcome.assumptions,
+        line=outcome.line,
+        notes=tuple(notes),
+    )

@@ -76,7 +76,9 @@ class TupleT(PyType):
     def text(self) -> str:
         if self.homogeneous is not None:
             return f"tuple[{self.homogeneous.text()}, ...]"
-        return "tuple[" + ", ".join(t.text() for t in self.items) + "]" if self.items else "tuple[()]"
+        if not self.items:
+            return "tuple[()]"
+        return "tuple[" + ", ".join(t.text() for t in self.items) + "]"
 
 
 @dataclass(frozen=True)

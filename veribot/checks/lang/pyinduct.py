@@ -1,0 +1,506 @@
+"""Loop proofs for every trip count, by induction over lock-step iterations.
+
+Applies when each version is ``prefix; loop; suffix`` with one top-level ``for`` or
+``while`` loop and no other loop. The two loops are run side by side, iteration ``k`` of
+one against iteration ``k`` of the other, and a relational invariant is found Houdini-
+style: start from candidate equalities (a variable of one version equals one of the
+other, or equals ``k``), drop every candidate that does not hold on entry or is not
+preserved by one iteration, until what is left is inductive. With that invariant the
+solver must show, for an arbitrary iteration ``k`` from an arbitrary state satisfying it:
+
+- both loops go on, or both stop (sync);
+- whatever one iteration does that ends the function (return, raise, break followed by
+  the suffix) it does the same in both versions (step);
+- from the states where both loops end, the suffixes behave the same (exit);
+- inputs that reach the loop in one version only are covered by the bounded check
+  without hitting its bound.
+
+Any failure returns ``None``: induction then simply did not apply, and the caller keeps
+its bounded result.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import z3
+
+from veribot.checks.lang.pyexec import (
+    FALSE,
+    MUTATING_METHODS,
+    Executor,
+    Exit,
+    Frame,
+    IterSource,
+    Limits,
+    Module,
+    State,
+    merge_states,
+)
+from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ
+from veribot.checks.lang.pyvalues import (
+    Fresh,
+    SBool,
+    SFloat,
+    SInt,
+    SNone,
+    SSeq,
+    SStr,
+    SUnbound,
+    SUnion,
+    Unsupported,
+    V,
+    alternatives,
+    merge,
+    same_value,
+)
+from veribot.checks.smt import SolverLimits, Status, check
+
+log = logging.getLogger(__name__)
+
+Env = dict[str, V]
+Candidate = tuple[str, Callable[[Env, Env, z3.ArithRef], z3.BoolRef]]
+
+
+@dataclass
+class Side:
+    """One version, split around its loop, with the executor that runs its pieces."""
+
+    fn: ast.FunctionDef
+    loop: ast.For | ast.While
+    prefix: list[ast.stmt]
+    suffix: list[ast.stmt]
+    ex: Executor
+    entry: State | None = None  # state on reaching the loop
+    n: z3.ArithRef | None = None  # trip count of a for loop
+    source: IterSource | None = None
+    carried: tuple[str, ...] = ()
+
+
+def prove(
+    problem: Problem,
+    limits: Limits,
+    solver: Callable[[], SolverLimits],
+    *,
+    bounded_ok: bool,
+) -> Outcome | None:
+    """A proof for all trip counts, or None when induction does not apply or fails.
+
+    ``bounded_ok`` says the bounded check found no difference on the inputs it covers; when
+    it could not tell (solver gave up), induction must also cover the inputs that never
+    reach the loops.
+    """
+    if problem.fn_a is None or problem.fn_b is None:
+        return None
+    assert problem.module_a is not None and problem.module_b is not None
+    fresh = Fresh("ind_")
+    a = _split(problem.fn_a, problem.module_a, fresh, limits)
+    b = _split(problem.fn_b, problem.module_b, fresh, limits)
+    if a is None or b is None or type(a.loop) is not type(b.loop):
+        return None
+    try:
+        return _prove(problem, a, b, fresh, solver, bounded_ok)
+    except Unsupported as err:
+        log.debug("induction does not apply: %s", err)
+        return None
+
+
+def _split(fn: ast.FunctionDef, module: Module, fresh: Fresh, limits: Limits) -> Side | None:
+    loops = [i for i, s in enumerate(fn.body) if isinstance(s, ast.For | ast.While)]
+    if len(loops) != 1:
+        return None
+    i = loops[0]
+    loop = fn.body[i]
+    assert isinstance(loop, ast.For | ast.While)
+    others = [
+        n
+        for s in fn.body
+        for n in ast.walk(s)
+        if isinstance(n, ast.For | ast.While | ast.ListComp | ast.GeneratorExp) and n is not loop
+    ]
+    if others or loop.orelse:
+        return None  # nested or sequential loops, comprehensions, loop-else: not handled
+    ex = Executor(module, fresh, limits)
+    return Side(fn, loop, fn.body[:i], fn.body[i + 1 :], ex)
+
+
+def _prove(
+    problem: Problem,
+    a: Side,
+    b: Side,
+    fresh: Fresh,
+    solver: Callable[[], SolverLimits],
+    bounded_ok: bool,
+) -> Outcome | None:
+    # Prefixes, from the very inputs of the bounded problem.
+    prefix_exits: list[list[Exit]] = []
+    for side in (a, b):
+        side.ex.exits = []
+        state = _initial_state(side, problem.inputs)
+        side.ex.exec_block(side.prefix, state, Frame())
+        if isinstance(side.loop, ast.For):
+            side.n, side.source = side.ex.iteration(side.loop.iter, state)
+        side.entry = state
+        prefix_exits.append(list(side.ex.exits))
+        if side.ex.exhausted:
+            return None
+    assert a.entry is not None and b.entry is not None
+    g_a, g_b = a.entry.live, b.entry.live
+    both = z3.And(g_a, g_b)
+
+    if bounded_ok:
+        # Inputs that reach the loop in one version only must be fully covered by the
+        # bounded check (it found no difference on the inputs it covers).
+        if problem.exhausted:
+            beyond = z3.Or([e.guard for e in problem.exhausted])
+            if not _unsat([beyond, z3.Not(both)], solver()):
+                return None
+    else:
+        # Nothing is known from the bounded check: the loops must be reached together, and
+        # where neither is reached the prefixes must end the same way.
+        if not _unsat([z3.Xor(g_a, g_b)], solver()):
+            return None
+        if not _unsat([exits_differ(*prefix_exits)], solver()):
+            return None
+
+    # Types of the loop-carried variables: run one iteration from the entry state.
+    for side in (a, b):
+        side.carried = _carried_names(side)
+    havoc_types = {}
+    for side, tag in ((a, "a"), (b, "b")):
+        probe = _havoc(side, fresh, tag, None)
+        if probe is None:
+            return None
+        k0 = z3.Int(fresh.name("k"))
+        after, _, _ = _iterate(side, probe, k0)
+        havoc_types[tag] = {n: after.env.get(n, SUnbound()) for n in side.carried}
+    ha = _havoc(a, fresh, "a", havoc_types["a"])
+    hb = _havoc(b, fresh, "b", havoc_types["b"])
+    if ha is None or hb is None:
+        return None
+    k = z3.Int(fresh.name("k"))
+
+    head_facts = [both, k >= 0]
+    for side in (a, b):
+        if side.n is not None:
+            head_facts.append(k <= side.n)
+
+    candidates = _candidates(a, b, ha, hb)
+    # Houdini: drop what fails on entry, then what one iteration does not preserve.
+    zero = z3.IntVal(0)
+    assert a.entry is not None and b.entry is not None
+    kept = [
+        c for c in candidates
+        if _unsat([both, z3.Not(c[1](a.entry.env, b.entry.env, zero))], solver())
+    ]  # fmt: skip
+    cont_a, head_exits_a, head_a = _head(a, ha, k)
+    cont_b, head_exits_b, head_b = _head(b, hb, k)
+    step_a = _iterate(a, head_a.fork(z3.And(head_a.live, cont_a)), k)
+    step_b = _iterate(b, head_b.fork(z3.And(head_b.live, cont_b)), k)
+    k1 = k + 1
+    while True:
+        inv = [c[1](ha.env, hb.env, k) for c in kept]
+        going = [step_a[0].live, step_b[0].live]
+        survivors = [
+            c for c in kept
+            if _unsat([*head_facts, *inv, *going, z3.Not(c[1](step_a[0].env, step_b[0].env, k1))],
+                      solver())
+        ]  # fmt: skip
+        if len(survivors) == len(kept):
+            break
+        kept = survivors
+    inv = [c[1](ha.env, hb.env, k) for c in kept]
+    facts = [*head_facts, *inv]
+
+    # Sync: the loop conditions (and any exception raised evaluating them) agree.
+    if not _unsat([*facts, z3.Xor(head_a.live, head_b.live)], solver()):
+        return None
+    if (head_exits_a or head_exits_b) and not _unsat(
+        [*facts, exits_differ(head_exits_a, head_exits_b)], solver()
+    ):
+        return None
+    if not _unsat([*facts, head_a.live, head_b.live, z3.Xor(cont_a, cont_b)], solver()):
+        return None
+
+    # Step: whatever ends the function during an iteration ends it the same way.
+    after_a, exits_a, exh_a = step_a
+    after_b, exits_b, exh_b = step_b
+    if exh_a or exh_b:
+        return None
+    if not _unsat([*facts, z3.Xor(after_a.live, after_b.live)], solver()):
+        return None
+    if not _unsat([*facts, exits_differ(exits_a, exits_b)], solver()):
+        return None
+
+    # Exit: from the states where both loops end, the rest behaves the same.
+    exit_a = _exit_state(a, head_a.fork(z3.And(head_a.live, z3.Not(cont_a))))
+    exit_b = _exit_state(b, head_b.fork(z3.And(head_b.live, z3.Not(cont_b))))
+    ends_a, exh_a = _run_suffix(a, exit_a)
+    ends_b, exh_b = _run_suffix(b, exit_b)
+    if exh_a or exh_b:
+        return None
+    if not _unsat([*facts, exits_differ(ends_a, ends_b)], solver()):
+        return None
+
+    names = "; ".join(c[0] for c in kept) or "true"
+    return Outcome(
+        "proved",
+        "no input tells the versions apart: the loops were proven equivalent for every "
+        "number of iterations by induction",
+        method=f"smt: induction over lock-step loop iterations (invariant: {names})",
+        assumptions=tuple(problem.assumptions),
+    )
+
+
+def _unsat(facts: Sequence[z3.BoolRef], limits: SolverLimits) -> bool:
+    return check(list(facts), limits).status is Status.UNSAT
+
+
+def _initial_state(side: Side, inputs: Sequence[V]) -> State:
+    objects: dict[int, z3.ExprRef] = {}
+    for p in inputs:
+        if isinstance(p, SSeq) and p.kind == "list" and p.origin:
+            (origin,) = p.origin
+            objects[origin] = p.e
+            if origin not in side.ex.param_origins:
+                side.ex.param_origins.append(origin)
+    return side.ex._enter(side.fn, list(inputs), {}, objects)
+
+
+def _carried_names(side: Side) -> tuple[str, ...]:
+    """Variables an iteration may change: stored, augmented, or mutated through a method."""
+    names: set[str] = set()
+    for node in ast.walk(side.loop):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in MUTATING_METHODS
+        ):
+            names.add(node.func.value.id)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+        ):
+            names.add(node.value.id)
+    assert side.entry is not None
+    # Every alias of a list that may change changes with it.
+    origins: set[int] = set()
+    for n in names:
+        for _, alt in alternatives(side.entry.env.get(n, SUnbound())):
+            if isinstance(alt, SSeq) and alt.origin:
+                origins |= alt.origin
+    for n, v in side.entry.env.items():
+        for _, alt in alternatives(v):
+            if isinstance(alt, SSeq) and alt.origin and alt.origin & origins:
+                names.add(n)
+    return tuple(sorted(n for n in names if n in side.entry.env))
+
+
+def _havoc(side: Side, fresh: Fresh, tag: str, types: dict[str, V] | None) -> State | None:
+    """The state at the head of an arbitrary iteration: carried variables made arbitrary.
+
+    ``types`` holds each carried variable's value after one iteration (for its type); on
+    the first call it is None and unbound variables stay unbound.
+    """
+    assert side.entry is not None
+    state = side.entry.fork(side.entry.live)
+    by_origin: dict[frozenset[int], z3.ExprRef] = {}
+    for name in side.carried:
+        entry = side.entry.env[name]
+        later = types.get(name, entry) if types is not None else entry
+        value = _arbitrary(entry, later, fresh, f"{tag}_{name}", by_origin)
+        if value is None:
+            return None
+        state.env[name] = value
+    for origin_set, e in by_origin.items():
+        for o in origin_set:
+            if o in state.objects:
+                state.objects[o] = e
+    return state
+
+
+def _arbitrary(
+    entry: V, later: V, fresh: Fresh, base: str, by_origin: dict[frozenset[int], z3.ExprRef]
+) -> V | None:
+    if isinstance(later, SUnion) or isinstance(entry, SUnion):
+        return None
+    if isinstance(entry, SUnbound):
+        if isinstance(later, SUnbound):
+            return entry
+        bound = z3.Bool(fresh.name(f"{base}_bound"))
+        value = _arbitrary(later, later, fresh, base, by_origin)
+        if value is None:
+            return None
+        return SUnion(((bound, value), (z3.Not(bound), SUnbound())))
+    if type(entry) is not type(later):
+        return None
+    if isinstance(entry, SSeq):
+        assert isinstance(later, SSeq)
+        if entry.kind != later.kind or (entry.elem != later.elem and not _empty(entry)):
+            return None
+        if entry.origin is not None and entry.origin in by_origin:
+            e = by_origin[entry.origin]
+        else:
+            e = z3.Const(fresh.name(base), later.e.sort())
+            if entry.origin is not None:
+                by_origin[entry.origin] = e
+        return SSeq(entry.kind, later.elem, e, entry.origin)
+    if isinstance(entry, SInt):
+        return SInt(z3.Int(fresh.name(base)))
+    if isinstance(entry, SBool):
+        return SBool(z3.Bool(fresh.name(base)))
+    if isinstance(entry, SFloat):
+        return SFloat(z3.FP(fresh.name(base), entry.e.sort()))
+    if isinstance(entry, SStr):
+        return SStr(z3.String(fresh.name(base)))
+    if isinstance(entry, SNone):
+        return entry
+    return None
+
+
+def _empty(v: SSeq) -> bool:
+    return bool(z3.is_app(v.e) and v.e.decl().kind() == z3.Z3_OP_SEQ_EMPTY)
+
+
+def _head(side: Side, state: State, k: z3.ArithRef) -> tuple[z3.BoolRef, list[Exit], State]:
+    """Whether iteration ``k`` runs, exceptions raised deciding it, and the state after."""
+    side.ex.exits = []
+    head = state.fork(state.live)
+    if isinstance(side.loop, ast.For):
+        assert side.n is not None
+        cont = k < side.n
+    else:
+        cont = side.ex.truthy(side.ex.ev(side.loop.test, head), head)
+    return cont, list(side.ex.exits), head
+
+
+def _iterate(side: Side, state: State, k: z3.ArithRef) -> tuple[State, list[Exit], bool]:
+    """One iteration from ``state``: the continuing state, what ended the function, and
+    whether the model stopped short anywhere."""
+    ex = side.ex
+    ex.exits = []
+    ex.exhausted = []
+    frame = Frame()
+    frame.breaks.append([])
+    frame.continues.append([])
+    st = state.fork(state.live)
+    if isinstance(side.loop, ast.For):
+        assert side.source is not None
+        ex.assign(side.loop.target, side.source.at(k), st)
+    ex.exec_block(side.loop.body, st, frame)
+    breaks = frame.breaks.pop()
+    continues = frame.continues.pop()
+    going = merge_states([st, *continues], st)
+    ended = list(ex.exits)
+    exhausted = bool(ex.exhausted)
+    for br in breaks:
+        exits, exh = _run_suffix(side, br)
+        ended.extend(exits)
+        exhausted = exhausted or exh
+    return going, ended, exhausted
+
+
+def _exit_state(side: Side, state: State) -> State:
+    """The state after the loop ends normally: a for loop's target holds the last item."""
+    if not isinstance(side.loop, ast.For):
+        return state
+    assert side.n is not None and side.source is not None and side.entry is not None
+    n = side.n
+    last = state.fork(state.live)
+    side.ex.assign(side.loop.target, side.source.at(n - 1), last)
+    targets = {t.id for t in ast.walk(side.loop.target) if isinstance(t, ast.Name)}
+    for name in targets:
+        before = state.env.get(name, SUnbound())
+        state.env[name] = merge(n > 0, last.env.get(name, SUnbound()), before)
+    return state
+
+
+def _run_suffix(side: Side, state: State) -> tuple[list[Exit], bool]:
+    """Run the statements after the loop; every exit, and whether the model stopped short."""
+    ex = side.ex
+    saved_exits, saved_exh = ex.exits, ex.exhausted
+    ex.exits, ex.exhausted = [], []
+    st = state.fork(state.live)
+    ex.exec_block(side.suffix, st, Frame())
+    if not z3.is_false(st.live):
+        ex.exits.append(Exit(st.live, SNone(), None, ex._snapshot(st), side.fn.lineno))
+    result = list(ex.exits), bool(ex.exhausted)
+    ex.exits, ex.exhausted = saved_exits, saved_exh
+    return result
+
+
+def _candidates(a: Side, b: Side, ha: State, hb: State) -> list[Candidate]:
+    """Equalities between carried variables of the two versions, and with ``k``."""
+    cands: list[Candidate] = []
+    for na in a.carried:
+        for nb in b.carried:
+            if _comparable(ha.env[na], hb.env[nb]):
+                cands.append((f"{na} == {nb}'", _pair(na, nb)))
+    for side, name_of, tag in ((a, "a", ""), (b, "b", "'")):
+        env = ha.env if name_of == "a" else hb.env
+        for n in side.carried:
+            v = env[n]
+            if isinstance(v, SInt):
+                cands.append((f"{n}{tag} == k", _counter(name_of, n, 0)))
+                cands.append((f"{n}{tag} == k + 1", _counter(name_of, n, 1)))
+            if isinstance(v, SUnion):
+                cands.append((f"{n}{tag} bound iff k > 0", _bound_after_first(name_of, n)))
+    return cands
+
+
+def _comparable(x: V, y: V) -> bool:
+    xs = [type(v) for _, v in alternatives(x) if not isinstance(v, SUnbound)]
+    ys = [type(v) for _, v in alternatives(y) if not isinstance(v, SUnbound)]
+    return bool(xs) and xs == ys
+
+
+def _pair(na: str, nb: str) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
+    def formula(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
+        return _equal(ea.get(na, SUnbound()), eb.get(nb, SUnbound()))
+
+    return formula
+
+
+def _counter(side: str, name: str, offset: int) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
+    def formula(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
+        v = (ea if side == "a" else eb).get(name, SUnbound())
+        if isinstance(v, SInt):
+            return v.e == k + offset  # type: ignore[no-any-return]
+        return FALSE
+
+    return formula
+
+
+def _bound_after_first(side: str, name: str) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
+    def formula(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
+        v = (ea if side == "a" else eb).get(name, SUnbound())
+        unbound = z3.Or([g for g, x in alternatives(v) if isinstance(x, SUnbound)] or [FALSE])
+        return unbound == (k == 0)  # type: ignore[no-any-return]
+
+    return formula
+
+
+def _equal(x: V, y: V) -> z3.BoolRef:
+    """Same value, where an unbound variable equals only an unbound one."""
+    parts = []
+    for gx, vx in alternatives(x):
+        for gy, vy in alternatives(y):
+            if isinstance(vx, SUnbound) or isinstance(vy, SUnbound):
+                if isinstance(vx, SUnbound) and isinstance(vy, SUnbound):
+                    parts.append(z3.And(gx, gy))
+                continue
+            if type(vx) is not type(vy):
+                continue
+            if isinstance(vx, SSeq) and isinstance(vy, SSeq) and vx.elem != vy.elem:
+                if _empty(vx) or _empty(vy):
+                    parts.append(z3.And(gx, gy, z3.Length(vx.e) == 0, z3.Length(vy.e) == 0))
+                continue
+            parts.append(z3.And(gx, gy, same_value(vx, vy)))
+    return z3.Or(parts) if parts else FALSE

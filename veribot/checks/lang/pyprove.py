@@ -1,0 +1,239 @@
+"""The Z3 side of the Python equivalence check: a proof, a candidate input, or why neither.
+
+Both versions are executed symbolically on the same inputs (``pyexec``). The solver is
+asked for an input on which their exits differ; ``unsat`` with no input left beyond the
+unrolling bound is a proof. When loops could run longer than the bound, ``pyinduct``
+tries to prove them for every trip count. Candidates are only candidates: the caller
+executes them before anything is called refuted.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import z3
+
+from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Module
+from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
+from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
+from veribot.checks.smt import SolverLimits, Status, check
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the prover established.
+
+    ``kind`` is one of: ``proved``, ``candidates`` (inputs to execute), ``bounded`` (no
+    difference up to the bound, nothing beyond it shown), ``unsupported``,
+    ``unknown-type``, ``solver-unknown``.
+    """
+
+    kind: str
+    detail: str
+    method: str = ""
+    candidates: tuple[tuple[str, ...], ...] = ()
+    line: int | None = None
+    construct: str = ""
+    assumptions: tuple[str, ...] = ()
+
+
+@dataclass
+class Problem:
+    """Both versions executed on the same symbolic inputs."""
+
+    names: list[str]
+    types: list[PyType]
+    inputs: list[V]
+    exits_a: list[Exit]
+    exits_b: list[Exit]
+    exhausted: list[Exhausted]
+    assumptions: list[str] = field(default_factory=list)
+    fn_a: ast.FunctionDef | None = None
+    fn_b: ast.FunctionDef | None = None
+    module_a: Module | None = None
+    module_b: Module | None = None
+
+
+def find_function(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
+    """The top-level function named ``entry``; methods are addressed as ``Class.method``."""
+    parts = entry.split(".")
+    body: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for i, part in enumerate(parts):
+        node = None
+        for stmt in body:
+            is_last = i == len(parts) - 1
+            wanted = ast.FunctionDef if is_last else ast.ClassDef
+            if isinstance(stmt, wanted) and stmt.name == part:
+                node = stmt
+        if node is None:
+            return None
+        if isinstance(node, ast.ClassDef):
+            body = node.body
+    return node if isinstance(node, ast.FunctionDef) else None
+
+
+def parameter_types(
+    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType] | None
+) -> tuple[list[str], list[PyType], list[str]]:
+    """Parameter names and types, and the assumptions they rest on (as sentences)."""
+    names_a = [a.arg for a in fn_a.args.args]
+    names_b = [a.arg for a in fn_b.args.args]
+    if len(names_a) != len(names_b):
+        raise Unsupported("a change in the number of parameters", fn_b.lineno)
+    types: list[PyType] = []
+    notes: list[str] = []
+    for n, (pa, pb) in enumerate(zip(fn_a.args.args, fn_b.args.args, strict=True)):
+        if given is not None and pa.arg in given:
+            t = given[pa.arg]
+            source = "given"
+        else:
+            t = from_annotation(pa.annotation)
+            if not is_known(t):
+                t = from_annotation(pb.annotation)
+            source = "annotation"
+        types.append(t)
+        if is_known(t):
+            notes.append(f"`{names_a[n]}`: {t.text()} ({source})")
+    return names_a, types, notes
+
+
+def build(
+    tree_a: ast.Module,
+    tree_b: ast.Module,
+    entry: str,
+    given: Mapping[str, PyType] | None,
+    limits: Limits,
+) -> Problem:
+    fn_a = find_function(tree_a, entry)
+    fn_b = find_function(tree_b, entry)
+    if fn_a is None or fn_b is None:
+        raise LookupError(entry)
+    if "." in entry:
+        raise Unsupported("methods (the type of `self` is not known)", fn_b.lineno)
+    names, types, notes = parameter_types(fn_a, fn_b, given)
+    unknown = [n for n, t in zip(names, types, strict=True) if not is_known(t)]
+    if unknown:
+        raise UnknownTypes(unknown)
+    fresh = Fresh()
+    inputs = [fresh.value(t, n) for n, t in zip(names, types, strict=True)]
+    module_a, module_b = Module.of(tree_a), Module.of(tree_b)
+    ex_a = Executor(module_a, fresh, limits)
+    ex_b = Executor(module_b, fresh, limits)
+    result_a = ex_a.run(fn_a, inputs)
+    result_b = ex_b.run(fn_b, inputs)
+    if any(isinstance(t, ListT) for t in types):
+        notes.append("list arguments are distinct objects (they do not alias each other)")
+    return Problem(
+        names,
+        types,
+        inputs,
+        result_a.exits,
+        result_b.exits,
+        result_a.exhausted + result_b.exhausted,
+        notes,
+        fn_a,
+        fn_b,
+        module_a,
+        module_b,
+    )
+
+
+class UnknownTypes(Exception):
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        super().__init__(", ".join(names))
+
+
+def exits_differ(exits_a: Sequence[Exit], exits_b: Sequence[Exit]) -> z3.BoolRef:
+    """Inputs on which the two sets of exits disagree (value, exception or mutation)."""
+    cases = []
+    for a in exits_a:
+        for b in exits_b:
+            guard = z3.And(a.guard, b.guard)
+            if z3.is_false(z3.simplify(guard)):
+                continue
+            cases.append(z3.And(guard, z3.Not(same_exit(a, b))))
+    return z3.Or(cases) if cases else z3.BoolVal(False)
+
+
+def same_exit(a: Exit, b: Exit) -> z3.BoolRef:
+    if (a.value is None) != (b.value is None):
+        return z3.BoolVal(False)
+    if a.value is None:
+        same = z3.BoolVal(a.exc == b.exc)
+    else:
+        assert b.value is not None
+        same = same_value(a.value, b.value)
+    params = [x == y for x, y in zip(a.params, b.params, strict=True)]
+    return z3.And(same, *params)
+
+
+def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Outcome:
+    """Ask for differing inputs within the bound; prove if nothing lies beyond it."""
+    differ = exits_differ(problem.exits_a, problem.exits_b)
+    beyond = z3.Or([e.guard for e in problem.exhausted]) if problem.exhausted else None
+    within = [z3.Not(beyond)] if beyond is not None else []
+    candidates: list[tuple[str, ...]] = []
+    blocked: list[z3.BoolRef] = []
+    for _ in range(tries):
+        answer = check([differ, *within, *blocked], solver)
+        if answer.status is Status.SAT:
+            assert answer.model is not None
+            args = tuple(literal(answer.model, v) for v in problem.inputs)
+            candidates.append(args)
+            blocked.append(_block(answer.model, problem.inputs))
+            continue
+        if answer.status is Status.UNKNOWN:
+            if candidates:
+                break
+            return Outcome("solver-unknown", f"the solver gave up ({answer.why})")
+        break  # unsat: no (more) differences within the bound
+    if candidates:
+        return Outcome("candidates", "the solver found inputs that tell the versions apart",
+                       candidates=tuple(candidates))
+    if beyond is None:
+        return Outcome("proved", "no input tells the versions apart", method="smt: complete model",
+                       assumptions=tuple(problem.assumptions))
+    answer = check([beyond], solver)
+    if answer.status is Status.UNSAT:
+        return Outcome("proved", "no input tells the versions apart; every loop ends within "
+                       "the unrolled iterations for all inputs",
+                       method="smt: loops fully unrolled (trip count bounded by the domain)",
+                       assumptions=tuple(problem.assumptions))
+    first = min(problem.exhausted, key=lambda e: e.line)
+    what = "loop" if first.why == "loop-bound" else "recursion"
+    return Outcome(
+        "bounded",
+        f"no difference for inputs that need at most the unrolled iterations, but the {what} "
+        f"at line {first.line} can run longer",
+        line=first.line,
+        construct=first.why,
+        assumptions=tuple(problem.assumptions),
+    )
+
+
+def _block(model: z3.ModelRef, inputs: Sequence[V]) -> z3.BoolRef:
+    """A constraint that excludes the concrete input of ``model``."""
+    from veribot.checks.lang.pyvalues import SBool, SFloat, SInt, SSeq, SStr, STuple, SUnion
+
+    terms: list[z3.ExprRef] = []
+
+    def collect(v: V) -> None:
+        if isinstance(v, SInt | SBool | SFloat | SStr | SSeq):
+            terms.append(v.e)
+        elif isinstance(v, STuple):
+            for i in v.items:
+                collect(i)
+        elif isinstance(v, SUnion):
+            for g, a in v.alts:
+                terms.append(g)
+                collect(a)
+
+    for v in inputs:
+        collect(v)
+    if not terms:
+        return z3.BoolVal(False)
+    return z3.Or([t != model.eval(t, model_completion=True) for t in terms])
