@@ -1,0 +1,570 @@
+"""The worker's job: review a pull request and post the check run, the review and the summary.
+
+:func:`run_job` takes one :class:`~veribot.bot.queue.Job` and its :class:`WorkerDeps` (how to
+reach GitHub for an installation, where the repository's git data comes from) and does
+what the job asks: a review of the pull request's head, or a `/verify` command. The posting
+half, :func:`post_review_results`, is shared with the GitHub Action (:mod:`veribot.bot.action`).
+
+The review is the solver-only one (the agent is not wired in yet) and every summary says
+so. Conclusions: any refuted unit gives ``failure``; an undecided changed function gives the
+repository's ``inconclusive_conclusion`` (``neutral`` by default); otherwise ``success``. A
+review that cannot finish completes its check run with a summary saying why, never green.
+GitHub errors are raised again so the queue retries the job; every post is idempotent.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import fnmatch
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+from pathlib import Path
+
+import git
+from github import Auth, Github, GithubIntegration
+
+from veribot.bot.config import ConfigError, RepoConfig, Settings, parse_repo_config
+from veribot.bot.github import (
+    MAX_REVIEW_COMMENTS,
+    Annotation,
+    CheckOutput,
+    Conclusion,
+    GitHubClient,
+    GitHubError,
+    InlineComment,
+    Level,
+    RequestPolicy,
+    connect,
+)
+from veribot.bot.queue import Command, Job
+from veribot.bot.render import SUMMARY_MARKER, explain, render_markdown, summary_line
+from veribot.bot.review import GitSource, Report, ReviewRequest, UnitResult, review
+from veribot.checks.verdict import Verdict
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = ".veribot.toml"
+SOLVER_ONLY_NOTE = (
+    "Solver-only review: the agent was not asked (it is not wired in yet), so every verdict "
+    "comes from the solver and from executed counterexamples."
+)
+HELP_TEXT = """\
+**veribot commands** (for people with write access to this repository):
+
+- `/verify`: review the whole pull request again;
+- `/verify path/to/file.py::function`: check one changed function (`Class.method` for a method);
+- `/verify path/to/file.py`: check the changed functions of one file;
+- `/verify` in a review comment: check the function on that line;
+- `/verify help`: this text.
+
+Verdicts: **verified** (proven for every input of the stated types), **refuted** (an input \
+on which the two versions, really executed, behave differently), **inconclusive** (neither, \
+with the reason)."""
+REFUSAL_TEXT = (
+    "Sorry @{login}, `/verify` is only available to people with write access to this "
+    "repository. A maintainer can run it for you."
+)
+PROGRESS_INTERVAL_S = 5.0
+TOKEN_REFRESH_MARGIN_S = 300.0
+
+GitData = Callable[[Job, str, tuple[str, ...]], Path]
+"""Given a job, the repository's clone URL and the commits needed, a local working tree
+holding them (the production one is :class:`GitCache`; tests hand a temporary repository)."""
+
+
+@dataclass(frozen=True)
+class WorkerDeps:
+    """What :func:`run_job` needs from the world."""
+
+    settings: Settings
+    github: Callable[[int | None], Github]  # a client for the job's installation
+    git_data: GitData
+    policy: Callable[[], RequestPolicy] = RequestPolicy
+    clock: Callable[[], float] = time.monotonic
+    progress_interval: float = PROGRESS_INTERVAL_S
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a review posted: the conclusion and the report it came from."""
+
+    conclusion: Conclusion
+    report: Report | None
+    summary: str
+
+
+# -- the job ---------------------------------------------------------------------------------
+
+
+def run_job(job: Job, deps: WorkerDeps) -> None:
+    """Do what ``job`` asks; GitHub errors propagate (the queue retries the job)."""
+    settings = deps.settings
+    client = GitHubClient(
+        deps.github(job.installation_id),
+        job.repo,
+        bot_login=settings.bot_login,
+        policy=deps.policy(),
+    )
+    context = {"pr": job.pr_key, "delivery": job.delivery_id, "command": job.command.value}
+    log.info("job started", extra=context)
+    if job.command is Command.REVIEW:
+        _review_job(job, client, deps)
+    else:
+        _command_job(job, client, deps)
+    log.info("job done", extra=context)
+
+
+def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
+    pull = client.pull(job.pr_number)
+    head_sha = str(pull.head.sha)
+    if job.head_sha is not None and job.head_sha != head_sha:
+        log.info("stale head: the pull request moved on", extra={"pr": job.pr_key})
+        return None
+    base_sha = str(pull.base.sha)
+    clone_url = client.repo.clone_url or ""
+    return review_and_post(
+        client,
+        number=job.pr_number,
+        head_sha=head_sha,
+        check_name=deps.settings.check_name,
+        working_tree=lambda: deps.git_data(job, clone_url, (base_sha, head_sha)),
+        base_sha=base_sha,
+        clock=deps.clock,
+        progress_interval=deps.progress_interval,
+    )
+
+
+def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> None:
+    login = job.requested_by or "there"
+    reply_to = job.comment_id if job.on_review_comment else None
+    if not job.trusted and not (job.requested_by and client.has_write_access(job.requested_by)):
+        log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
+        client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
+        return
+    if job.comment_id is not None:
+        reaction = "+1" if job.command is Command.HELP else "eyes"
+        client.react(job.comment_id, reaction, on_review_comment=job.on_review_comment)
+    if job.command is Command.HELP:
+        client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to)
+        return
+    whole_pr = job.target is None and not job.on_review_comment
+    if whole_pr:
+        outcome = _review_job(job, client, deps)
+        text = "The pull request was reviewed again"
+        if outcome is not None and outcome.report is not None:
+            text += f": {summary_line(outcome.report)}. Details in the summary comment."
+        else:
+            text += "; see the check run for the result."
+        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        return
+    pull = client.pull(job.pr_number)
+    base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
+    tree = deps.git_data(job, client.repo.clone_url or "", (base_sha, head_sha))
+    report = review(ReviewRequest(GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)))
+    chosen = select_target(report, job.target, job.path, job.line)
+    if not chosen.items:
+        what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
+        changed = ", ".join(f"`{i.unit.qualname}`" for i in report.items) or "none"
+        text = f"No changed function matches {what}. Changed units: {changed}."
+    else:
+        text = _strip_marker(render_markdown(chosen)) + "\n" + SOLVER_ONLY_NOTE
+    client.reply(job.pr_number, text, review_comment_id=reply_to)
+
+
+# -- the review and what it posts ------------------------------------------------------------
+
+
+def review_and_post(
+    client: GitHubClient,
+    *,
+    number: int,
+    head_sha: str,
+    check_name: str,
+    working_tree: Callable[[], Path],
+    base_sha: str,
+    notes: Sequence[str] = (),
+    clock: Callable[[], float] = time.monotonic,
+    progress_interval: float = PROGRESS_INTERVAL_S,
+) -> Outcome:
+    """Start the check run, review ``base_sha...head_sha``, and post the results.
+
+    A configuration or review error completes the check run with a summary saying what went
+    wrong (``neutral`` for a bad `.veribot.toml`, ``failure`` otherwise); GitHub errors
+    propagate.
+    """
+    run_id = client.start_check_run(
+        check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
+    )
+    try:
+        tree = working_tree()
+        config = read_repo_config(tree, base_sha)
+        progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
+        report = review(
+            ReviewRequest(GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)),
+            progress,
+        )
+    except ConfigError as error:
+        summary = f"veribot did not review this pull request: {error}"
+        client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
+        return Outcome("neutral", None, summary)
+    except GitHubError:
+        raise
+    except Exception as error:  # the job's boundary: say it in the check run, never green
+        log.exception("review failed", extra={"repo": client.full_name, "pr": number})
+        summary = (
+            "veribot could not finish the review, so nothing was verified: "
+            f"{type(error).__name__}: {error}"
+        )
+        client.complete_check_run(run_id, "failure", CheckOutput("Review failed", summary))
+        return Outcome("failure", None, summary)
+    report = apply_config(report, config)
+    return post_review_results(
+        client,
+        run_id=run_id,
+        number=number,
+        head_sha=head_sha,
+        report=report,
+        inconclusive_conclusion=config.inconclusive_conclusion,
+        notes=notes,
+    )
+
+
+def post_review_results(
+    client: GitHubClient,
+    *,
+    run_id: int,
+    number: int,
+    head_sha: str,
+    report: Report,
+    inconclusive_conclusion: str,
+    notes: Sequence[str] = (),
+) -> Outcome:
+    """Complete the check run, post the review's inline comments and upsert the summary."""
+    conclusion = conclusion_for(report, inconclusive_conclusion)
+    comments = inline_comments(report, client.diff_anchors(number))
+    leftovers: list[InlineComment] = []
+    if comments:
+        body = f"veribot: {summary_line(report)}."
+        leftovers = client.post_review(number, head_sha, body, comments)
+    summary = summary_markdown(report, head_sha, notes, leftovers)
+    client.complete_check_run(
+        run_id, conclusion, CheckOutput(check_title(report), summary), check_annotations(report)
+    )
+    client.upsert_summary(number, summary)
+    log.info(
+        "review posted",
+        extra={"repo": client.full_name, "pr": number, "conclusion": conclusion},
+    )
+    return Outcome(conclusion, report, summary)
+
+
+def conclusion_for(report: Report, inconclusive_conclusion: str) -> Conclusion:
+    """``failure`` on a refutation, the configured one on an undecided change, else success."""
+    if report.count(Verdict.REFUTED):
+        return "failure"
+    if report.count(Verdict.INCONCLUSIVE, compared_only=True):
+        return _as_conclusion(inconclusive_conclusion)
+    return "success"
+
+
+def _as_conclusion(value: str) -> Conclusion:
+    for known in ("success", "failure", "neutral", "action_required"):
+        if value == known:
+            return known
+    raise ConfigError(f"{value!r} is not a check-run conclusion veribot uses")
+
+
+def check_title(report: Report) -> str:
+    """``1 refuted, 1 verified, 0 inconclusive``."""
+    if not report.items:
+        return "No changed Python functions"
+    return (
+        f"{report.count(Verdict.REFUTED)} refuted, {report.count(Verdict.VERIFIED)} verified, "
+        f"{report.count(Verdict.INCONCLUSIVE)} inconclusive"
+    )
+
+
+_LEVELS: dict[Verdict, Level] = {
+    Verdict.REFUTED: "failure",
+    Verdict.INCONCLUSIVE: "warning",
+    Verdict.VERIFIED: "notice",
+}
+
+
+def check_annotations(report: Report) -> list[Annotation]:
+    """One annotation per compared unit present in the head revision."""
+    found = []
+    for item in report.items:
+        lines = item.unit.after_lines
+        if lines is None or not item.compared:
+            continue
+        verdict = item.result.verdict
+        found.append(
+            Annotation(
+                path=item.unit.path,
+                start_line=lines[0],
+                end_line=lines[0],
+                level=_LEVELS[verdict],
+                message=f"{verdict.value} [{item.result.reason}]: {explain(item)}",
+                title=f"{item.unit.entry}: {verdict.value}",
+            )
+        )
+    return found
+
+
+def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[InlineComment]:
+    """A comment per refuted or undecided changed function, on a line of its diff if any."""
+    comments = []
+    for item in report.items:
+        verdict = item.result.verdict
+        lines = item.unit.after_lines
+        if verdict is Verdict.VERIFIED or not item.compared or lines is None:
+            continue
+        in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
+        line = in_diff[0] if in_diff else lines[0]
+        body = (
+            f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
+            f"<sub>veribot, {SOLVER_ONLY_NOTE.split(':')[0].lower()}</sub>"
+        )
+        comments.append(InlineComment(item.unit.path, line, body))
+    return comments
+
+
+def summary_markdown(
+    report: Report, head_sha: str, notes: Sequence[str], leftovers: Sequence[InlineComment]
+) -> str:
+    """The summary comment's body (the marker is added by the poster)."""
+    parts = [_strip_marker(render_markdown(report)).rstrip()]
+    if leftovers:
+        parts.append(
+            f"{len(leftovers)} finding(s) could not be placed inline (not on a line of the "
+            f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n"
+            + "\n".join(f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers)
+        )
+    parts.extend([SOLVER_ONLY_NOTE, *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
+    return "\n\n".join(parts) + "\n"
+
+
+def _strip_marker(markdown: str) -> str:
+    return markdown.replace(SUMMARY_MARKER + "\n", "", 1)
+
+
+class ProgressReporter:
+    """Updates the check run with "7 of 12 functions checked", at most once per interval."""
+
+    def __init__(
+        self,
+        client: GitHubClient,
+        run_id: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = PROGRESS_INTERVAL_S,
+    ) -> None:
+        self.client = client
+        self.run_id = run_id
+        self.clock = clock
+        self.interval = interval
+        self._last: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if done == 0 or done == total:  # the start is posted already, the end comes next
+            return
+        if self._last is not None and now - self._last < self.interval:
+            return
+        self._last = now
+        try:
+            self.client.update_check_run(
+                self.run_id, CheckOutput("Reviewing", f"{done} of {total} functions checked")
+            )
+        except GitHubError as error:  # progress is a courtesy; the review goes on
+            log.warning("progress update failed: %s", error)
+
+
+# -- configuration and selection -------------------------------------------------------------
+
+
+def read_repo_config(tree: Path, base_sha: str) -> RepoConfig:
+    """`.veribot.toml` as committed on the base (never the PR head); defaults if absent."""
+    repo = git.Repo(tree)
+    try:
+        blob = repo.commit(base_sha).tree / CONFIG_FILE
+    except KeyError:
+        return RepoConfig()
+    data = blob.data_stream.read()
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text: {error}") from error
+    return parse_repo_config(text)
+
+
+def merge_base(tree: Path, base_sha: str, head_sha: str) -> str:
+    """Where the head branched from the base: what GitHub's pull request diff starts at."""
+    bases = git.Repo(tree).merge_base(base_sha, head_sha)
+    if not bases:
+        return base_sha
+    return str(bases[0].hexsha)
+
+
+def _matches(path: str, pattern: str) -> bool:
+    if fnmatch.fnmatchcase(path, pattern):
+        return True
+    return pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:])
+
+
+def apply_config(report: Report, config: RepoConfig) -> Report:
+    """Keep the units whose paths the include globs take and the exclude globs leave."""
+
+    def wanted(item: UnitResult) -> bool:
+        path = item.unit.path
+        return any(_matches(path, p) for p in config.include) and not any(
+            _matches(path, p) for p in config.exclude
+        )
+
+    return dataclasses.replace(report, items=tuple(i for i in report.items if wanted(i)))
+
+
+def select_target(
+    report: Report, target: str | None, path: str | None = None, line: int | None = None
+) -> Report:
+    """The units a `/verify` names: ``path::func``, a ``path``, or the function on a line."""
+
+    def chosen(item: UnitResult) -> bool:
+        unit = item.unit
+        if target is not None:
+            return target in (unit.qualname, unit.path)
+        lines = unit.after_lines
+        return (
+            unit.path == path
+            and line is not None
+            and lines is not None
+            and (lines[0] <= line <= lines[1])
+        )
+
+    return dataclasses.replace(report, items=tuple(i for i in report.items if chosen(i)))
+
+
+# -- where the git data comes from -----------------------------------------------------------
+
+
+class GitCache:
+    """Working trees of the repositories, fetched on demand into ``root`` (GitPython).
+
+    ``token_for(installation_id)`` gives the token to fetch with; it travels in an
+    environment-borne HTTP header, never in a URL or a command line that could be logged.
+    """
+
+    def __init__(self, root: Path, token_for: Callable[[int | None], str | None]) -> None:
+        self.root = root
+        self.token_for = token_for
+
+    def __call__(self, job: Job, clone_url: str, shas: tuple[str, ...]) -> Path:
+        path = self.root / job.repo.replace("/", "__")
+        if not path.exists():
+            path.mkdir(parents=True)
+            repo = git.Repo.init(path)
+            repo.create_remote("origin", clone_url)
+        repo = git.Repo(path)
+        missing = [sha for sha in shas if not _has_commit(repo, sha)]
+        if missing:
+            env = dict(os.environ)
+            token = self.token_for(job.installation_id)
+            if token:
+                basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+                env |= {
+                    "GIT_CONFIG_COUNT": "1",
+                    "GIT_CONFIG_KEY_0": "http.extraHeader",
+                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+                }
+            repo.git.fetch(
+                "--no-tags",
+                "origin",
+                "+refs/heads/*:refs/remotes/origin/*",
+                f"+refs/pull/{job.pr_number}/head:refs/remotes/origin/pull/{job.pr_number}",
+                env=env,
+            )
+        return path
+
+
+def _has_commit(repo: git.Repo, sha: str) -> bool:
+    try:
+        repo.commit(sha)
+    except (ValueError, git.BadName, git.BadObject):
+        return False
+    return True
+
+
+# -- App authentication ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Token:
+    token: str
+    expires_at: float  # seconds since the epoch
+
+
+@dataclass
+class InstallationTokens:
+    """Installation tokens of a GitHub App, cached and refreshed before their hour runs out.
+
+    The App JWT is made by PyGithub (``Auth.AppAuth``) from the App id and private key.
+    ``wall_clock`` is injectable so tests can step past expiry.
+    """
+
+    app_id: int
+    private_key: str = field(repr=False)
+    base_url: str
+    wall_clock: Callable[[], float] = time.time
+    margin: float = TOKEN_REFRESH_MARGIN_S
+    _cache: dict[int, _Token] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def token(self, installation_id: int) -> str:
+        """A token valid for at least ``margin`` more seconds."""
+        with self._lock:
+            cached = self._cache.get(installation_id)
+            if cached is not None and cached.expires_at - self.margin > self.wall_clock():
+                return cached.token
+            integration = GithubIntegration(
+                auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
+            )
+            try:
+                granted = integration.get_access_token(installation_id)
+            finally:
+                integration.close()
+            expires = granted.expires_at
+            if expires.tzinfo is None:
+                expires = expires.replace(tzinfo=UTC)
+            fresh = _Token(granted.token, expires.timestamp())
+            self._cache[installation_id] = fresh
+            log.info(
+                "installation token refreshed",
+                extra={"installation": installation_id, "expires": fresh.expires_at},
+            )
+            return fresh.token
+
+    def github(self, installation_id: int | None) -> Github:
+        """A PyGithub client acting as the installation."""
+        if installation_id is None:
+            raise ConfigError("the delivery names no installation: cannot act as the App")
+        return connect(self.base_url, self.token(installation_id))
+
+
+def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
+    """The production dependencies of a worker: App tokens and a git cache in the data dir."""
+
+    def token_for(installation_id: int | None) -> str | None:
+        return None if installation_id is None else tokens.token(installation_id)
+
+    return WorkerDeps(
+        settings=settings,
+        github=tokens.github,
+        git_data=GitCache(settings.data_dir / "repos", token_for),
+    )
