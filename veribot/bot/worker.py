@@ -88,6 +88,8 @@ class WorkerDeps:
     policy: Callable[[], RequestPolicy] = RequestPolicy
     clock: Callable[[], float] = time.monotonic
     progress_interval: float = PROGRESS_INTERVAL_S
+    notes: tuple[str, ...] = ()  # said in every summary (e.g. why the agent was not asked)
+    inconclusive_conclusion: str | None = None  # overrides the repository's `.veribot.toml`
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,12 @@ class Outcome:
 # -- the job ---------------------------------------------------------------------------------
 
 
-def run_job(job: Job, deps: WorkerDeps) -> None:
-    """Do what ``job`` asks; GitHub errors propagate (the queue retries the job)."""
+def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
+    """Do what ``job`` asks; GitHub errors propagate (the queue retries the job).
+
+    Returns what a review posted, or None when the job posted no review (a command answered
+    in the thread, a stale head).
+    """
     settings = deps.settings
     client = GitHubClient(
         deps.github(job.installation_id),
@@ -114,10 +120,11 @@ def run_job(job: Job, deps: WorkerDeps) -> None:
     context = {"pr": job.pr_key, "delivery": job.delivery_id, "command": job.command.value}
     log.info("job started", extra=context)
     if job.command is Command.REVIEW:
-        _review_job(job, client, deps)
+        outcome = _review_job(job, client, deps)
     else:
-        _command_job(job, client, deps)
+        outcome = _command_job(job, client, deps)
     log.info("job done", extra=context)
+    return outcome
 
 
 def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
@@ -135,24 +142,26 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         check_name=deps.settings.check_name,
         working_tree=lambda: deps.git_data(job, clone_url, (base_sha, head_sha)),
         base_sha=base_sha,
+        notes=deps.notes,
+        inconclusive_conclusion=deps.inconclusive_conclusion,
         clock=deps.clock,
         progress_interval=deps.progress_interval,
     )
 
 
-def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> None:
+def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
     login = job.requested_by or "there"
     reply_to = job.comment_id if job.on_review_comment else None
     if not job.trusted and not (job.requested_by and client.has_write_access(job.requested_by)):
         log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
         client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
-        return
+        return None
     if job.comment_id is not None:
         reaction = "+1" if job.command is Command.HELP else "eyes"
         client.react(job.comment_id, reaction, on_review_comment=job.on_review_comment)
     if job.command is Command.HELP:
         client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to)
-        return
+        return None
     whole_pr = job.target is None and not job.on_review_comment
     if whole_pr:
         outcome = _review_job(job, client, deps)
@@ -162,7 +171,7 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> None:
         else:
             text += "; see the check run for the result."
         client.reply(job.pr_number, text, review_comment_id=reply_to)
-        return
+        return outcome
     pull = client.pull(job.pr_number)
     base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
     tree = deps.git_data(job, client.repo.clone_url or "", (base_sha, head_sha))
@@ -173,8 +182,9 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> None:
         changed = ", ".join(f"`{i.unit.qualname}`" for i in report.items) or "none"
         text = f"No changed function matches {what}. Changed units: {changed}."
     else:
-        text = _strip_marker(render_markdown(chosen)) + "\n" + SOLVER_ONLY_NOTE
+        text = "\n\n".join([_strip_marker(render_markdown(chosen)), SOLVER_ONLY_NOTE, *deps.notes])
     client.reply(job.pr_number, text, review_comment_id=reply_to)
+    return None
 
 
 # -- the review and what it posts ------------------------------------------------------------
@@ -189,6 +199,7 @@ def review_and_post(
     working_tree: Callable[[], Path],
     base_sha: str,
     notes: Sequence[str] = (),
+    inconclusive_conclusion: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     progress_interval: float = PROGRESS_INTERVAL_S,
 ) -> Outcome:
@@ -230,7 +241,7 @@ def review_and_post(
         number=number,
         head_sha=head_sha,
         report=report,
-        inconclusive_conclusion=config.inconclusive_conclusion,
+        inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
         notes=notes,
     )
 
@@ -457,8 +468,7 @@ def select_target(
 class GitCache:
     """Working trees of the repositories, fetched on demand into ``root`` (GitPython).
 
-    ``token_for(installation_id)`` gives the token to fetch with; it travels in an
-    environment-borne HTTP header, never in a URL or a command line that could be logged.
+    ``token_for(installation_id)`` gives the token to fetch with (see :func:`ensure_commits`).
     """
 
     def __init__(self, root: Path, token_for: Callable[[int | None], str | None]) -> None:
@@ -471,26 +481,32 @@ class GitCache:
             path.mkdir(parents=True)
             repo = git.Repo.init(path)
             repo.create_remote("origin", clone_url)
-        repo = git.Repo(path)
-        missing = [sha for sha in shas if not _has_commit(repo, sha)]
-        if missing:
-            env = dict(os.environ)
-            token = self.token_for(job.installation_id)
-            if token:
-                basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-                env |= {
-                    "GIT_CONFIG_COUNT": "1",
-                    "GIT_CONFIG_KEY_0": "http.extraHeader",
-                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-                }
-            repo.git.fetch(
-                "--no-tags",
-                "origin",
-                "+refs/heads/*:refs/remotes/origin/*",
-                f"+refs/pull/{job.pr_number}/head:refs/remotes/origin/pull/{job.pr_number}",
-                env=env,
-            )
+        ensure_commits(git.Repo(path), job.pr_number, shas, self.token_for(job.installation_id))
         return path
+
+
+def ensure_commits(repo: git.Repo, pr_number: int, shas: Sequence[str], token: str | None) -> None:
+    """Fetch the branches and the pull request's head from origin unless ``shas`` are here.
+
+    The token travels in an environment-borne HTTP header, never in a URL or a command line.
+    """
+    if all(_has_commit(repo, sha) for sha in shas):
+        return
+    env = dict(os.environ)
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        env |= {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "http.extraHeader",
+            "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+        }
+    repo.git.fetch(
+        "--no-tags",
+        "origin",
+        "+refs/heads/*:refs/remotes/origin/*",
+        f"+refs/pull/{pr_number}/head:refs/remotes/origin/pull/{pr_number}",
+        env=env,
+    )
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:
