@@ -1,0 +1,28 @@
+# The GitHub Action's image (see action.yml): veribot with exact pins, run on the workspace.
+FROM python:3.11-slim
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/*
+
+# Exact pins for the image; pyproject.toml keeps the ranges for library use.
+RUN pip install --no-cache-dir \
+    z3-solver==5.4.0.0 \
+    GitPython==3.2.1 \
+    unidiff==1.0.1 \
+    hypothesis==6.170.15 \
+    crosshair-tool==0.0.112 \
+    rich==15.0.0 \
+    anthropic==0.125.0 \
+    Flask==3.1.3 \
+    PyGithub==2.10.0 \
+    huey==2.6.0
+
+COPY pyproject.toml README.md /opt/veribot/
+COPY veribot /opt/veribot/veribot
+RUN pip install --no-cache-dir --no-deps /opt/veribot
+
+# The runner mounts the checkout at /github/workspace, owned by another user.
+RUN git config --system --add safe.directory '*'
+
+ENTRYPOINT ["python", "-m", "veribot.bot.action"]
