@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 import veribot
+from veribot.bot.config import ConfigError
 from veribot.bot.gitrepo import GitRepoError
 from veribot.bot.render import FORMATS, render
 from veribot.bot.review import (
@@ -199,6 +200,7 @@ def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
         from veribot.bench import equivalence as bench
 
         bench.add_arguments(bp)
+    _add_app_commands(sub)
     return parser
 
 
@@ -269,6 +271,8 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import equivalence as bench
 
         return int(bench.main(args))
+    if args.command in ("serve", "worker"):
+        return _serve(args) if args.command == "serve" else _worker(args)
     request = _request(args)
     with _progress(settings, stderr) as progress:
         report = review(request, progress)
@@ -287,6 +291,55 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         stdout.write(text)
         stdout.flush()
     return EXIT_FAILED if report.failed(FailOn(args.fail_on)) else EXIT_OK
+
+
+# --- the GitHub App: `veribot serve` (the webhook) and `veribot worker` (the jobs) ---------
+# Settings come from VERIBOT_* variables (see veribot.bot.config.Settings.from_env).
+
+
+def _add_app_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    sv = sub.add_parser("serve", help="run the GitHub App's webhook (needs a webhook secret)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    sv.add_argument("--port", type=_positive_int, default=8000, help="port (default 8000)")
+    sv.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
+    wk = sub.add_parser("worker", help="run queued review jobs as the GitHub App")
+    wk.add_argument("--workers", type=_positive_int, default=1, help="jobs in parallel")
+    wk.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from veribot.bot.app import create_app
+    from veribot.bot.config import Settings as AppSettings
+    from veribot.bot.queue import JobQueue
+
+    settings = AppSettings.from_env(os.environ)
+    app = create_app(settings, JobQueue.from_settings(settings))  # refuses without a secret
+    logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    app.run(host=args.host, port=args.port, threaded=True)
+    return EXIT_OK
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from veribot.bot.config import Settings as AppSettings
+    from veribot.bot.queue import Job, JobQueue
+    from veribot.bot.worker import InstallationTokens, app_deps, run_job
+
+    settings = AppSettings.from_env(os.environ)
+    if settings.app_id is None or not settings.private_key:
+        raise ConfigError("set VERIBOT_APP_ID and VERIBOT_PRIVATE_KEY(_FILE) to run a worker")
+    tokens = InstallationTokens(settings.app_id, settings.private_key, settings.github_api_url)
+    deps = app_deps(settings, tokens)
+
+    def runner(job: Job) -> None:
+        run_job(job, deps)
+
+    queue = JobQueue.from_settings(settings, runner)
+    logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    queue.huey.create_consumer(workers=args.workers, periodic=False).run()
+    return EXIT_OK
+
+
+# --- end of the GitHub App commands ---------------------------------------------------------
 
 
 def main(
@@ -317,7 +370,7 @@ def main(
     handler = _logging(bool(getattr(args, "verbose", False)), err)
     try:
         return _run(args, settings, out, err)
-    except (GitRepoError, ReviewError) as exc:
+    except (GitRepoError, ReviewError, ConfigError) as exc:
         return fail(str(exc))
     except OSError as exc:
         logger.debug("I/O error", exc_info=True)

@@ -36,6 +36,8 @@ class Settings:
     check_name: str = DEFAULT_CHECK_NAME
     data_dir: Path = Path(".veribot")
     redis_url: str | None = None
+    app_id: int | None = None
+    private_key: str | None = field(default=None, repr=False)
 
     @property
     def queue_path(self) -> Path:
@@ -52,7 +54,8 @@ class Settings:
         """Build settings from ``VERIBOT_*`` variables in ``env`` (pass ``os.environ``).
 
         The webhook secret comes from ``VERIBOT_WEBHOOK_SECRET`` or from the file named by
-        ``VERIBOT_WEBHOOK_SECRET_FILE``.
+        ``VERIBOT_WEBHOOK_SECRET_FILE``; the App's private key (for workers) likewise from
+        ``VERIBOT_PRIVATE_KEY`` or ``VERIBOT_PRIVATE_KEY_FILE``, its id from ``VERIBOT_APP_ID``.
         """
         secret = env.get("VERIBOT_WEBHOOK_SECRET") or None
         secret_file = env.get("VERIBOT_WEBHOOK_SECRET_FILE")
@@ -63,8 +66,22 @@ class Settings:
                 raise ConfigError(
                     f"VERIBOT_WEBHOOK_SECRET_FILE {secret_file!r} is unreadable: {error.strerror}"
                 ) from error
+        app_id_text = env.get("VERIBOT_APP_ID") or None
+        if app_id_text is not None and not app_id_text.isdigit():
+            raise ConfigError(f"VERIBOT_APP_ID must be a number, not {app_id_text!r}")
+        key = env.get("VERIBOT_PRIVATE_KEY") or None
+        key_file = env.get("VERIBOT_PRIVATE_KEY_FILE")
+        if key is None and key_file:
+            try:
+                key = Path(key_file).read_text(encoding="utf-8")
+            except OSError as error:
+                raise ConfigError(
+                    f"VERIBOT_PRIVATE_KEY_FILE {key_file!r} is unreadable: {error.strerror}"
+                ) from error
         return cls(
             webhook_secret=secret,
+            app_id=int(app_id_text) if app_id_text is not None else None,
+            private_key=key,
             github_api_url=env.get("VERIBOT_GITHUB_API_URL", DEFAULT_API_URL),
             bot_login=env.get("VERIBOT_BOT_LOGIN", DEFAULT_BOT_LOGIN),
             check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
