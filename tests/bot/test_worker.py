@@ -1,0 +1,161 @@
+"""The worker's job function against the fake GitHub and real git repositories.
+
+The queue and the webhook are covered end to end in test_end_to_end.py; here each job kind
+runs directly: `/verify` (help, a named function, a review comment's line), a bad
+`.veribot.toml`, a review that cannot finish, progress throttling, and the App's tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bot.gitrepos import GitRepo
+from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_fake
+from veribot.bot.config import Settings
+from veribot.bot.github import SUMMARY_MARKER, CheckOutput, GitHubClient, connect
+from veribot.bot.queue import Command, Job
+from veribot.bot.worker import HELP_TEXT, ProgressReporter, WorkerDeps, run_job
+
+REPO = "octo/demo"
+NUMBER = 3
+BASE = b"def inc(x: int) -> int:\n    return x + 1\n\n\ndef sq(x: int) -> int:\n    return x * x\n"
+HEAD = b"def inc(x: int) -> int:\n    return 1 + x\n\n\ndef sq(x: int) -> int:\n    return x * 2\n"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    yield from running_fake()
+
+
+class Setup:
+    def __init__(self, tmp_path: Path, fake: FakeGitHub, base_extra: dict[str, bytes]) -> None:
+        self.fake = fake
+        self.repo = GitRepo(tmp_path / "repo")
+        self.base = self.repo.commit("base", {"m.py": BASE, **base_extra})
+        self.repo.git("checkout", "-q", "-b", "feature")
+        self.head = self.repo.commit("feature", {"m.py": HEAD})
+        fake.add_pull(
+            REPO,
+            NUMBER,
+            head_sha=self.head,
+            base_sha=self.base,
+            files=pull_files_from_git(self.repo.path, self.base, self.head),
+        )
+        self.deps = WorkerDeps(
+            settings=Settings(data_dir=tmp_path / "data"),
+            github=lambda _installation: connect(fake.base_url, "token"),
+            git_data=lambda _job, _url, _shas: self.repo.path,
+        )
+
+    def job(self, command: Command = Command.REVIEW, **fields: Any) -> Job:
+        head = self.head if command is Command.REVIEW else None
+        return Job(REPO, NUMBER, head, 1, command=command, **fields)
+
+    def replies(self) -> list[str]:
+        comments = self.fake.issue_comments(REPO, NUMBER)
+        return [str(c["body"]) for c in comments if SUMMARY_MARKER not in c["body"]]
+
+
+@pytest.fixture
+def setup(tmp_path: Path, fake: FakeGitHub) -> Setup:
+    return Setup(tmp_path, fake, {})
+
+
+def test_verify_help_reacts_and_replies(setup: Setup) -> None:
+    run_job(setup.job(Command.HELP, comment_id=55, requested_by="maintainer"), setup.deps)
+    assert setup.replies() == [HELP_TEXT]
+    assert [(r["content"], r["comment_id"]) for r in setup.fake.reactions()] == [("+1", 55)]
+
+
+def test_verify_one_function_replies_with_its_verdict_only(setup: Setup) -> None:
+    job = setup.job(Command.VERIFY, target="m.py::sq", comment_id=9, requested_by="dev")
+    run_job(job, setup.deps)
+    (reply,) = setup.replies()
+    assert "`m.py::sq`" in reply and "**refuted**" in reply
+    assert "m.py::inc" not in reply
+    assert [r["content"] for r in setup.fake.reactions()] == ["eyes"]
+    assert setup.fake.check_runs() == []  # a targeted check leaves the PR's check run alone
+
+
+def test_verify_on_a_review_comment_checks_the_function_on_that_line(setup: Setup) -> None:
+    job = setup.job(
+        Command.VERIFY,
+        path="m.py",
+        line=2,
+        comment_id=77,
+        on_review_comment=True,
+        requested_by="someone",
+        trusted=False,
+    )
+    setup.fake.set_permission(REPO, "someone", "write")
+    run_job(job, setup.deps)
+    (reply,) = setup.fake.state.review_comments.values()
+    assert reply["in_reply_to_id"] == 77
+    assert "m.py::inc" in reply["body"] and "**verified**" in reply["body"]
+    assert setup.fake.reactions()[0]["subject"] == "pull-request-review-comment"
+
+
+def test_verify_names_the_changed_units_when_the_target_matches_none(setup: Setup) -> None:
+    run_job(setup.job(Command.VERIFY, target="m.py::nope", requested_by="dev"), setup.deps)
+    (reply,) = setup.replies()
+    assert reply.startswith("No changed function matches `m.py::nope`")
+    assert "`m.py::sq`" in reply
+
+
+def test_verify_whole_pull_request_reviews_and_answers(setup: Setup) -> None:
+    run_job(setup.job(Command.VERIFY, comment_id=5, requested_by="dev"), setup.deps)
+    (run,) = setup.fake.check_runs()
+    assert run["conclusion"] == "failure"
+    assert any(
+        r.startswith("The pull request was reviewed again: 2 units") for r in setup.replies()
+    )
+
+
+def test_bad_config_on_the_base_is_reported_neutral(tmp_path: Path, fake: FakeGitHub) -> None:
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"inconclusive_conclusion = 'maybe'\n"})
+    run_job(setup.job(), setup.deps)
+    (run,) = fake.check_runs()
+    assert (run["conclusion"], run["output"]["title"]) == ("neutral", "Invalid .veribot.toml")
+    assert "inconclusive_conclusion must be one of" in run["output"]["summary"]
+
+
+def test_config_excludes_and_sets_the_inconclusive_conclusion(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    setup = Setup(tmp_path, fake, {".veribot.toml": b'exclude = ["m.py"]\n'})
+    run_job(setup.job(), setup.deps)
+    (run,) = fake.check_runs()
+    assert (run["conclusion"], run["output"]["title"]) == ("success", "No changed Python functions")
+
+
+def test_a_review_that_cannot_run_fails_the_check_with_the_reason(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    setup = Setup(tmp_path, fake, {})
+    missing = tmp_path / "not-a-repo"
+    missing.mkdir()
+    deps = WorkerDeps(
+        settings=setup.deps.settings,
+        github=setup.deps.github,
+        git_data=lambda _job, _url, _shas: missing,
+    )
+    run_job(setup.job(), deps)
+    (run,) = fake.check_runs()
+    assert (run["conclusion"], run["output"]["title"]) == ("failure", "Review failed")
+    assert "nothing was verified" in run["output"]["summary"]
+
+
+def test_progress_updates_are_throttled(setup: Setup) -> None:
+    client = GitHubClient(connect(setup.fake.base_url, "t"), REPO, bot_login="veribot[bot]")
+    run_id = client.start_check_run("veribot", setup.head, CheckOutput("Reviewing", "start"))
+    now = [0.0]
+    progress = ProgressReporter(client, run_id, clock=lambda: now[0], interval=5.0)
+    for done, at in [(0, 0.0), (1, 0.1), (2, 1.0), (3, 6.0), (4, 7.0), (12, 20.0)]:
+        now[0] = at
+        progress(done, 12)
+    updates = [c.body["output"]["summary"] for c in setup.fake.calls_to("PATCH", "/check-runs/")]
+    assert updates == ["1 of 12 functions checked", "3 of 12 functions checked"]
