@@ -7,6 +7,7 @@ runs directly: `/verify` (help, a named function, a review comment's line), a ba
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,13 @@ from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_f
 from veribot.bot.config import Settings
 from veribot.bot.github import SUMMARY_MARKER, CheckOutput, GitHubClient, connect
 from veribot.bot.queue import Command, Job
-from veribot.bot.worker import HELP_TEXT, ProgressReporter, WorkerDeps, run_job
+from veribot.bot.worker import (
+    HELP_TEXT,
+    InstallationTokens,
+    ProgressReporter,
+    WorkerDeps,
+    run_job,
+)
 
 REPO = "octo/demo"
 NUMBER = 3
@@ -159,3 +166,27 @@ def test_progress_updates_are_throttled(setup: Setup) -> None:
         progress(done, 12)
     updates = [c.body["output"]["summary"] for c in setup.fake.calls_to("PATCH", "/check-runs/")]
     assert updates == ["1 of 12 functions checked", "3 of 12 functions checked"]
+
+
+def test_installation_tokens_are_cached_and_refreshed_before_expiry(fake: FakeGitHub) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    now = [time.time()]
+    tokens = InstallationTokens(12345, pem, fake.base_url, wall_clock=lambda: now[0])
+    first = tokens.token(1)
+    now[0] += 50 * 60  # 10 minutes left: still more than the 5-minute margin
+    assert tokens.token(1) == first
+    now[0] += 6 * 60  # 4 minutes left: refresh
+    second = tokens.token(1)
+    assert second != first and second.startswith("ghs_")
+    assert tokens.token(2) not in (first, second)  # one token per installation
+    calls = fake.calls_to("POST", r"^/app/installations/\d+/access_tokens$")
+    assert [c.path.split("/")[3] for c in calls] == ["1", "1", "2"]
+    assert connect(fake.base_url, second).get_repo(REPO).full_name == REPO

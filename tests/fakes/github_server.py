@@ -26,7 +26,7 @@ import subprocess
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -602,6 +602,15 @@ class FakeGitHub:
             }
             self.state.reactions.append(reaction)
             return 201, reaction
+        if operation == "apps/create-installation-access-token":
+            issued = next(self._ids)
+            expires = datetime.now(UTC) + timedelta(hours=1)
+            return 201, {
+                "token": f"ghs_fake_installation_token_{issued}",
+                "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "permissions": {"checks": "write", "pull_requests": "write"},
+                "repository_selection": "all",
+            }
         if operation == "repos/get-collaborator-permission-level":
             permission = self.state.permissions.get((full_name, params["username"]), "read")
             return 200, {

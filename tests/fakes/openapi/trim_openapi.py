@@ -43,6 +43,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"),
     ("post", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
+    ("post", "/app/installations/{installation_id}/access_tokens"),
 )
 
 _PROSE = frozenset({"description", "example", "examples", "externalDocs", "summary"})
