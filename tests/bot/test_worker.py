@@ -21,6 +21,7 @@ from veribot.bot.github import SUMMARY_MARKER, CheckOutput, GitHubClient, connec
 from veribot.bot.queue import Command, Job
 from veribot.bot.worker import (
     HELP_TEXT,
+    GitCache,
     InstallationTokens,
     ProgressReporter,
     WorkerDeps,
@@ -190,3 +191,16 @@ def test_installation_tokens_are_cached_and_refreshed_before_expiry(fake: FakeGi
     calls = fake.calls_to("POST", r"^/app/installations/\d+/access_tokens$")
     assert [c.path.split("/")[3] for c in calls] == ["1", "1", "2"]
     assert connect(fake.base_url, second).get_repo(REPO).full_name == REPO
+
+
+def test_git_cache_fetches_branches_and_the_pull_head_once(setup: Setup, tmp_path: Path) -> None:
+    setup.repo.git("update-ref", f"refs/pull/{NUMBER}/head", setup.head)
+    setup.repo.git("checkout", "-q", "main")
+    setup.repo.git("branch", "-D", "feature")  # the head is reachable only as the PR ref
+    cache = GitCache(tmp_path / "cache", lambda _installation: None)
+    job = setup.job()
+    tree = cache(job, str(setup.repo.path), (setup.base, setup.head))
+    assert tree == tmp_path / "cache" / "octo__demo"
+    assert (tree / ".git").is_dir()
+    again = cache(job, "/nonexistent/origin", (setup.base, setup.head))  # nothing to fetch
+    assert again == tree

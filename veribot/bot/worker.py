@@ -174,8 +174,17 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
         return outcome
     pull = client.pull(job.pr_number)
     base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
-    tree = deps.git_data(job, client.repo.clone_url or "", (base_sha, head_sha))
-    report = review(ReviewRequest(GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)))
+    try:
+        tree = deps.git_data(job, client.repo.clone_url or "", (base_sha, head_sha))
+        source = GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)
+        report = review(ReviewRequest(source))
+    except GitHubError:
+        raise
+    except Exception as error:  # the command's boundary: answer in the thread, never silence
+        log.exception("/verify failed", extra={"pr": job.pr_key, "target": job.target})
+        text = f"veribot could not run the check: {type(error).__name__}: {error}"
+        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        return None
     chosen = select_target(report, job.target, job.path, job.line)
     if not chosen.items:
         what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
