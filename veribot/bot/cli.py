@@ -313,7 +313,12 @@ def _serve(args: argparse.Namespace) -> int:
     from veribot.bot.queue import JobQueue
 
     settings = AppSettings.from_env(os.environ)
-    app = create_app(settings, JobQueue.from_settings(settings))  # refuses without a secret
+    if not settings.webhook_secret:  # refuse before the queue is created on disk
+        raise ConfigError(
+            "no webhook secret configured (set VERIBOT_WEBHOOK_SECRET or "
+            "VERIBOT_WEBHOOK_SECRET_FILE): refusing to start"
+        )
+    app = create_app(settings, JobQueue.from_settings(settings))
     logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
     app.run(host=args.host, port=args.port, threaded=True)
     return EXIT_OK
