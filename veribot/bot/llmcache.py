@@ -108,9 +108,21 @@ class CachedLLM:
         if mode is not Mode.REPLAY:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if mode is not Mode.REPLAY:
-            with self._connect() as db:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute(_SCHEMA)
+            self._create()
+
+    def _create(self) -> None:
+        # Switching to WAL takes an exclusive lock that SQLite's busy handler does not wait
+        # for, so workers opening the same new file at once retry briefly.
+        for attempt in range(100):
+            try:
+                with self._connect() as db:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute(_SCHEMA)
+                return
+            except LLMError as exc:
+                if "locked" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.02)
 
     @property
     def model(self) -> str:

@@ -51,6 +51,9 @@ class Budget:
     solver_timeout_ms: int = 3000
     solver_rlimit: int = 30_000_000
     search: bool = True  # look for differences beyond the model (random testing)
+    # Whether the code may be executed (in the sandbox) at all. Off under
+    # `pull_request_target`: then nothing can be refuted, only proven or left open.
+    execute: bool = True
 
 
 def check_pair(
@@ -122,6 +125,14 @@ def _decide(
             assumptions=outcome.assumptions,
             method=outcome.method,
         )
+    if outcome.kind == "candidates" and not budget.execute:
+        first = ", ".join(outcome.candidates[0])
+        return Result(
+            Verdict.INCONCLUSIVE,
+            Reason.NOT_EXECUTED,
+            f"the solver found an input that seems to tell the versions apart ({first}), but "
+            "running the code was not allowed here, so it was not confirmed",
+        )
     if outcome.kind == "candidates":
         for args in outcome.candidates:
             found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
@@ -135,7 +146,7 @@ def _decide(
         notes.append(outcome.detail)
 
     remaining = deadline - time.monotonic()
-    if budget.search and remaining > 0.5:
+    if budget.search and budget.execute and remaining > 0.5:
         types = _search_types(fn_a, fn_b, given)
         searched = difftest.search(
             before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline)
@@ -160,15 +171,16 @@ def _prove(
     limits = ExecLimits(loop_bound=budget.loop_bound, inline_depth=budget.inline_depth)
     try:
         problem = pyprove.build(tree_a, tree_b, entry, given or None, limits)
-        solver = _solver(budget, deadline)
-        outcome = pyprove.search_bounded(problem, solver)
-        if outcome.kind in ("bounded", "solver-unknown"):
-            induction = pyinduct.prove(
-                problem,
-                limits,
-                lambda: _solver(budget, deadline),
-                bounded_ok=outcome.kind == "bounded",
-            )
+        quick = lambda: _solver(budget, deadline, cap_ms=1000)  # noqa: E731
+        if problem.exhausted:
+            # Lock-step induction first: it is usually quicker than a deep bounded check
+            # over sequences, and it needs nothing from it.
+            induction = pyinduct.prove(problem, limits, quick, bounded_ok=False)
+            if induction is not None:
+                return induction
+        outcome = pyprove.search_bounded(problem, _solver(budget, deadline))
+        if outcome.kind == "bounded":
+            induction = pyinduct.prove(problem, limits, quick, bounded_ok=True)
             if induction is not None:
                 return induction
         return outcome
@@ -186,15 +198,20 @@ def _prove(
             "unknown-type", f"unknown type of {names}: annotate it to get a proof"
         )
     except RecursionError:
-        return pyprove.Outcome("unsupported", "the code is nested too deeply to model",
-                               construct="deep nesting")
+        return pyprove.Outcome(
+            "unsupported", "the code is nested too deeply to model", construct="deep nesting"
+        )
+    except Exception as err:  # the prover's boundary: a bug here must not stop the search
+        log.exception("prover failed on %s", entry)
+        return pyprove.Outcome(
+            "internal-error", f"the prover failed ({type(err).__name__}: {err})"
+        )
 
 
-def _solver(budget: Budget, deadline: float) -> SolverLimits:
+def _solver(budget: Budget, deadline: float, cap_ms: int | None = None) -> SolverLimits:
     left_ms = int((deadline - time.monotonic()) * 1000 * 0.5)
-    return SolverLimits(
-        timeout_ms=max(100, min(budget.solver_timeout_ms, left_ms)), rlimit=budget.solver_rlimit
-    )
+    timeout = min(budget.solver_timeout_ms, left_ms, cap_ms or budget.solver_timeout_ms)
+    return SolverLimits(timeout_ms=max(100, timeout), rlimit=budget.solver_rlimit)
 
 
 def _sandbox(deadline: float) -> SandboxLimits:

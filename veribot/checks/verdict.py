@@ -41,6 +41,7 @@ class Reason:
     PARSE_ERROR = "parse-error"
     NOT_FOUND = "entry-not-found"
     NOT_REPRODUCED = "not-reproduced"
+    NOT_EXECUTED = "not-executed"  # candidates exist, but running the code is not allowed
     NO_DIFFERENCE_FOUND = "no-difference-found"
     ADDED = "added"
     DELETED = "deleted"

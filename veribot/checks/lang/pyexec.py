@@ -140,13 +140,24 @@ class Module:
     functions: dict[str, ast.FunctionDef]
     constants: dict[str, object]
     rebound: frozenset[str]  # module-level names that shadow builtins or are not constants
+    star_import: bool = False  # `from m import *` may shadow any builtin
+    imports: tuple[str, ...] = ()  # the module's import statements, as source text
+    active_code: int | None = None  # line of module-level code that runs at import, if any
 
     @staticmethod
     def of(tree: ast.Module) -> Module:
         functions: dict[str, ast.FunctionDef] = {}
         constants: dict[str, object] = {}
         bound: set[str] = set()
+        star = False
+        imports: list[str] = []
+        active: int | None = None
         for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                imports.append(ast.unparse(node))
+                star = star or any(a.name == "*" for a in node.names)
+            elif not _inert(node) and active is None:
+                active = node.lineno
             if isinstance(node, ast.FunctionDef):
                 functions[node.name] = node
                 bound.add(node.name)
@@ -182,7 +193,7 @@ class Module:
         rebound = frozenset(
             n for n in bound if n not in constants and n not in functions
         ) | frozenset(n for n in bound if n in _MODELLED_BUILTINS or n in _BUILTIN_EXCEPTIONS)
-        return Module(functions, constants, rebound)
+        return Module(functions, constants, rebound, star, tuple(imports), active)
 
 
 @dataclass(frozen=True)
@@ -226,6 +237,11 @@ class Executor:
                 (origin,) = p.origin
                 self.param_origins.append(origin)
                 objects[origin] = p.e
+            else:
+                # Lists nested in other arguments are not compared after the call, so
+                # mutating them is reported as unsupported.
+                self._escape(p)
+        _check_plain_function(fn)
         state = self._enter(fn, list(params), {}, objects)
         frame = Frame(locals=_local_names(fn), depth=0)
         self.exec_block(fn.body, state, frame)
@@ -387,7 +403,7 @@ class Executor:
         self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
         item = self._coerce_elem(value, seq.elem)
         new = z3.Concat(
-            z3.SubSeq(seq.e, 0, idx), z3.Unit(item), z3.SubSeq(seq.e, idx + 1, n - idx - 1)
+            z3.SubSeq(seq.e, 0, idx), z3.Unit(term(item)), z3.SubSeq(seq.e, idx + 1, n - idx - 1)
         )
         self._mutate(target.value.id, seq, new, state)
 
@@ -936,7 +952,7 @@ class Executor:
                 ast.Eq: z3.fpEQ, ast.Lt: z3.fpLT, ast.LtE: z3.fpLEQ,
                 ast.Gt: z3.fpGT, ast.GtE: z3.fpGEQ,
             }  # fmt: skip
-            return table[type(op)](x, y)  # type: ignore[no-any-return]
+            return table[type(op)](x, y)
         if isinstance(a, SFloat):
             flipped = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
             op2 = flipped.get(type(op), type(op))()
@@ -1083,7 +1099,11 @@ class Executor:
     # -- calls ------------------------------------------------------------------------------
 
     def _shadowed(self, name: str) -> bool:
-        return name in self.module.rebound or name in self.module.functions
+        return (
+            self.module.star_import
+            or name in self.module.rebound
+            or name in self.module.functions
+        )
 
     def call(self, node: ast.Call, state: State) -> V:
         func = node.func
@@ -1195,14 +1215,17 @@ class Executor:
                 return merge(n == 0, SInt(z3.IntVal(0)), SFloat(total))
             raise Unsupported(f"sum() of {v.elem.text()} items", self.line)
         if name in ("any", "all"):
-            truth = {IntT: lambda t: t != 0, BoolT: lambda t: t}.get(type(v.elem))
-            if truth is None:
+            if isinstance(v.elem, IntT):
+                truth: z3.BoolRef = x != 0
+            elif isinstance(v.elem, BoolT):
+                truth = x
+            else:
                 raise Unsupported(f"{name}() of {v.elem.text()} items", self.line)
             acc_b = z3.Bool(self.fresh.name("acc"))
             if name == "any":
-                f = z3.Lambda([acc_b, x], z3.Or(acc_b, truth(x)))
+                f = z3.Lambda([acc_b, x], z3.Or(acc_b, truth))
                 return SBool(z3.SeqFoldLeft(f, FALSE, v.e))
-            f = z3.Lambda([acc_b, x], z3.And(acc_b, truth(x)))
+            f = z3.Lambda([acc_b, x], z3.And(acc_b, truth))
             return SBool(z3.SeqFoldLeft(f, TRUE, v.e))
         # min / max
         self.raise_if(n == 0, "ValueError", state)
@@ -1401,7 +1424,8 @@ class IterSource:
         if isinstance(v, STuple):
             k_s = z3.simplify(k)
             if z3.is_int_value(k_s):
-                return v.items[k_s.as_long()]
+                item: V = v.items[k_s.as_long()]
+                return item
             parts = [(k == i, item) for i, item in enumerate(v.items)]
             return merge_many(parts[:-1], parts[-1][1])
         raise Unsupported(f"iterating a {type(v).__name__}")
@@ -1470,11 +1494,66 @@ def _local_names(fn: ast.FunctionDef) -> frozenset[str]:
     """Names bound anywhere in ``fn``'s own body: Python makes them local throughout."""
     names = {a.arg for a in fn.args.args}
     for node in _walk_own(fn.body):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             raise Unsupported("global or nonlocal declarations", node.lineno)
     return frozenset(names)
+
+
+def _check_plain_function(fn: ast.FunctionDef) -> None:
+    """A generator is not called like a function, even if its ``yield`` is never reached."""
+    for node in _walk_own(fn.body):
+        if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await):
+            raise Unsupported("a generator (yield)", getattr(node, "lineno", fn.lineno))
+
+
+def _inert(node: ast.stmt) -> bool:
+    """Module-level code that defines things without running anything of its own."""
+    if isinstance(node, ast.FunctionDef):
+        return not node.decorator_list and all(
+            d is None or isinstance(d, ast.Constant) for d in node.args.defaults
+        )
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant)
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not all(isinstance(t, ast.Name) for t in targets):
+            return False  # X.attr = ..., X[k] = ... change other objects at import
+        value = node.value
+        if value is None:
+            return True
+        try:
+            ast.literal_eval(value)
+        except ValueError:
+            return False
+        return True
+    if isinstance(node, ast.ClassDef):
+        return (
+            not node.decorator_list
+            and not node.keywords
+            and all(isinstance(b, ast.Name) for b in node.bases)
+            and all(_inert(s) for s in node.body)
+        )
+    if isinstance(node, ast.If):  # `if __name__ == "__main__":` does not run on import
+        test = node.test
+        return (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__"
+            and isinstance(test.ops[0], ast.Eq)
+            and not node.orelse
+        )
+    return isinstance(node, ast.Pass)
 
 
 def _walk_own(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:

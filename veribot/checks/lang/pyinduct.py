@@ -40,7 +40,7 @@ from veribot.checks.lang.pyexec import (
     State,
     merge_states,
 )
-from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ
+from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered
 from veribot.checks.lang.pyvalues import (
     Fresh,
     SBool,
@@ -234,6 +234,12 @@ def _prove(
         return None
     if not _unsat([*facts, exits_differ(exits_a, exits_b)], solver()):
         return None
+    for head, cont, after, exits in (
+        (head_a, cont_a, after_a, exits_a),
+        (head_b, cont_b, after_b, exits_b),
+    ):
+        if uncovered(exits, [*facts, head.live, cont, z3.Not(after.live)], solver()):
+            return None
 
     # Exit: from the states where both loops end, the rest behaves the same.
     exit_a = _exit_state(a, head_a.fork(z3.And(head_a.live, z3.Not(cont_a))))
@@ -244,6 +250,9 @@ def _prove(
         return None
     if not _unsat([*facts, exits_differ(ends_a, ends_b)], solver()):
         return None
+    for exit_state, ends in ((exit_a, ends_a), (exit_b, ends_b)):
+        if uncovered(ends, [*facts, exit_state.live], solver()):
+            return None
 
     names = "; ".join(c[0] for c in kept) or "true"
     return Outcome(
@@ -472,7 +481,7 @@ def _counter(side: str, name: str, offset: int) -> Callable[[Env, Env, z3.ArithR
     def formula(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
         v = (ea if side == "a" else eb).get(name, SUnbound())
         if isinstance(v, SInt):
-            return v.e == k + offset  # type: ignore[no-any-return]
+            return v.e == k + offset
         return FALSE
 
     return formula
@@ -482,7 +491,7 @@ def _bound_after_first(side: str, name: str) -> Callable[[Env, Env, z3.ArithRef]
     def formula(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
         v = (ea if side == "a" else eb).get(name, SUnbound())
         unbound = z3.Or([g for g, x in alternatives(v) if isinstance(x, SUnbound)] or [FALSE])
-        return unbound == (k == 0)  # type: ignore[no-any-return]
+        return unbound == (k == 0)
 
     return formula
 

@@ -120,6 +120,11 @@ def build(
     fresh = Fresh()
     inputs = [fresh.value(t, n) for n, t in zip(names, types, strict=True)]
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
+    for module in (module_a, module_b):
+        if module.active_code is not None:
+            raise Unsupported("module-level code that runs at import", module.active_code)
+    if module_a.imports != module_b.imports:
+        raise Unsupported("a change in the module's imports", fn_b.lineno)
     ex_a = Executor(module_a, fresh, limits)
     ex_b = Executor(module_b, fresh, limits)
     result_a = ex_a.run(fn_a, inputs)
@@ -194,6 +199,9 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
     if candidates:
         return Outcome("candidates", "the solver found inputs that tell the versions apart",
                        candidates=tuple(candidates))
+    gap = uncovered(problem.exits_a, within, solver) or uncovered(problem.exits_b, within, solver)
+    if gap:
+        return Outcome("solver-unknown", f"the model could not account for every input ({gap})")
     if beyond is None:
         return Outcome("proved", "no input tells the versions apart", method="smt: complete model",
                        assumptions=tuple(problem.assumptions))
@@ -213,6 +221,19 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
         construct=first.why,
         assumptions=tuple(problem.assumptions),
     )
+
+
+def uncovered(exits: Sequence[Exit], facts: Sequence[z3.BoolRef], solver: SolverLimits) -> str:
+    """Why some input satisfying ``facts`` has no exit, or "" if every input has one.
+
+    A proof over exits is only a proof if the exits cover every input; this guards against
+    a path the model dropped.
+    """
+    none = z3.Not(z3.Or([e.guard for e in exits])) if exits else z3.BoolVal(True)
+    answer = check([*facts, none], solver)
+    if answer.status is Status.UNSAT:
+        return ""
+    return "an input reaches no exit" if answer.status is Status.SAT else answer.why
 
 
 def _block(model: z3.ModelRef, inputs: Sequence[V]) -> z3.BoolRef:

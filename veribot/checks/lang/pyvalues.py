@@ -359,12 +359,12 @@ def same_value(a: V, b: V) -> z3.BoolRef:
     if isinstance(a, SFloat) and isinstance(b, SFloat):
         return z3.Or(z3.fpEQ(a.e, b.e), z3.And(z3.fpIsNaN(a.e), z3.fpIsNaN(b.e)))
     if isinstance(a, SInt | SBool | SStr) and type(a) is type(b):
-        return a.e == b.e  # type: ignore[attr-defined, no-any-return]
+        return a.e == b.e
     if isinstance(a, SSeq) and isinstance(b, SSeq):
         if a.kind != b.kind:
             return z3.BoolVal(False)
         if a.elem == b.elem:
-            return a.e == b.e  # type: ignore[no-any-return]
+            return a.e == b.e
         return z3.And(z3.Length(a.e) == 0, z3.Length(b.e) == 0)
     if isinstance(a, STuple) and isinstance(b, STuple):
         if len(a.items) != len(b.items):
@@ -406,6 +406,9 @@ def concrete(model: z3.ModelRef, v: V) -> object:
     if isinstance(v, SBool):
         return z3.is_true(ev(v.e))
     if isinstance(v, SFloat):
+        # The bits of a NaN are unspecified in Z3 (it may say 0): ask for NaN first.
+        if z3.is_true(ev(z3.fpIsNaN(v.e))):
+            return math.nan
         return float_of(ev(z3.fpToIEEEBV(v.e)).as_long())
     if isinstance(v, SStr):
         return ev(v.e).as_string()
