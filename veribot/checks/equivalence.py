@@ -23,6 +23,7 @@ How a verdict is reached:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from veribot.checks.differential import confirm
 from veribot.checks.lang import pyinduct, pyprove
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
-from veribot.checks.lang.pyvalues import Unsupported
+from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
@@ -134,10 +135,15 @@ def _decide(
             "running the code was not allowed here, so it was not confirmed",
         )
     if outcome.kind == "candidates":
-        for args in outcome.candidates:
-            found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
-            if found is not None:
-                return _refuted(found, "smt: the solver's input, executed on both versions")
+        found = _first_confirmed(before, after, entry, outcome, deadline)
+        if found is None and outcome.shared_helpers:
+            # The helpers were arbitrary functions there; with their bodies inlined the
+            # solver's inputs follow what they really compute.
+            inlined = _prove(tree_a, tree_b, entry, given, budget, deadline, shared=False)
+            if inlined.kind == "candidates":
+                found = _first_confirmed(before, after, entry, inlined, deadline)
+        if found is not None:
+            return _refuted(found, "smt: the solver's input, executed on both versions")
         notes.append(
             f"the solver proposed {len(outcome.candidates)} input(s) that did not reproduce a "
             "difference when executed (the model was imprecise there)"
@@ -160,6 +166,16 @@ def _decide(
     return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
 
 
+def _first_confirmed(
+    before: str, after: str, entry: str, outcome: pyprove.Outcome, deadline: float
+) -> Counterexample | None:
+    for args in outcome.candidates:
+        found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
+        if found is not None:
+            return found
+    return None
+
+
 def _prove(
     tree_a: ast.Module,
     tree_b: ast.Module,
@@ -167,10 +183,17 @@ def _prove(
     given: Mapping[str, PyType],
     budget: Budget,
     deadline: float,
+    *,
+    shared: bool = True,
 ) -> pyprove.Outcome:
-    limits = ExecLimits(loop_bound=budget.loop_bound, inline_depth=budget.inline_depth)
+    limits = ExecLimits(
+        loop_bound=budget.loop_bound,
+        inline_depth=budget.inline_depth,
+        # Leave time for confirming candidates and for the search beyond the model.
+        deadline=deadline - budget.timeout_s * 0.3,
+    )
     try:
-        problem = pyprove.build(tree_a, tree_b, entry, given or None, limits)
+        problem = pyprove.build(tree_a, tree_b, entry, given or None, limits, shared=shared)
         quick = lambda: _solver(budget, deadline, cap_ms=1000)  # noqa: E731
         if problem.exhausted:
             # Lock-step induction first: it is usually quicker than a deep bounded check
@@ -179,6 +202,8 @@ def _prove(
             if induction is not None:
                 return induction
         outcome = pyprove.search_bounded(problem, _solver(budget, deadline))
+        if outcome.kind == "candidates" and problem.helpers:
+            outcome = dataclasses.replace(outcome, shared_helpers=True)
         if outcome.kind == "bounded":
             induction = pyinduct.prove(problem, limits, quick, bounded_ok=True)
             if induction is not None:
@@ -197,6 +222,8 @@ def _prove(
         return pyprove.Outcome(
             "unknown-type", f"unknown type of {names}: annotate it to get a proof"
         )
+    except OutOfTime as err:
+        return pyprove.Outcome("solver-unknown", f"time ran out ({err})", construct="timeout")
     except RecursionError:
         return pyprove.Outcome(
             "unsupported", "the code is nested too deeply to model", construct="deep nesting"
@@ -257,8 +284,8 @@ def _inconclusive(outcome: pyprove.Outcome, notes: list[str], *, timed_out: bool
             Reason.RECURSION_BOUND if outcome.construct == "recursion-bound" else Reason.LOOP_BOUND
         )
     elif outcome.kind == "solver-unknown":
-        reason = Reason.TIMEOUT if "timeout" in outcome.detail or timed_out else (
-            Reason.SOLVER_UNKNOWN
+        reason = (
+            Reason.TIMEOUT if outcome.construct == "timeout" or timed_out else Reason.SOLVER_UNKNOWN
         )
     elif outcome.kind == "candidates":
         reason = Reason.NOT_REPRODUCED

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ from veribot.checks.lang.pyvalues import (
     FLOAT,
     RM,
     Fresh,
+    OutOfTime,
     SBool,
     SFloat,
     SInt,
@@ -49,6 +51,10 @@ from veribot.checks.lang.pyvalues import (
     term,
     wrap,
 )
+
+# A helper shared by both versions: argument values -> (value, returns normally, outcome),
+# or None when it cannot be applied to these arguments (see pyshared).
+SharedCall = Callable[[Sequence[V]], "tuple[V, z3.BoolRef, z3.ArithRef] | None"]
 
 TRUE = z3.BoolVal(True)
 FALSE = z3.BoolVal(False)
@@ -75,6 +81,7 @@ class Exit:
     exc: str | None
     params: tuple[z3.ExprRef, ...]  # final contents of the list parameters
     line: int
+    exc_term: z3.ExprRef | None = None  # which way a shared helper ended, if it raised
 
 
 @dataclass(frozen=True)
@@ -201,6 +208,7 @@ class Limits:
     loop_bound: int = 6
     inline_depth: int = 4
     max_nodes: int = 400_000  # a cap on the size of the model, to fail fast instead of slow
+    deadline: float | None = None  # time.monotonic() after which building the model stops
 
 
 @dataclass
@@ -215,8 +223,15 @@ class Result:
 class Executor:
     """Symbolically executes functions of one module version."""
 
-    def __init__(self, module: Module, fresh: Fresh, limits: Limits) -> None:
+    def __init__(
+        self,
+        module: Module,
+        fresh: Fresh,
+        limits: Limits,
+        helpers: Mapping[str, SharedCall] | None = None,
+    ) -> None:
         self.module = module
+        self.helpers = dict(helpers or {})
         self.fresh = fresh
         self.limits = limits
         self.exits: list[Exit] = []
@@ -264,6 +279,8 @@ class Executor:
     def exec_stmt(self, stmt: ast.stmt, state: State, frame: Frame) -> None:
         self.line = stmt.lineno
         self.steps += 1
+        if self.limits.deadline is not None and time.monotonic() > self.limits.deadline:
+            raise OutOfTime(f"building the model, at line {stmt.lineno}")
         if self.steps > self.limits.max_nodes // 100:
             raise Unsupported("a model this large", stmt.lineno, "too many statements unrolled")
         if isinstance(stmt, ast.Expr):
@@ -356,13 +373,15 @@ class Executor:
     def _is_module_exception(self, name: str) -> bool:
         return False  # class definitions are not modelled yet
 
-    def raise_if(self, cond: z3.BoolRef, exc: str, state: State) -> None:
+    def raise_if(
+        self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
+    ) -> None:
         """The current path raises ``exc`` where ``cond`` holds; it goes on where not."""
         cond = z3.simplify(cond)
         if z3.is_false(cond):
             return
         guard = z3.And(state.live, cond)
-        self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line))
+        self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
         state.live = z3.And(state.live, z3.Not(cond))
 
     # -- assignment -----------------------------------------------------------------------
@@ -1115,7 +1134,16 @@ class Executor:
         if name in state.env:
             raise Unsupported(f"a call of the local variable '{name}'", node.lineno)
         if name in self.module.functions:
-            return self.inline(self.module.functions[name], node, state)
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                raise Unsupported("keyword or * arguments in a call", node.lineno)
+            args = [self.ev(a, state) for a in node.args]
+            shared = self.helpers.get(name)
+            applied = shared(args) if shared is not None else None
+            if applied is not None:
+                value, returns, outcome = applied
+                self.raise_if(z3.Not(returns), f"{name}()", state, exc_term=outcome)
+                return value
+            return self.inline(self.module.functions[name], node, args, state)
         if self._shadowed(name) or name not in _MODELLED_BUILTINS:
             if name in _BUILTIN_EXCEPTIONS:
                 raise Unsupported("exception objects as values", node.lineno)
@@ -1332,16 +1360,13 @@ class Executor:
             raise Unsupported("extending a list with a range", self.line)
         self.raise_if(TRUE, "TypeError", state)
 
-    def inline(self, fn: ast.FunctionDef, node: ast.Call, state: State) -> V:
+    def inline(self, fn: ast.FunctionDef, node: ast.Call, args: list[V], state: State) -> V:
         """Call a function of the same module by executing its body in place."""
         depth = self.depth
         if depth >= self.limits.inline_depth:
             self.exhausted.append(Exhausted(state.live, "recursion-bound", node.lineno))
             state.live = FALSE
             return SNone()
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            raise Unsupported("keyword or * arguments in a call", node.lineno)
-        args = [self.ev(a, state) for a in node.args]
         for a in args:
             self._escape(a)
         callee_state = self._enter(fn, args, {}, state.objects, parent=state)

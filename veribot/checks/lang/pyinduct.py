@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import z3
@@ -37,6 +37,7 @@ from veribot.checks.lang.pyexec import (
     IterSource,
     Limits,
     Module,
+    SharedCall,
     State,
     merge_states,
 )
@@ -97,8 +98,8 @@ def prove(
         return None
     assert problem.module_a is not None and problem.module_b is not None
     fresh = Fresh("ind_")
-    a = _split(problem.fn_a, problem.module_a, fresh, limits)
-    b = _split(problem.fn_b, problem.module_b, fresh, limits)
+    a = _split(problem.fn_a, problem.module_a, fresh, limits, problem.helpers)
+    b = _split(problem.fn_b, problem.module_b, fresh, limits, problem.helpers)
     if a is None or b is None or type(a.loop) is not type(b.loop):
         return None
     try:
@@ -108,7 +109,13 @@ def prove(
         return None
 
 
-def _split(fn: ast.FunctionDef, module: Module, fresh: Fresh, limits: Limits) -> Side | None:
+def _split(
+    fn: ast.FunctionDef,
+    module: Module,
+    fresh: Fresh,
+    limits: Limits,
+    helpers: Mapping[str, SharedCall],
+) -> Side | None:
     loops = [i for i, s in enumerate(fn.body) if isinstance(s, ast.For | ast.While)]
     if len(loops) != 1:
         return None
@@ -123,7 +130,7 @@ def _split(fn: ast.FunctionDef, module: Module, fresh: Fresh, limits: Limits) ->
     ]
     if others or loop.orelse:
         return None  # nested or sequential loops, comprehensions, loop-else: not handled
-    ex = Executor(module, fresh, limits)
+    ex = Executor(module, fresh, limits, helpers)
     return Side(fn, loop, fn.body[:i], fn.body[i + 1 :], ex)
 
 

@@ -10,12 +10,14 @@ executes them before anything is called refuted.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Module
+from veribot.checks.lang import pyshared
+from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Module, SharedCall
 from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
 from veribot.checks.smt import SolverLimits, Status, check
@@ -37,6 +39,7 @@ class Outcome:
     line: int | None = None
     construct: str = ""
     assumptions: tuple[str, ...] = ()
+    shared_helpers: bool = False  # candidates came from a model with arbitrary helpers
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Problem:
     fn_b: ast.FunctionDef | None = None
     module_a: Module | None = None
     module_b: Module | None = None
+    helpers: dict[str, SharedCall] = field(default_factory=dict)
 
 
 def find_function(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -106,6 +110,8 @@ def build(
     entry: str,
     given: Mapping[str, PyType] | None,
     limits: Limits,
+    *,
+    shared: bool = True,
 ) -> Problem:
     fn_a = find_function(tree_a, entry)
     fn_b = find_function(tree_b, entry)
@@ -125,12 +131,21 @@ def build(
             raise Unsupported("module-level code that runs at import", module.active_code)
     if module_a.imports != module_b.imports:
         raise Unsupported("a change in the module's imports", fn_b.lineno)
-    ex_a = Executor(module_a, fresh, limits)
-    ex_b = Executor(module_b, fresh, limits)
+    helpers = pyshared.shared_helpers(tree_a, tree_b, module_a, module_b) if shared else {}
+    calls: dict[str, SharedCall] = {
+        name: functools.partial(pyshared.call, h) for name, h in helpers.items()
+    }
+    ex_a = Executor(module_a, fresh, limits, calls)
+    ex_b = Executor(module_b, fresh, limits, calls)
     result_a = ex_a.run(fn_a, inputs)
     result_b = ex_b.run(fn_b, inputs)
     if any(isinstance(t, ListT) for t in types):
         notes.append("list arguments are distinct objects (they do not alias each other)")
+    for name in sorted(helpers):
+        notes.append(
+            f"`{name}` is the same in both versions and was taken as an arbitrary function "
+            "of its arguments"
+        )
     return Problem(
         names,
         types,
@@ -143,6 +158,7 @@ def build(
         fn_b,
         module_a,
         module_b,
+        calls,
     )
 
 
@@ -169,6 +185,10 @@ def same_exit(a: Exit, b: Exit) -> z3.BoolRef:
         return z3.BoolVal(False)
     if a.value is None:
         same = z3.BoolVal(a.exc == b.exc)
+        if a.exc_term is not None or b.exc_term is not None:
+            if a.exc_term is None or b.exc_term is None:
+                return z3.BoolVal(False)
+            same = z3.And(same, a.exc_term == b.exc_term)
     else:
         assert b.value is not None
         same = same_value(a.value, b.value)
@@ -194,7 +214,12 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
         if answer.status is Status.UNKNOWN:
             if candidates:
                 break
-            return Outcome("solver-unknown", f"the solver gave up ({answer.why})")
+            timeout = "timeout" in answer.why or "canceled" in answer.why
+            return Outcome(
+                "solver-unknown",
+                f"the solver gave up ({answer.why})",
+                construct="timeout" if timeout else "",
+            )
         break  # unsat: no (more) differences within the bound
     if candidates:
         return Outcome("candidates", "the solver found inputs that tell the versions apart",

@@ -53,6 +53,10 @@ class Unsupported(Exception):
         super().__init__(f"unsupported: {construct}{where}{': ' + detail if detail else ''}")
 
 
+class OutOfTime(Exception):
+    """The time budget ran out while the model was being built."""
+
+
 # -- values -------------------------------------------------------------------------------
 
 
