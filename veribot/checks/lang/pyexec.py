@@ -244,20 +244,25 @@ class Executor:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def run(self, fn: ast.FunctionDef, params: Sequence[V]) -> Result:
-        """Execute ``fn`` on ``params`` and collect every exit."""
+    def start(self, fn: ast.FunctionDef, params: Sequence[V]) -> State:
+        """The state on entering ``fn`` with ``params``, the list parameters registered."""
         objects: dict[int, z3.ExprRef] = {}
         for p in params:
             if isinstance(p, SSeq) and p.kind == "list" and p.origin:
                 (origin,) = p.origin
-                self.param_origins.append(origin)
+                if origin not in self.param_origins:
+                    self.param_origins.append(origin)
                 objects[origin] = p.e
             else:
                 # Lists nested in other arguments are not compared after the call, so
                 # mutating them is reported as unsupported.
                 self._escape(p)
         _check_plain_function(fn)
-        state = self._enter(fn, list(params), {}, objects)
+        return self._enter(fn, list(params), {}, objects)
+
+    def run(self, fn: ast.FunctionDef, params: Sequence[V]) -> Result:
+        """Execute ``fn`` on ``params`` and collect every exit."""
+        state = self.start(fn, params)
         frame = Frame(locals=_local_names(fn), depth=0)
         self.exec_block(fn.body, state, frame)
         if not z3.is_false(state.live):

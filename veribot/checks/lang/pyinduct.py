@@ -146,7 +146,7 @@ def _prove(
     prefix_exits: list[list[Exit]] = []
     for side in (a, b):
         side.ex.exits = []
-        state = _initial_state(side, problem.inputs)
+        state = side.ex.start(side.fn, problem.inputs)
         side.ex.exec_block(side.prefix, state, Frame())
         if isinstance(side.loop, ast.For):
             side.n, side.source = side.ex.iteration(side.loop.iter, state)
@@ -172,6 +172,10 @@ def _prove(
             return None
         if not _unsat([exits_differ(*prefix_exits)], solver()):
             return None
+        for side, exits in zip((a, b), prefix_exits, strict=True):
+            assert side.entry is not None
+            if uncovered(exits, [z3.Not(side.entry.live)], solver()):
+                return None
 
     # Types of the loop-carried variables: run one iteration from the entry state.
     for side in (a, b):
@@ -273,17 +277,6 @@ def _prove(
 
 def _unsat(facts: Sequence[z3.BoolRef], limits: SolverLimits) -> bool:
     return check(list(facts), limits).status is Status.UNSAT
-
-
-def _initial_state(side: Side, inputs: Sequence[V]) -> State:
-    objects: dict[int, z3.ExprRef] = {}
-    for p in inputs:
-        if isinstance(p, SSeq) and p.kind == "list" and p.origin:
-            (origin,) = p.origin
-            objects[origin] = p.e
-            if origin not in side.ex.param_origins:
-                side.ex.param_origins.append(origin)
-    return side.ex._enter(side.fn, list(inputs), {}, objects)
 
 
 def _carried_names(side: Side) -> tuple[str, ...]:
