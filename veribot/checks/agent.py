@@ -1,0 +1,420 @@
+"""The agent: the analyzer's ReAct loop and the formalizer's rounds, against the LLM protocol.
+
+Seed 000, section 5.2: the **analyzer** is asked "is this change behaviour-preserving?"
+about one changed function. It may read more code with ``cat`` and ``code_search`` over the
+two revisions (``agentview``) for at most ``AgentLimits.max_steps`` model calls, and ends
+with its answer (equivalent / not equivalent / unknown), its explanation and the relevant
+original, modified and common code. The **formalizer** (section 5.4) turns that answer into
+facts of the predicate vocabulary (``facts``), as JSON checked against the schema, in up to
+``AgentLimits.formalizer_rounds`` rounds, each asking only for the facts still missing
+given those recorded so far; the union is kept.
+
+Pull-request text and code reach the model inside DATA fences (``prompts.data_block``),
+never as instructions. Nothing here decides a verdict: the agent's answer is a claim that
+``agentverdict`` sets against the engine's proof or counterexample and the code's facts.
+
+Pure: no network of its own (the ``LLM`` is injected), no files, no environment.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from veribot.checks import prompts
+from veribot.checks.agentview import TOOLS, SourceView, ToolError
+from veribot.checks.facts import TABLE_2, Fact, FactSet, fact_schema, parse_facts, vocabulary_text
+from veribot.checks.llm import (
+    LLM,
+    LLMError,
+    Message,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    UsageMeter,
+    UsageReport,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Answer(enum.Enum):
+    """What the analyzer concluded."""
+
+    EQUIVALENT = "equivalent"
+    NOT_EQUIVALENT = "not equivalent"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """How much the agent may do for one unit."""
+
+    max_steps: int = 10  # analyzer model calls
+    max_tokens: int = 4096  # per analyzer answer
+    formalizer_rounds: int = 5
+    formalizer_max_tokens: int = 8192
+    temperature: float = 0.0
+    max_facts: int = 2000  # a formalizer flooding facts is cut off here
+
+
+@dataclass(frozen=True)
+class Question:
+    """One changed function, as the agent is asked about it."""
+
+    path: str  # the file, relative to the repository root (after the change)
+    entry: str  # qualified name inside the module
+    before_code: str  # the function's original text
+    after_code: str  # the function's modified text
+    before_path: str = ""  # defaults to ``path``
+    before_lines: tuple[int, int] = (1, 1)
+    after_lines: tuple[int, int] = (1, 1)
+    pr_text: str = ""  # the pull request's title and description, if any
+
+    @property
+    def original_path(self) -> str:
+        return self.before_path or self.path
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the analyzer made and whether the view refused it."""
+
+    name: str
+    input: Mapping[str, object] = field(hash=False)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analyzer's final answer for one unit."""
+
+    answer: Answer
+    explanation: str
+    original_code: str = ""
+    modified_code: str = ""
+    common_code: str = ""
+    steps: int = 0  # model calls
+    tool_calls: tuple[ToolCall, ...] = ()
+    stopped: str = "answered"  # "answered", "step limit", "no answer", "cut off"
+
+
+@dataclass(frozen=True)
+class Formalization:
+    """The facts the formalizer gave, the union over its rounds."""
+
+    facts: FactSet
+    rounds: int
+    complete: bool  # the formalizer said the facts suffice (before running out of rounds)
+    problems: tuple[str, ...] = ()  # rejected answers: invalid JSON, unknown predicates ...
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """Everything the agent said about one unit, and what it cost."""
+
+    analysis: Analysis | None
+    formalization: Formalization | None = None
+    error: str = ""  # the model could not be asked (unavailable, budget, replay miss)
+    usage: UsageReport = field(default_factory=UsageReport)
+
+    @property
+    def answer(self) -> Answer:
+        return self.analysis.answer if self.analysis is not None else Answer.UNKNOWN
+
+
+def ask(
+    llm: LLM,
+    question: Question,
+    view: SourceView,
+    limits: AgentLimits = AgentLimits(),
+    *,
+    meter: UsageMeter | None = None,
+) -> AgentRun:
+    """Analyze and formalize one unit; an ``LLMError`` becomes ``AgentRun.error``.
+
+    ``meter`` (the review's, when it has one) gives this unit's share of the usage.
+    """
+    before = meter.report() if meter is not None else UsageReport()
+
+    def spent() -> UsageReport:
+        return meter.report().minus(before) if meter is not None else UsageReport()
+
+    analysis: Analysis | None = None
+    try:
+        analysis = analyze(llm, question, view, limits)
+        formalization = formalize(llm, question, analysis, limits)
+    except LLMError as exc:
+        log.warning("agent for %s::%s: %s", question.path, question.entry, exc)
+        return AgentRun(analysis, None, f"{type(exc).__name__}: {exc}", spent())
+    return AgentRun(analysis, formalization, "", spent())
+
+
+# --- the analyzer ---------------------------------------------------------------------
+
+
+def analyzer_prompt(question: Question) -> tuple[str, str]:
+    """The analyzer's system prompt and first user message."""
+    q = question
+    user = prompts.render(
+        "analyzer_user",
+        entry=q.entry,
+        path=q.path,
+        before_path=q.original_path,
+        after_path=q.path,
+        before_lines=_span(q.before_lines),
+        after_lines=_span(q.after_lines),
+        before_code=prompts.data_block(
+            "original_code", _numbered(q.before_code, q.before_lines[0])
+        ),
+        after_code=prompts.data_block("modified_code", _numbered(q.after_code, q.after_lines[0])),
+        pr_text=prompts.data_block("pull_request", q.pr_text or "(none)"),
+    )
+    return prompts.load("analyzer_system"), user
+
+
+def analyze(
+    llm: LLM, question: Question, view: SourceView, limits: AgentLimits = AgentLimits()
+) -> Analysis:
+    """The ReAct loop: call tools while the model asks for them, up to ``max_steps`` calls."""
+    system, user = analyzer_prompt(question)
+    messages: list[Message] = [Message.user(user)]
+    calls: list[ToolCall] = []
+    texts: list[str] = []
+    for step in range(1, limits.max_steps + 1):
+        completion = llm.complete(
+            system, messages, TOOLS, max_tokens=limits.max_tokens, temperature=limits.temperature
+        )
+        messages.append(completion.as_message())
+        if completion.text.strip():
+            texts.append(completion.text)
+        uses = completion.tool_uses
+        if not uses:
+            stopped = "cut off" if completion.stop_reason == "max_tokens" else "answered"
+            return _parse_analysis("\n".join(texts), step, tuple(calls), stopped)
+        results: list[ToolResultBlock] = []
+        for use in uses:
+            try:
+                output = view.call(use.name, use.input)
+                calls.append(ToolCall(use.name, dict(use.input)))
+                results.append(ToolResultBlock(use.id, output))
+            except ToolError as exc:
+                calls.append(ToolCall(use.name, dict(use.input), str(exc)))
+                results.append(ToolResultBlock(use.id, str(exc), is_error=True))
+        messages.append(Message.tool_results(results))
+    log.info("analyzer for %s stopped at the step limit (%d)", question.entry, limits.max_steps)
+    return _parse_analysis("\n".join(texts), limits.max_steps, tuple(calls), "step limit")
+
+
+_ANSWER = re.compile(r"<Answer>\s*(.*?)\s*</Answer>", re.S | re.I)
+
+
+def _section(text: str, name: str) -> str:
+    found = re.findall(rf"<{name}>(.*?)</{name}>", text, re.S | re.I)
+    return found[-1].strip() if found else ""
+
+
+def parse_answer(raw: str) -> Answer:
+    """``equivalent`` / ``not equivalent`` / anything else (unknown)."""
+    words = " ".join(raw.lower().replace("-", " ").replace("_", " ").split()).strip(" .*`")
+    if words in ("equivalent", "yes", "semantically equivalent"):
+        return Answer.EQUIVALENT
+    if words in ("not equivalent", "no", "non equivalent", "inequivalent"):
+        return Answer.NOT_EQUIVALENT
+    return Answer.UNKNOWN
+
+
+def _parse_analysis(text: str, steps: int, calls: tuple[ToolCall, ...], stopped: str) -> Analysis:
+    """Read the final sections; an answer the model did not give is unknown."""
+    found = _ANSWER.findall(text)
+    answer = parse_answer(found[-1]) if found and stopped == "answered" else Answer.UNKNOWN
+    if not found and stopped == "answered":
+        stopped = "no answer"
+    explanation = _section(text, "Explanation") or text.strip()
+    return Analysis(
+        answer=answer,
+        explanation=explanation,
+        original_code=_section(text, "Original Code"),
+        modified_code=_section(text, "Modified Code"),
+        common_code=_section(text, "Common Code"),
+        steps=steps,
+        tool_calls=calls,
+        stopped=stopped,
+    )
+
+
+# --- the formalizer -------------------------------------------------------------------
+
+RECORD_FACTS = "record_facts"
+# What the formalizer may state: the paper's Table 2, named results of functions, and
+# claims about helper or library functions as expression equalities.
+FORMALIZER_PREDICATES = (*TABLE_2, "unaryFunDef", "binaryFunDef", "exprEquiv")
+BEFORE, AFTER = "before", "after"  # the version labels of facts (the ``file`` arguments)
+
+
+def record_facts_tool() -> ToolSpec:
+    """The tool the formalizer answers with: its input is checked against ``fact_schema()``."""
+    schema = {
+        k: v for k, v in fact_schema(FORMALIZER_PREDICATES).items() if k not in ("$schema", "title")
+    }
+    properties = dict(_mapping(schema.get("properties")))
+    properties["complete"] = {
+        "type": "boolean",
+        "description": "true when the facts so far and these suffice to decide the question",
+    }
+    schema["properties"] = properties
+    schema["required"] = ["facts", "complete"]
+    return ToolSpec(
+        name=RECORD_FACTS,
+        description=(
+            "Record facts of the predicate vocabulary about the before and after versions, "
+            "and say whether the facts recorded so far plus these are complete."
+        ),
+        input_schema=schema,
+    )
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def formalizer_prompt(
+    question: Question, analysis: Analysis, so_far: FactSet, round_no: int, note: str
+) -> tuple[str, str]:
+    """The formalizer's system prompt and the user message of round ``round_no``."""
+    q = question
+    snippets = "\n\n".join(
+        f"{title}:\n{body}"
+        for title, body in (
+            ("Original code", analysis.original_code),
+            ("Modified code", analysis.modified_code),
+            ("Common code", analysis.common_code),
+        )
+        if body
+    )
+    facts_text = so_far.to_datalog() if len(so_far) else "(none yet)"
+    if not note:
+        note = (
+            "Record the facts for both versions and the correspondences."
+            if round_no == 1
+            else "Are these facts sufficient to decide the equivalence? Record only the "
+            "facts that are missing (none if nothing is missing) and set complete."
+        )
+    user = prompts.render(
+        "formalizer_user",
+        entry=q.entry,
+        path=q.path,
+        before_lines=_span(q.before_lines),
+        after_lines=_span(q.after_lines),
+        before_code=prompts.data_block("code1", _numbered(q.before_code, q.before_lines[0])),
+        after_code=prompts.data_block("code2", _numbered(q.after_code, q.after_lines[0])),
+        snippets=prompts.data_block("analyzer_code", snippets or "(none)"),
+        answer=analysis.answer.value,
+        explanation=prompts.data_block("analyzer_explanation", analysis.explanation or "(none)"),
+        fact_count=str(len(so_far)),
+        facts_so_far=prompts.data_block("facts_so_far", facts_text),
+        round_note=note,
+    )
+    vocabulary = "\n".join(
+        f"* {line}" for line in vocabulary_text(FORMALIZER_PREDICATES).splitlines()
+    )
+    return prompts.render("formalizer_system", vocabulary=vocabulary), user
+
+
+def formalize(
+    llm: LLM, question: Question, analysis: Analysis, limits: AgentLimits = AgentLimits()
+) -> Formalization:
+    """Up to ``formalizer_rounds`` rounds; stop when a round adds nothing or says complete."""
+    tool = record_facts_tool()
+    facts: list[Fact] = []
+    seen: set[Fact] = set()
+    problems: list[str] = []
+    note = ""
+    complete = False
+    rounds = 0
+    for round_no in range(1, limits.formalizer_rounds + 1):
+        rounds = round_no
+        system, user = formalizer_prompt(question, analysis, FactSet(facts), round_no, note)
+        completion = llm.complete(
+            system,
+            [Message.user(user)],
+            [tool],
+            max_tokens=limits.formalizer_max_tokens,
+            temperature=limits.temperature,
+        )
+        new, said_complete, rejected = _read_facts(completion.tool_uses, completion.text)
+        problems += [f"round {round_no}: {p}" for p in rejected]
+        note = (
+            "Part of your previous answer was rejected: " + "; ".join(rejected[:5]) + ". Call "
+            f"{RECORD_FACTS} again with valid facts for what is missing."
+            if rejected
+            else ""
+        )
+        if rejected and not new:
+            continue
+        added = [f for f in new if f not in seen]
+        for f in added:
+            if len(facts) >= limits.max_facts:
+                problems.append(f"round {round_no}: more than {limits.max_facts} facts; cut off")
+                break
+            seen.add(f)
+            facts.append(f)
+        if (said_complete or not added) and not rejected:
+            complete = True
+            break
+    return Formalization(FactSet(facts), rounds, complete, tuple(problems))
+
+
+def _read_facts(uses: Sequence[ToolUseBlock], text: str) -> tuple[list[Fact], bool, list[str]]:
+    """The valid facts of a ``record_facts`` call, whether it said complete, the problems.
+
+    A call with some invalid items keeps the valid ones; a missing call or a malformed
+    input gives no facts.
+    """
+    calls = [u for u in uses if u.name == RECORD_FACTS]
+    if not calls:
+        hint = " (facts given as text are not read)" if text.strip() else ""
+        return [], False, [f"no {RECORD_FACTS} call{hint}"]
+    raw = calls[-1].input
+    complete = raw.get("complete")
+    problems: list[str] = []
+    if not isinstance(complete, bool):
+        problems.append("'complete' must be true or false")
+        complete = False
+    parsed, errors = parse_facts({"facts": raw.get("facts")})
+    problems += [e for e in errors[:10]]
+    if len(errors) > 10:
+        problems.append(f"... and {len(errors) - 10} more rejected facts")
+    allowed = set(FORMALIZER_PREDICATES)
+    facts = [f for f in parsed if f.pred in allowed]
+    for f in parsed:
+        if f.pred not in allowed:
+            problems.append(f"{f.pred} is for code facts only, not for claims")
+    return facts, complete, problems
+
+
+# --- helpers --------------------------------------------------------------------------
+
+
+def _span(lines: tuple[int, int]) -> str:
+    return f"{lines[0]}-{lines[1]}"
+
+
+def _numbered(code: str, first: int) -> str:
+    """The code with its file line numbers, ``12: x = 1``."""
+    return "\n".join(f"{n}: {line}" for n, line in enumerate(code.splitlines(), start=first))
+
+
+def describe(run: AgentRun) -> str:
+    """A one-line account of the run for logs."""
+    if run.analysis is None:
+        return f"agent not answered: {run.error}"
+    a = run.analysis
+    rounds = run.formalization.rounds if run.formalization is not None else 0
+    return json.dumps(
+        {"answer": a.answer.value, "steps": a.steps, "tools": len(a.tool_calls), "rounds": rounds}
+    )
