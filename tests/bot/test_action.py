@@ -126,14 +126,27 @@ def test_fork_pull_requests_are_reviewed_solver_only_and_say_so(
     assert "comes from a fork" in runner.summary()
 
 
-def test_pull_request_target_never_runs_pr_code(tmp_path: Path, fake: FakeGitHub) -> None:
-    runner = Runner(tmp_path, fake)
+def test_pull_request_target_reviews_proof_only(tmp_path: Path, fake: FakeGitHub) -> None:
+    """With the base repository's secrets at hand, no PR code runs: nothing is refuted."""
+    runner = Runner(tmp_path, fake, fork=True)
     assert main(runner.env("pull_request_target")) == EXIT_OK
     (run,) = fake.check_runs()
-    assert run["conclusion"] == "neutral"
-    assert "pull_request_target" in run["output"]["summary"]
-    assert fake.reviews(REPO, NUMBER) == []
-    assert fake.issue_comments(REPO, NUMBER) == []
+    assert (run["status"], run["conclusion"]) == ("completed", "neutral")
+    assert run["output"]["title"] == "0 refuted, 1 verified, 1 inconclusive"
+    summary = runner.summary()
+    assert "No code from this pull request was executed" in summary
+    assert "`pull_request_target`" in summary
+    assert "comes from a fork" not in summary  # the secrets are there under this event
+    assert "**refuted**" not in summary
+    (review,) = fake.reviews(REPO, NUMBER)
+    (comment,) = review["comments"]
+    assert "not-executed" in comment["body"]
+    assert runner.output_values() == {
+        "conclusion": "neutral",
+        "verified": "1",
+        "refuted": "0",
+        "inconclusive": "1",
+    }
 
 
 def test_bad_inputs_are_reported_not_crashed(

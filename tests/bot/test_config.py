@@ -37,6 +37,7 @@ def test_full_config() -> None:
         exclude = ["src/vendor/**"]
         checks = ["equivalence"]
         inconclusive_conclusion = "failure"
+        execute = false
         [agent]
         enabled = false
         model = "claude-x"
@@ -49,16 +50,24 @@ def test_full_config() -> None:
     assert (config.agent_enabled, config.agent_model) == (False, "claude-x")
     assert config.budget == Budget(units=5, tokens=1000)
     assert config.inconclusive_conclusion == "failure"
+    assert config.execute is False
 
 
 def test_every_problem_is_named() -> None:
     with pytest.raises(ConfigError) as raised:
         parse_repo_config(
             'include = "x"\ninconclusive_conclusion = "maybe"\ncolour = 1\n'
-            "[budget]\nunits = -1\n[agent]\nenabled = 1\n"
+            "execute = 'no'\n[budget]\nunits = -1\n[agent]\nenabled = 1\n"
         )
     message = str(raised.value)
-    for part in ("include", "inconclusive_conclusion", "colour", "budget.units", "agent.enabled"):
+    for part in (
+        "include",
+        "inconclusive_conclusion",
+        "colour",
+        "execute",
+        "budget.units",
+        "agent.enabled",
+    ):
         assert part in message
 
 

@@ -16,16 +16,20 @@ import pytest
 
 from tests.bot.gitrepos import GitRepo
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_fake
-from veribot.bot.config import Settings
+from veribot.bot.config import RepoConfig, Settings
 from veribot.bot.github import SUMMARY_MARKER, CheckOutput, GitHubClient, connect
 from veribot.bot.queue import Command, Job
+from veribot.bot.review import GitSource, ReviewRequest, review
 from veribot.bot.worker import (
     HELP_TEXT,
+    NOT_EXECUTED_NOTE,
     GitCache,
     InstallationTokens,
     ProgressReporter,
     WorkerDeps,
+    config_filter,
     run_job,
+    target_filter,
 )
 
 REPO = "octo/demo"
@@ -204,3 +208,36 @@ def test_git_cache_fetches_branches_and_the_pull_head_once(setup: Setup, tmp_pat
     assert (tree / ".git").is_dir()
     again = cache(job, "/nonexistent/origin", (setup.base, setup.head))  # nothing to fetch
     assert again == tree
+
+
+def test_budget_units_cut_the_rest_to_inconclusive(tmp_path: Path, fake: FakeGitHub) -> None:
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"[budget]\nunits = 1\n"})
+    outcome = run_job(setup.job(), setup.deps)
+    assert outcome is not None and outcome.report is not None
+    found = {i.unit.entry: (i.result.verdict.value, i.result.reason) for i in outcome.report.items}
+    assert found == {"inc": ("verified", "proof"), "sq": ("inconclusive", "budget")}
+    (run,) = fake.check_runs()
+    assert (run["conclusion"], run["output"]["title"]) == (
+        "neutral",
+        "0 refuted, 1 verified, 1 inconclusive",
+    )
+
+
+def test_filters_choose_units_before_anything_is_decided(setup: Setup) -> None:
+    source = GitSource(setup.repo.path, setup.base, setup.head)
+    excluded = review(ReviewRequest(source, select=config_filter(RepoConfig(exclude=("m.py",)))))
+    assert excluded.items == () and [u.entry for u in excluded.filtered_out] == ["inc", "sq"]
+    one = review(ReviewRequest(source, select=target_filter("m.py::sq")))
+    assert [(i.unit.entry, i.result.verdict.value) for i in one.items] == [("sq", "refuted")]
+    on_line = review(ReviewRequest(source, select=target_filter(None, "m.py", 2)))
+    assert [i.unit.entry for i in on_line.items] == ["inc"]
+
+
+def test_execute_false_in_the_config_reviews_proof_only(tmp_path: Path, fake: FakeGitHub) -> None:
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"execute = false\n"})
+    outcome = run_job(setup.job(), setup.deps)
+    assert outcome is not None and outcome.report is not None
+    assert outcome.conclusion == "neutral"
+    sq = next(i for i in outcome.report.items if i.unit.entry == "sq")
+    assert (sq.result.verdict.value, sq.result.reason) == ("inconclusive", "not-executed")
+    assert NOT_EXECUTED_NOTE in outcome.summary

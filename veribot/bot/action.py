@@ -6,10 +6,10 @@ with ``GITHUB_TOKEN`` and the checked-out workspace as the git data. So the Acti
 same check run, review and summary as the App, and answers `/verify` the same way.
 
 Safety: under ``pull_request_target`` the workflow holds the base repository's secrets and
-PR code must never run. The equivalence check confirms every counterexample by executing
-both versions (sandboxed), and has no mode without execution yet, so under
-``pull_request_target`` the Action does not review: it completes its check run ``neutral``
-and says why. Fork pull requests get no secrets: the review is solver-only and says so.
+PR code must never run, so the review there is proof-only (``Budget(execute=False)``):
+nothing is executed, not even in the sandbox, so nothing can be refuted; a difference the
+solver sees stays inconclusive (``not-executed``), and the summary says so. Fork pull
+requests under ``pull_request`` get no secrets: the review is solver-only and says so.
 
 Inputs come as ``INPUT_*`` variables (see ``action.yml``); outputs go to ``GITHUB_OUTPUT``.
 Exit codes: 0 done, 1 a result hit ``fail_on``, 2 the Action is misconfigured.
@@ -30,7 +30,7 @@ import git
 from github import Github
 
 from veribot.bot.config import INCONCLUSIVE_CONCLUSIONS, ConfigError, Settings
-from veribot.bot.github import CheckOutput, GitHubClient, connect
+from veribot.bot.github import connect
 from veribot.bot.queue import Job
 from veribot.bot.webhooks import Ignored, PayloadError, router
 from veribot.bot.worker import Outcome, WorkerDeps, ensure_commits, run_job
@@ -46,13 +46,10 @@ FORK_NOTE = (
     "solver-only."
 )
 NO_KEY_NOTE = "No `anthropic_api_key` was given: the review is solver-only."
-TARGET_SUMMARY = (
-    "veribot does not review under `pull_request_target`: that event runs with this "
-    "repository's secrets, and veribot confirms every counterexample by executing both "
-    "versions of the code, so it would run code from the pull request. Counterexamples "
-    "cannot be confirmed without running it, which would leave only verified and "
-    "inconclusive, and the engine has no such mode yet. Trigger the workflow on "
-    "`pull_request` instead (fork pull requests are then reviewed without secrets)."
+TARGET_NOTE = (
+    "This workflow runs on `pull_request_target`, with this repository's secrets, so code "
+    "from the pull request was not executed. Trigger it on `pull_request` to have "
+    "differences confirmed by running both versions in the sandbox."
 )
 
 
@@ -132,6 +129,8 @@ def _is_fork(payload: Mapping[str, Any]) -> bool:
 
 
 def _notes(action: ActionSettings, payload: Mapping[str, Any]) -> tuple[str, ...]:
+    if action.event_name == "pull_request_target":
+        return (TARGET_NOTE,) if action.anthropic_key else (TARGET_NOTE, NO_KEY_NOTE)
     if _is_fork(payload):
         return (FORK_NOTE,)
     if action.anthropic_key is None:
@@ -153,10 +152,10 @@ def run(action: ActionSettings) -> Outcome | None:
     def client_for(_installation: int | None) -> Github:
         return connect(action.api_url, action.token)
 
-    if action.event_name == "pull_request_target":
-        _refuse_target(action, payload, client_for(None))
-        return None
-    route = router.route(action.event_name, payload, f"action-{action.run_id}", ACTIONS_BOT_LOGIN)
+    # pull_request_target carries a pull_request payload; it is reviewed without execution.
+    proof_only = action.event_name == "pull_request_target"
+    event = "pull_request" if proof_only else action.event_name
+    route = router.route(event, payload, f"action-{action.run_id}", ACTIONS_BOT_LOGIN)
     if isinstance(route, Ignored):
         log.info("nothing to do: %s", route.reason)
         return None
@@ -166,6 +165,7 @@ def run(action: ActionSettings) -> Outcome | None:
         git_data=lambda job, _url, shas: _workspace(action, job, shas),
         notes=_notes(action, payload),
         inconclusive_conclusion=action.inconclusive_conclusion,
+        execute=not proof_only,
     )
     return run_job(route, deps)
 
@@ -180,21 +180,6 @@ def _workspace(action: ActionSettings, job: Job, shas: tuple[str, ...]) -> Path:
         ) from error
     ensure_commits(repo, job.pr_number, shas, action.token)
     return action.workspace
-
-
-def _refuse_target(action: ActionSettings, payload: Mapping[str, Any], gh: Github) -> None:
-    pull = payload.get("pull_request")
-    if not isinstance(pull, Mapping):
-        log.info("pull_request_target without a pull request: nothing to do")
-        return
-    head_sha = str(pull["head"]["sha"])
-    client = GitHubClient(gh, action.repository, bot_login=ACTIONS_BOT_LOGIN)
-    run_id = client.start_check_run(
-        action.check_name, head_sha, CheckOutput("Not reviewed", TARGET_SUMMARY)
-    )
-    client.complete_check_run(
-        run_id, "neutral", CheckOutput("Not reviewed under pull_request_target", TARGET_SUMMARY)
-    )
 
 
 def _failed(outcome: Outcome | None, fail_on: str) -> bool:

@@ -140,6 +140,12 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--jobs", "-j", type=_positive_int, default=1, metavar="N", help="functions in parallel"
     )
+    p.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="never run the code under review, not even sandboxed: proof-only, so nothing "
+        "is refuted and a difference the solver sees stays inconclusive (not-executed)",
+    )
     p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
 
 
@@ -258,7 +264,7 @@ def _progress(settings: Settings, stderr: TextIO) -> Iterator[ProgressCallback |
 
 
 def _request(args: argparse.Namespace) -> ReviewRequest:
-    budget = Budget(timeout_s=args.timeout)
+    budget = Budget(timeout_s=args.timeout, execute=not args.no_execute)
     if args.command == "review":
         source: GitSource | FilesSource = GitSource(args.repo, args.base, args.head)
     else:

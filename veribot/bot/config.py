@@ -110,6 +110,9 @@ class RepoConfig:
     agent_model: str | None = None
     budget: Budget = Budget()
     inconclusive_conclusion: str = "neutral"
+    # Whether the pull request's code may be run (sandboxed) to confirm a counterexample.
+    # False: proof-only; a difference the solver sees stays inconclusive (`not-executed`).
+    execute: bool = True
 
 
 def _strings(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
@@ -149,6 +152,11 @@ def parse_repo_config(text: str) -> RepoConfig:
                 f"inconclusive_conclusion must be one of {', '.join(INCONCLUSIVE_CONCLUSIONS)}"
             )
         values["inconclusive_conclusion"] = conclusion
+    if "execute" in data:
+        execute = data.pop("execute")
+        if not isinstance(execute, bool):
+            problems.append("execute must be true or false")
+        values["execute"] = execute
     agent = _table(data, "agent", problems)
     if "enabled" in agent:
         enabled = agent.pop("enabled")
@@ -183,4 +191,5 @@ def parse_repo_config(text: str) -> RepoConfig:
         inconclusive_conclusion=values.get(
             "inconclusive_conclusion", defaults.inconclusive_conclusion
         ),
+        execute=values.get("execute", defaults.execute),
     )

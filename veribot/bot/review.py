@@ -2,8 +2,11 @@
 
 ``review(request)`` finds the changed units (from a git range or a pair of files), asks the
 equivalence check about each changed function, and returns a :class:`Report` with one
-result per unit. Units that are not compared (added, deleted, renamed, outside functions,
-binary, unparsable) get an inconclusive result whose reason says why. An internal error in
+result per unit. ``request.select`` narrows the units before anything is decided (the
+others are listed in ``Report.filtered_out``); beyond ``request.max_units`` checked
+functions the rest are reported inconclusive with reason ``budget``, never dropped. Units
+that are not compared (added, deleted, renamed, outside functions, binary, unparsable) get
+an inconclusive result whose reason says why. An internal error in
 one unit becomes that unit's inconclusive result (reason ``internal-error``); the rest run.
 """
 
@@ -79,6 +82,8 @@ class ReviewRequest:
     source: GitSource | FilesSource
     budget: Budget = field(default_factory=Budget)
     jobs: int = 1
+    select: Callable[[ChangedUnit], bool] | None = None  # which units to review; None: all
+    max_units: int | None = None  # functions to check at most; the rest: inconclusive (budget)
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class Report:
 
     items: tuple[UnitResult, ...]
     skipped: tuple[ChangedUnit, ...] = ()  # files that are not Python: listed, not checked
+    filtered_out: tuple[ChangedUnit, ...] = ()  # units the request's ``select`` left out
     unchanged: int = 0  # functions in changed files whose code did not change
     root: Path | None = None  # the repository root that unit paths are relative to
     base: str = ""  # commit id (git) or file path (compare)
@@ -146,11 +152,20 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         unchanged = 0
     skipped = tuple(u for u in units if u.kind is UnitKind.NOT_PYTHON)
     units = [u for u in units if u.kind is not UnitKind.NOT_PYTHON]
+    filtered_out: tuple[ChangedUnit, ...] = ()
+    if request.select is not None:
+        chosen = [request.select(u) for u in units]
+        filtered_out = tuple(u for u, keep in zip(units, chosen, strict=True) if not keep)
+        units = [u for u, keep in zip(units, chosen, strict=True) if keep]
 
-    results = _decide_all(units, request.budget, max(1, request.jobs), progress)
+    cuts = _budget_cuts(units, request.max_units)
+    todo = [u for i, u in enumerate(units) if i not in cuts]
+    decided = iter(_decide_all(todo, request.budget, max(1, request.jobs), progress))
+    results = [cuts[i] if i in cuts else next(decided) for i in range(len(units))]
     return Report(
         items=tuple(UnitResult(u, r) for u, r in zip(units, results, strict=True)),
         skipped=skipped,
+        filtered_out=filtered_out,
         unchanged=unchanged,
         root=root,
         base=base,
@@ -188,6 +203,26 @@ def _file_units(source: FilesSource) -> list[ChangedUnit]:
                 raise ReviewError(f"no function '{entry}' in {label} file {path}.")
     wanted = set(source.entries)
     return [u for u in units if u.entry in wanted or u.kind is UnitKind.PARSE_ERROR]
+
+
+def _budget_cuts(units: list[ChangedUnit], max_units: int | None) -> dict[int, Result]:
+    """Results for the functions beyond the first ``max_units`` to check (by index)."""
+    if max_units is None:
+        return {}
+    cuts: dict[int, Result] = {}
+    checked = 0
+    for i, unit in enumerate(units):
+        if _not_checked(unit) is not None:
+            continue  # nothing to decide: costs no budget
+        checked += 1
+        if checked > max_units:
+            cuts[i] = Result(
+                Verdict.INCONCLUSIVE,
+                Reason.BUDGET,
+                f"not checked: the budget of {max_units} function(s) per review was spent",
+                line=unit.line,
+            )
+    return cuts
 
 
 def _decide_all(

@@ -9,13 +9,17 @@ The review is the solver-only one (the agent is not wired in yet) and every summ
 so. Conclusions: any refuted unit gives ``failure``; an undecided changed function gives the
 repository's ``inconclusive_conclusion`` (``neutral`` by default); otherwise ``success``. A
 review that cannot finish completes its check run with a summary saying why, never green.
+
+Only the units that `.veribot.toml`'s include/exclude globs (or a `/verify` target) select
+are decided, at most ``budget.units`` of them; the rest are reported inconclusive with reason
+``budget``. With ``execute`` off (``WorkerDeps.execute``, or ``execute = false`` in
+`.veribot.toml`) no code from the pull request runs at all: the review is proof-only.
 GitHub errors are raised again so the queue retries the job; every post is idempotent.
 """
 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import fnmatch
 import logging
 import os
@@ -44,7 +48,9 @@ from veribot.bot.github import (
 )
 from veribot.bot.queue import Command, Job
 from veribot.bot.render import SUMMARY_MARKER, explain, render_markdown, summary_line
-from veribot.bot.review import GitSource, Report, ReviewRequest, UnitResult, review
+from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.checks.equivalence import Budget
+from veribot.checks.units import ChangedUnit
 from veribot.checks.verdict import Verdict
 
 log = logging.getLogger(__name__)
@@ -53,6 +59,11 @@ CONFIG_FILE = ".veribot.toml"
 SOLVER_ONLY_NOTE = (
     "Solver-only review: the agent was not asked (it is not wired in yet), so every verdict "
     "comes from the solver and from executed counterexamples."
+)
+NOT_EXECUTED_NOTE = (
+    "No code from this pull request was executed: the review is proof-only, so nothing "
+    "can be refuted here. A difference the solver sees stays inconclusive "
+    "(`not-executed`) because it could not be confirmed by running both versions."
 )
 HELP_TEXT = """\
 **veribot commands** (for people with write access to this repository):
@@ -90,6 +101,7 @@ class WorkerDeps:
     progress_interval: float = PROGRESS_INTERVAL_S
     notes: tuple[str, ...] = ()  # said in every summary (e.g. why the agent was not asked)
     inconclusive_conclusion: str | None = None  # overrides the repository's `.veribot.toml`
+    execute: bool = True  # False: never run the pull request's code (proof-only review)
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,7 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         inconclusive_conclusion=deps.inconclusive_conclusion,
         clock=deps.clock,
         progress_interval=deps.progress_interval,
+        execute=deps.execute,
     )
 
 
@@ -176,8 +189,17 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
     base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
     try:
         tree = deps.git_data(job, client.repo.clone_url or "", (base_sha, head_sha))
+        config = read_repo_config(tree, base_sha)
+        execute = deps.execute and config.execute
         source = GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)
-        report = review(ReviewRequest(source))
+        report = review(
+            ReviewRequest(
+                source,
+                budget=Budget(execute=execute),
+                select=target_filter(job.target, job.path, job.line),
+                max_units=config.budget.units,
+            )
+        )
     except GitHubError:
         raise
     except Exception as error:  # the command's boundary: answer in the thread, never silence
@@ -185,13 +207,13 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
         text = f"veribot could not run the check: {type(error).__name__}: {error}"
         client.reply(job.pr_number, text, review_comment_id=reply_to)
         return None
-    chosen = select_target(report, job.target, job.path, job.line)
-    if not chosen.items:
+    if not report.items:
         what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
-        changed = ", ".join(f"`{i.unit.qualname}`" for i in report.items) or "none"
+        changed = ", ".join(f"`{u.qualname}`" for u in report.filtered_out) or "none"
         text = f"No changed function matches {what}. Changed units: {changed}."
     else:
-        text = "\n\n".join([_strip_marker(render_markdown(chosen)), SOLVER_ONLY_NOTE, *deps.notes])
+        notes = _with_execution_note(deps.notes, execute)
+        text = "\n\n".join([_strip_marker(render_markdown(report)), SOLVER_ONLY_NOTE, *notes])
     client.reply(job.pr_number, text, review_comment_id=reply_to)
     return None
 
@@ -211,12 +233,14 @@ def review_and_post(
     inconclusive_conclusion: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     progress_interval: float = PROGRESS_INTERVAL_S,
+    execute: bool = True,
 ) -> Outcome:
     """Start the check run, review ``base_sha...head_sha``, and post the results.
 
-    A configuration or review error completes the check run with a summary saying what went
-    wrong (``neutral`` for a bad `.veribot.toml`, ``failure`` otherwise); GitHub errors
-    propagate.
+    ``execute=False`` (or ``execute = false`` in `.veribot.toml`) reviews proof-only: no code
+    of the pull request runs, and the summary says so. A configuration or review error
+    completes the check run with a summary saying what went wrong (``neutral`` for a bad
+    `.veribot.toml`, ``failure`` otherwise); GitHub errors propagate.
     """
     run_id = client.start_check_run(
         check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
@@ -224,11 +248,15 @@ def review_and_post(
     try:
         tree = working_tree()
         config = read_repo_config(tree, base_sha)
+        execute = execute and config.execute
         progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
-        report = review(
-            ReviewRequest(GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)),
-            progress,
+        request = ReviewRequest(
+            GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
+            budget=Budget(execute=execute),
+            select=config_filter(config),
+            max_units=config.budget.units,
         )
+        report = review(request, progress)
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {error}"
         client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
@@ -243,7 +271,6 @@ def review_and_post(
         )
         client.complete_check_run(run_id, "failure", CheckOutput("Review failed", summary))
         return Outcome("failure", None, summary)
-    report = apply_config(report, config)
     return post_review_results(
         client,
         run_id=run_id,
@@ -251,8 +278,14 @@ def review_and_post(
         head_sha=head_sha,
         report=report,
         inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
-        notes=notes,
+        notes=_with_execution_note(notes, execute),
     )
+
+
+def _with_execution_note(notes: Sequence[str], execute: bool) -> tuple[str, ...]:
+    if execute or NOT_EXECUTED_NOTE in notes:
+        return tuple(notes)
+    return (NOT_EXECUTED_NOTE, *notes)
 
 
 def post_review_results(
@@ -439,25 +472,26 @@ def _matches(path: str, pattern: str) -> bool:
     return pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:])
 
 
-def apply_config(report: Report, config: RepoConfig) -> Report:
-    """Keep the units whose paths the include globs take and the exclude globs leave."""
+def config_filter(config: RepoConfig) -> Callable[[ChangedUnit], bool]:
+    """Units whose paths the include globs take and the exclude globs leave."""
 
-    def wanted(item: UnitResult) -> bool:
-        path = item.unit.path
-        return any(_matches(path, p) for p in config.include) and not any(
-            _matches(path, p) for p in config.exclude
+    def wanted(unit: ChangedUnit) -> bool:
+        return any(_matches(unit.path, p) for p in config.include) and not any(
+            _matches(unit.path, p) for p in config.exclude
         )
 
-    return dataclasses.replace(report, items=tuple(i for i in report.items if wanted(i)))
+    return wanted
 
 
-def select_target(
-    report: Report, target: str | None, path: str | None = None, line: int | None = None
-) -> Report:
-    """The units a `/verify` names: ``path::func``, a ``path``, or the function on a line."""
+def target_filter(
+    target: str | None, path: str | None = None, line: int | None = None
+) -> Callable[[ChangedUnit], bool]:
+    """The units a `/verify` names: ``path::func``, a ``path``, or the function on a line.
 
-    def chosen(item: UnitResult) -> bool:
-        unit = item.unit
+    An explicit target is checked even where `.veribot.toml`'s globs leave its file out.
+    """
+
+    def chosen(unit: ChangedUnit) -> bool:
         if target is not None:
             return target in (unit.qualname, unit.path)
         lines = unit.after_lines
@@ -468,7 +502,7 @@ def select_target(
             and (lines[0] <= line <= lines[1])
         )
 
-    return dataclasses.replace(report, items=tuple(i for i in report.items if chosen(i)))
+    return chosen
 
 
 # -- where the git data comes from -----------------------------------------------------------
