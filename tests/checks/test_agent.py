@@ -17,7 +17,10 @@ from veribot.checks import prompts
 from veribot.checks.agent import (
     RECORD_FACTS,
     AgentLimits,
+    AgentRun,
+    Analysis,
     Answer,
+    Formalization,
     Question,
     analyze,
     ask,
@@ -25,9 +28,24 @@ from veribot.checks.agent import (
     parse_answer,
     record_facts_tool,
 )
+from veribot.checks.agentverdict import (
+    AgentOutcome,
+    ClaimReport,
+    Condition,
+    Status,
+    combine,
+)
 from veribot.checks.agentview import MemoryRevision, SourceView, ToolError, ViewLimits
-from veribot.checks.facts import Fact
+from veribot.checks.facts import Fact, FactSet
 from veribot.checks.llm import UsageMeter
+from veribot.checks.verdict import (
+    Behaviour,
+    BehaviourKind,
+    Counterexample,
+    Reason,
+    Result,
+    Verdict,
+)
 
 BEFORE = """\
 def is_empty(xs: list[int]) -> bool:
@@ -313,7 +331,72 @@ def test_ask_reports_usage_and_turns_llm_errors_into_an_error(
     assert failed.answer is Answer.UNKNOWN
 
 
-def analyze_stub() -> Any:
-    from veribot.checks.agent import Analysis
-
+def analyze_stub() -> Analysis:
     return Analysis(Answer.EQUIVALENT, "`is_empty(xs)` is `not xs`.", modified_code="6: if not xs:")
+
+
+# --- the judgement ----------------------------------------------------------------------
+
+
+def _run(answer: Answer) -> AgentRun:
+    return AgentRun(Analysis(answer, "because"), Formalization(FactSet(), 2, True))
+
+
+PROOF = Result(Verdict.VERIFIED, Reason.PROOF, "proved", assumptions=("`x`: int (annotation)",))
+OPEN = Result(Verdict.INCONCLUSIVE, Reason.UNSUPPORTED, "unsupported construct")
+REFUTED = Result(
+    Verdict.REFUTED,
+    Reason.COUNTEREXAMPLE,
+    "differs",
+    counterexample=Counterexample(
+        ("0",),
+        Behaviour(BehaviourKind.RETURNED, 1, "1"),
+        Behaviour(BehaviourKind.RETURNED, 2, "2"),
+        "z3",
+    ),
+)
+CONTRADICTED = ClaimReport('varMap("a", "before", 3, "b", "after", 3)', Status.CONTRADICTED, 3, "b")
+UNCHECKED = ClaimReport('exprEquiv("f(x)", "g(x)", "")', Status.UNCHECKED, None, "no definition")
+SUPPORTED = ClaimReport('def("a", "before", 3)', Status.SUPPORTED, 3)
+
+
+@pytest.mark.parametrize(
+    ("result", "answer", "claims", "outcome"),
+    [
+        (PROOF, Answer.EQUIVALENT, [SUPPORTED], AgentOutcome.RIGHT_VERIFIED),
+        (PROOF, Answer.EQUIVALENT, [CONTRADICTED], AgentOutcome.RIGHT_VERIFIED),
+        (PROOF, Answer.NOT_EQUIVALENT, [], AgentOutcome.WRONG_CAUGHT),
+        (PROOF, Answer.UNKNOWN, [], AgentOutcome.INCONCLUSIVE),
+        (REFUTED, Answer.EQUIVALENT, [SUPPORTED], AgentOutcome.WRONG_CAUGHT),
+        (REFUTED, Answer.NOT_EQUIVALENT, [], AgentOutcome.RIGHT_REFUTED),
+        (OPEN, Answer.EQUIVALENT, [SUPPORTED, CONTRADICTED], AgentOutcome.WRONG_CAUGHT),
+        (OPEN, Answer.EQUIVALENT, [SUPPORTED, UNCHECKED], AgentOutcome.INCONCLUSIVE),
+        (OPEN, Answer.EQUIVALENT, [SUPPORTED], AgentOutcome.INCONCLUSIVE),
+        (OPEN, Answer.NOT_EQUIVALENT, [UNCHECKED], AgentOutcome.INCONCLUSIVE),
+    ],
+)
+def test_combine(
+    result: Result, answer: Answer, claims: list[ClaimReport], outcome: AgentOutcome
+) -> None:
+    finding = combine(result, _run(answer), claims, Condition(True))
+    assert finding.outcome is outcome
+    assert finding.formalizer_rounds == 2
+    assert finding.assumptions == (result.assumptions if result is PROOF else ())
+
+
+def test_combine_says_why_it_is_inconclusive() -> None:
+    finding = combine(
+        OPEN, _run(Answer.EQUIVALENT), [SUPPORTED, UNCHECKED], Condition(True), ["controldep(..)"]
+    )
+    assert "1 claim(s) could not be checked" in finding.summary
+    assert "no definition" in finding.summary
+    assert "leave out 1 code fact(s)" in finding.summary
+    caught = combine(OPEN, _run(Answer.EQUIVALENT), [CONTRADICTED])
+    assert "(line 3)" in caught.summary
+
+
+def test_combine_without_an_agent() -> None:
+    assert combine(PROOF, None).outcome is AgentOutcome.NOT_ASKED
+    failed = combine(PROOF, AgentRun(None, None, "LLMUnavailable: down"))
+    assert failed.outcome is AgentOutcome.UNAVAILABLE
+    assert "down" in failed.summary

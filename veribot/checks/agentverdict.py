@@ -1,0 +1,182 @@
+"""Set the agent's answer beside what the engine showed: right, wrong and caught, or open.
+
+DESIGN step 8. The unit's verdict is and stays the engine's ``Result``: a reproduced
+counterexample refutes, a solver proof verifies, anything else is inconclusive. The agent
+never grants "verified" and never refutes; this module only judges the agent:
+
+- **agent right, verified**: it answered "equivalent" and the solver proved it (the proof's
+  assumptions are listed; contradicted claims, if any, are still shown);
+- **agent right, refuted**: it answered "not equivalent" and a difference was reproduced;
+- **agent wrong, caught**: it answered "equivalent" and a difference was reproduced, or a
+  claim of its reasoning is contradicted by the code's own facts (with the line), or it
+  answered "not equivalent" and the solver proved equivalence;
+- **inconclusive**: none of these; the finding says which claims were unchecked and why,
+  and which code facts the agent's argument left out;
+- **agent not asked** / **agent unavailable**: no model configured, or it could not answer.
+
+``combine`` is pure and takes the claim statuses and the verification condition as data;
+``assess`` computes them (code facts, claim check, Datalog condition) and calls it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from veribot.checks.agent import AgentRun, Answer
+from veribot.checks.llm import UsageReport
+from veribot.checks.verdict import Result, Verdict
+
+
+class AgentOutcome(enum.Enum):
+    """How the agent's answer compares with what was shown."""
+
+    RIGHT_VERIFIED = "agent right, verified"
+    RIGHT_REFUTED = "agent right, refuted"
+    WRONG_CAUGHT = "agent wrong, caught"
+    INCONCLUSIVE = "inconclusive"
+    NOT_ASKED = "agent not asked"
+    UNAVAILABLE = "agent unavailable"
+
+
+class Status(enum.Enum):
+    """One agent claim against the code's facts (``claims.ClaimStatus``, as data)."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    """One claim of the agent, as a reviewer reads it."""
+
+    fact: str  # e.g. controldep("size", "before", 12, "c", "false", "before", 10)
+    status: Status
+    line: int | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """The Datalog verification condition over a set of facts: holds, fails, or undecided."""
+
+    holds: bool | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class AgentFinding:
+    """What the agent answered about a unit, each claim's status, and the judgement."""
+
+    outcome: AgentOutcome
+    summary: str  # one sentence
+    answer: Answer | None = None
+    explanation: str = ""
+    claims: tuple[ClaimReport, ...] = ()
+    condition: Condition | None = None  # over the agent's supported facts
+    omitted: tuple[str, ...] = ()  # code facts the agent's argument left out
+    assumptions: tuple[str, ...] = ()  # of the engine's proof, when verified
+    formalizer_rounds: int = 0
+    formalizer_complete: bool = False
+    steps: int = 0
+    tool_calls: int = 0
+    usage: UsageReport = field(default_factory=UsageReport)
+    error: str = ""
+
+    def count(self, status: Status) -> int:
+        return sum(1 for c in self.claims if c.status is status)
+
+
+NOT_ASKED = AgentFinding(AgentOutcome.NOT_ASKED, "agent not asked (no model configured)")
+
+
+def combine(
+    result: Result,
+    run: AgentRun | None,
+    claims: Sequence[ClaimReport] = (),
+    condition: Condition | None = None,
+    omitted: Sequence[str] = (),
+) -> AgentFinding:
+    """Judge the agent's run against the engine's ``result`` (see the module docstring)."""
+    if run is None:
+        return NOT_ASKED
+    a, f = run.analysis, run.formalization
+    base = AgentFinding(
+        outcome=AgentOutcome.INCONCLUSIVE,
+        summary="",
+        answer=run.answer if a is not None else None,
+        explanation=a.explanation if a is not None else "",
+        claims=tuple(claims),
+        condition=condition,
+        omitted=tuple(omitted),
+        assumptions=result.assumptions if result.verdict is Verdict.VERIFIED else (),
+        formalizer_rounds=f.rounds if f is not None else 0,
+        formalizer_complete=f.complete if f is not None else False,
+        steps=a.steps if a is not None else 0,
+        tool_calls=len(a.tool_calls) if a is not None else 0,
+        usage=run.usage,
+        error=run.error,
+    )
+    if a is None:
+        return _with(base, AgentOutcome.UNAVAILABLE, f"agent unavailable: {run.error}")
+    outcome, summary = _judge(result, run.answer, base)
+    return _with(base, outcome, summary)
+
+
+def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[AgentOutcome, str]:
+    contradicted = [c for c in finding.claims if c.status is Status.CONTRADICTED]
+    unchecked = [c for c in finding.claims if c.status is Status.UNCHECKED]
+    cex = result.counterexample
+    if result.verdict is Verdict.REFUTED and cex is not None:
+        shown = f"on input ({', '.join(cex.args)}) the versions behave differently"
+        if answer is Answer.EQUIVALENT:
+            return AgentOutcome.WRONG_CAUGHT, f"the agent said equivalent, but {shown}"
+        if answer is Answer.NOT_EQUIVALENT:
+            return AgentOutcome.RIGHT_REFUTED, f"the agent said not equivalent, and {shown}"
+        return AgentOutcome.INCONCLUSIVE, f"the agent did not decide; {shown}"
+    if result.verdict is Verdict.VERIFIED:
+        if answer is Answer.NOT_EQUIVALENT:
+            return (
+                AgentOutcome.WRONG_CAUGHT,
+                "the agent said not equivalent, but the solver proved equivalence",
+            )
+        if answer is Answer.EQUIVALENT:
+            text = "the agent said equivalent, and the solver proved it"
+            if contradicted:
+                text += f" (though {len(contradicted)} claim(s) of its reasoning are contradicted)"
+            return AgentOutcome.RIGHT_VERIFIED, text
+        return AgentOutcome.INCONCLUSIVE, "the agent did not decide; the solver proved equivalence"
+    # The engine decided nothing: only the agent's own claims can be judged.
+    if contradicted:
+        first = contradicted[0]
+        where = f" (line {first.line})" if first.line is not None else ""
+        return (
+            AgentOutcome.WRONG_CAUGHT,
+            f"the agent said {answer.value}, but the code contradicts its claim "
+            f"{first.fact}{where}" + (f": {first.why}" if first.why else ""),
+        )
+    reasons: list[str] = []
+    if unchecked:
+        reasons.append(
+            f"{len(unchecked)} claim(s) could not be checked against the code "
+            f"(e.g. {unchecked[0].fact}: {unchecked[0].why or 'beyond the code facts'})"
+        )
+    if finding.omitted:
+        reasons.append(f"its facts leave out {len(finding.omitted)} code fact(s) that matter")
+    cond = finding.condition
+    if cond is not None and cond.holds is False:
+        reasons.append("the equivalence condition does not hold on its checked facts")
+    elif cond is not None and cond.holds is None:
+        reasons.append(f"the equivalence condition was not decided ({cond.detail})")
+    if not reasons:
+        reasons.append("its argument is consistent with the code's facts, which is not a proof")
+    return (
+        AgentOutcome.INCONCLUSIVE,
+        f"the agent said {answer.value}; not verified on its word: " + "; ".join(reasons),
+    )
+
+
+def _with(finding: AgentFinding, outcome: AgentOutcome, summary: str) -> AgentFinding:
+    return replace(finding, outcome=outcome, summary=summary)
