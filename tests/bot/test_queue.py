@@ -19,8 +19,21 @@ from veribot.bot.queue import Command, Job, JobQueue, Outcome, sqlite_huey
 REPO = "octo/demo"
 
 
-def job(sha: str | None, number: int = 7, command: Command = Command.REVIEW) -> Job:
-    return Job(repo=REPO, pr_number=number, head_sha=sha, installation_id=1, command=command)
+def job(
+    sha: str | None,
+    number: int = 7,
+    command: Command = Command.REVIEW,
+    at: str | None = "2026-05-15T15:20:33Z",
+) -> Job:
+    """A job; ``at`` is the pull request's ``updated_at`` (only for a job with a head)."""
+    return Job(
+        repo=REPO,
+        pr_number=number,
+        head_sha=sha,
+        installation_id=1,
+        command=command,
+        updated_at=at if sha is not None else None,
+    )
 
 
 @contextmanager
@@ -82,6 +95,35 @@ def test_a_newer_head_supersedes_queued_jobs_for_older_heads(tmp_path: Path) -> 
         (8, "1" * 40),
     ]
     assert queue.run(job("1" * 40)) is Outcome.SUPERSEDED
+
+
+def test_an_older_head_delivered_late_does_not_supersede_the_newer(tmp_path: Path) -> None:
+    ran: list[Job] = []
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), ran.append)
+    newer, older = (
+        job("2" * 40, at="2026-05-15T15:21:00Z"),
+        job("1" * 40, at="2026-05-15T15:20:00Z"),
+    )
+    queue.enqueue(newer)
+    queue.enqueue(older)  # GitHub delivered the first push's event after the second's
+    assert queue.latest_head(f"{REPO}#7") == "2" * 40
+    same_second = job("3" * 40, at="2026-05-15T15:21:00Z")
+    with consumer(queue.huey):
+        wait_for(lambda: len(ran) == 1)
+        time.sleep(0.2)
+    assert ran == [newer]
+    queue.enqueue(same_second)  # a tie goes to the later arrival
+    assert queue.latest_head(f"{REPO}#7") == "3" * 40
+
+
+def test_a_job_without_updated_at_is_never_superseded(tmp_path: Path) -> None:
+    """A check run's rerequest names a head but no time: the worker checks it against the API."""
+    queue = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"), lambda _job: None)
+    queue.enqueue(job("2" * 40))
+    rerequest = job("1" * 40, at=None)
+    queue.enqueue(rerequest)
+    assert queue.latest_head(f"{REPO}#7") == "2" * 40
+    assert queue.run(rerequest) is Outcome.RAN
 
 
 def test_a_failed_job_is_retried(tmp_path: Path) -> None:

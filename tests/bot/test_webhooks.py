@@ -71,7 +71,15 @@ def test_pull_request_events_become_review_jobs(name: str) -> None:
         installation_id=payload["installation"]["id"],
         command=Command.REVIEW,
         delivery_id="d-1",
+        updated_at=payload["pull_request"]["updated_at"],
     )
+
+
+def test_a_malformed_updated_at_is_a_bad_payload() -> None:
+    payload = example("pull_request.opened.1.json")
+    payload["pull_request"]["updated_at"] = "yesterday"
+    with pytest.raises(PayloadError, match="updated_at"):
+        router.route("pull_request", payload, "d", BOT)
 
 
 def test_draft_pull_request_waits_for_ready_for_review() -> None:

@@ -2,10 +2,19 @@
 
 The webhook only enqueues a :class:`Job` (a plain record); a worker runs it through the
 runner it was given (the review pipeline). A newer head commit for the same pull request
-supersedes queued jobs for older heads: enqueueing records the latest head in huey's
+supersedes queued jobs for older heads: enqueueing records the newest head in huey's
 key-value store (shared by every worker, whichever storage backs it), and a job whose head
-is no longer the latest does nothing. A job that raises is retried by huey; posting is
+is no longer the newest does nothing. A job that raises is retried by huey; posting is
 idempotent (hidden markers, see :mod:`veribot.bot.github`), so a rerun posts no duplicate.
+
+GitHub does not promise to deliver webhooks in order, so "newest" is decided by the pull
+request's ``updated_at`` carried in the payload (:attr:`Job.updated_at`), not by arrival: a
+delivery for an older head that arrives late neither replaces the record nor supersedes the
+newer job. Equal timestamps (one-second resolution) go to the later arrival. A job without
+``updated_at`` (a check run's rerequest) neither records nor is superseded; the worker's own
+comparison with the pull request's current head (from the API) leaves a stale one idle. The
+compare-and-record is atomic within one webhook process; two webhook processes receiving
+two heads of one pull request in the same instant, out of order, could still race.
 
 Huey removes a task from the queue when a worker takes it, so a worker killed mid-job
 would lose it. Each run therefore first schedules a guard copy of its job ``lease``
@@ -16,8 +25,10 @@ seconds ahead and revokes it when the run ends, well or badly: only a run that n
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 
@@ -46,7 +57,9 @@ class Job:
     pull request's current head. ``target`` is ``path`` or ``path::function`` for `/verify`
     on a part of the pull request; ``path`` and ``line`` locate a review comment's line.
     ``trusted`` says the author association already grants write access; otherwise the
-    worker asks the permission API before honouring a command.
+    worker asks the permission API before honouring a command. ``updated_at`` is the pull
+    request's ``updated_at`` (ISO 8601) at the delivery: it orders heads that arrive out of
+    order.
     """
 
     repo: str
@@ -62,6 +75,7 @@ class Job:
     on_review_comment: bool = False
     requested_by: str | None = None
     trusted: bool = True
+    updated_at: str | None = None
 
     @property
     def pr_key(self) -> str:
@@ -98,6 +112,7 @@ class JobQueue:
         self.huey = huey
         self.lease = lease
         self._runner = runner
+        self._record_lock = threading.Lock()
         self._task = huey.task(retries=retries, retry_delay=retry_delay, name=TASK_NAME)(self.run)
 
     @classmethod
@@ -111,15 +126,34 @@ class JobQueue:
     def _head_key(pr_key: str) -> str:
         return f"veribot:head:{pr_key}"
 
+    def _newest(self, pr_key: str) -> tuple[str, str] | None:
+        value = self.huey.get(self._head_key(pr_key), peek=True)
+        if isinstance(value, tuple) and len(value) == 2:
+            return (str(value[0]), str(value[1]))
+        return None
+
     def latest_head(self, pr_key: str) -> str | None:
         """The newest head commit enqueued for the pull request, if any."""
-        value = self.huey.get(self._head_key(pr_key), peek=True)
-        return value if isinstance(value, str) else None
+        newest = self._newest(pr_key)
+        return newest[0] if newest is not None else None
+
+    def _record_head(self, job: Job) -> None:
+        """Record ``job``'s head as the newest unless a newer one is recorded already."""
+        if job.head_sha is None or job.updated_at is None:
+            return
+        with self._record_lock:
+            newest = self._newest(job.pr_key)
+            if newest is not None and _instant(job.updated_at) < _instant(newest[1]):
+                log.info(
+                    "older head delivered late: the newer one stays",
+                    extra={"pr": job.pr_key, "head": job.head_sha, "newest": newest[0]},
+                )
+                return
+            self.huey.put(self._head_key(job.pr_key), (job.head_sha, job.updated_at))
 
     def enqueue(self, job: Job) -> None:
-        """Queue ``job``; with a head commit, it supersedes queued jobs for older heads."""
-        if job.head_sha is not None:
-            self.huey.put(self._head_key(job.pr_key), job.head_sha)
+        """Queue ``job``; a newer head (by ``updated_at``) supersedes jobs for older heads."""
+        self._record_head(job)
         self._task(job)
         log.info(
             "job queued",
@@ -129,7 +163,8 @@ class JobQueue:
     def run(self, job: Job) -> Outcome:
         """Run ``job`` unless a newer head superseded it (called by the worker's task)."""
         latest = self.latest_head(job.pr_key)
-        if job.head_sha is not None and latest is not None and latest != job.head_sha:
+        dated = job.head_sha is not None and job.updated_at is not None
+        if dated and latest is not None and latest != job.head_sha:
             log.info(
                 "job superseded", extra={"pr": job.pr_key, "head": job.head_sha, "latest": latest}
             )
@@ -140,6 +175,12 @@ class JobQueue:
         finally:
             guard.revoke()
         return Outcome.RAN
+
+
+def _instant(timestamp: str) -> datetime:
+    """GitHub's ``2019-05-15T15:20:33Z`` (a time without a zone is taken as UTC)."""
+    instant = datetime.fromisoformat(timestamp)
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
 
 
 def sqlite_huey(path: Path, *, immediate: bool = False) -> SqliteHuey:

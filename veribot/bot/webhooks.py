@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,15 @@ def _str(payload: Mapping[str, Any], *path: str) -> str:
     return value
 
 
+def _timestamp(payload: Mapping[str, Any], *path: str) -> str:
+    value = _str(payload, *path)
+    try:
+        datetime.fromisoformat(value)
+    except ValueError as error:
+        raise PayloadError(f"payload field {'.'.join(path)} is not an ISO 8601 time") from error
+    return value
+
+
 def _installation(payload: Mapping[str, Any]) -> int | None:
     installation = payload.get("installation")
     if isinstance(installation, Mapping) and isinstance(installation.get("id"), int):
@@ -165,6 +175,7 @@ def _review_job(payload: Mapping[str, Any], delivery_id: str, bot_login: str) ->
         head_sha=_str(payload, "pull_request", "head", "sha"),
         installation_id=_installation(payload),
         delivery_id=delivery_id,
+        updated_at=_timestamp(payload, "pull_request", "updated_at"),
     )
 
 
