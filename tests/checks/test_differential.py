@@ -146,3 +146,21 @@ def test_render_reads_like_python(value: object) -> None:
 def test_behaviours_are_hashable_values() -> None:
     b = Behaviour(BehaviourKind.RETURNED, canonical([1, {2: 3}]), "[1, {2: 3}]")
     assert hash(b) == hash(Behaviour(BehaviourKind.RETURNED, canonical([1, {2: 3}]), "[1, {2: 3}]"))
+
+
+def test_returned_generators_are_compared_by_what_they_yield() -> None:
+    before = "def f(n):\n    for i in range(n):\n        yield i\n"
+    after = "def f(n):\n    for i in range(n - 1):\n        yield i\n"
+    same = "def f(n):\n    return iter(list(range(n)))\n"
+    found = confirm(before, after, "f", ["3"], found_by="test")
+    assert found is not None
+    assert "[0, 1, 2]" in found.before.text and "[0, 1]" in found.after.text
+    assert confirm(before, same, "f", ["3"], found_by="test") is None
+
+
+def test_an_exception_while_iterating_belongs_to_the_call() -> None:
+    before = "def f(n):\n    yield 1\n    raise ValueError('late')\n"
+    after = "def f(n):\n    yield 1\n"
+    found = confirm(before, after, "f", ["0"], found_by="test")
+    assert found is not None
+    assert found.before.kind.value == "raise"

@@ -507,7 +507,7 @@ def call(fn, args):
     signal.setitimer(signal.ITIMER_REAL, CALL_S, 0.05)
     try:
         try:
-            value = fn(*args)
+            value = canon.drain(fn(*args))
             kind, text = "return", None
         except Hang:
             raise

@@ -17,11 +17,13 @@ Order of events in the child (see the package docstring for what each layer enfo
 from __future__ import annotations
 
 import ast
+import collections.abc
 import ctypes
 import errno
 import functools
 import hashlib
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -178,6 +180,35 @@ def canonical(value: object) -> object:
     return encoded
 
 
+MAX_YIELDS = 1000
+
+
+class Generated:
+    """What a returned generator or iterator yielded, drained up to ``MAX_YIELDS`` items."""
+
+    def __init__(self, kind: str, items: list[object], complete: bool) -> None:
+        self.kind = kind
+        self.items = items
+        self.complete = complete
+
+    def __repr__(self) -> str:
+        more = "" if self.complete else ", ..."
+        return f"<{self.kind} yielding {self.items!r}{more}>"
+
+
+def drain(value: object) -> object:
+    """Run a returned generator or iterator, so what it yields is part of the behaviour.
+
+    Called inside the per-call timer: an exception or a hang while iterating is the call's.
+    """
+    if isinstance(value, str | bytes | bytearray | list | tuple | dict | set | frozenset):
+        return value
+    if isinstance(value, collections.abc.Iterator):
+        items = list(itertools.islice(value, MAX_YIELDS + 1))
+        return Generated(type(value).__name__, items[:MAX_YIELDS], len(items) <= MAX_YIELDS)
+    return value
+
+
 def _dumps(encoded: object) -> str:
     return json.dumps(encoded, separators=(",", ":"), allow_nan=False)
 
@@ -218,6 +249,10 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
     if tp is bytes or tp is bytearray:
         assert isinstance(value, bytes | bytearray)
         return [tp.__name__, value.hex()]
+    if tp is Generated:
+        assert isinstance(value, Generated)
+        items = [_encode(v, depth + 1, active) for v in value.items]
+        return ["generator", items, value.complete]
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -546,7 +581,7 @@ def _run_and_encode(action: Callable[[], object],
                     args: Sequence[object] | None) -> dict[str, object]:
     start = time.perf_counter()
     try:
-        value = action()
+        value = drain(action())
     except _CallTimeout:
         raise
     except BaseException as exc:
