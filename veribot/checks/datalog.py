@@ -197,6 +197,7 @@ def _parse_rules(text: str) -> list[Rule]:
     rules: list[Rule] = []
     i = 0
     anon = 0
+    projections: dict[tuple[str, tuple[bool, ...]], Atom] = {}
 
     def term(tok: tuple[str, str]) -> Term:
         nonlocal anon
@@ -249,8 +250,35 @@ def _parse_rules(text: str) -> list[Rule]:
         if tokens[i][1] != ".":
             raise ValueError(f"rules: expected '.' after the rule for {head.rel}")
         i += 1
-        rules.append(Rule(head, tuple(body)))
+        rules.append(Rule(head, tuple(_project(b, projections) for b in body)))
+    for proj_head in projections.values():
+        rules.append(_projection_rule(proj_head))
     return rules
+
+
+def _is_anon(t: Term) -> bool:
+    return t.is_var and str(t.value).startswith("_anon")
+
+
+def _project(b: Atom | Compare, seen: dict[tuple[str, tuple[bool, ...]], Atom]) -> Atom | Compare:
+    """``!r(x, _)`` means "no r(x, y) for any y": negate a projection ``r_p(x)`` instead."""
+    if not isinstance(b, Atom) or not b.negated or not any(_is_anon(t) for t in b.terms):
+        return b
+    mask = tuple(_is_anon(t) for t in b.terms)
+    name = f"{b.rel}__proj_{''.join('_' if m else 'x' for m in mask)}"
+    generic = tuple(Term("_anon" if m else f"v{k}", True) for k, m in enumerate(mask))
+    seen[(b.rel, mask)] = Atom(b.rel, generic)
+    kept = tuple(t for t, m in zip(b.terms, mask, strict=True) if not m)
+    return Atom(name, kept, negated=True)
+
+
+def _projection_rule(source: Atom) -> Rule:
+    mask = "".join("_" if _is_anon(t) else "x" for t in source.terms)
+    terms = tuple(
+        Term(f"_anon_p{k}", True) if _is_anon(t) else t for k, t in enumerate(source.terms)
+    )
+    kept = tuple(t for t in terms if not _is_anon(t))
+    return Rule(Atom(f"{source.rel}__proj_{mask}", kept), (Atom(source.rel, terms),))
 
 
 # --- the child process ----------------------------------------------------------------------
