@@ -277,8 +277,8 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import equivalence as bench
 
         return int(bench.main(args))
-    if args.command in ("serve", "worker"):
-        return _serve(args) if args.command == "serve" else _worker(args)
+    if args.command in ("serve", "worker", "bench-webhook"):
+        return _APP_COMMANDS[args.command](args)
     request = _request(args)
     with _progress(settings, stderr) as progress:
         report = review(request, progress)
@@ -301,16 +301,29 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
 
 # --- the GitHub App: `veribot serve` (the webhook) and `veribot worker` (the jobs) ---------
 # Settings come from VERIBOT_* variables (see veribot.bot.config.Settings.from_env).
+# `serve` runs the app under waitress, a production WSGI server in pure Python (threaded,
+# no C extension, no fork model to configure); Flask's own server is for development only.
+# `bench-webhook` measures its acknowledgement latency (veribot.bench.webhook).
 
 
 def _add_app_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     sv = sub.add_parser("serve", help="run the GitHub App's webhook (needs a webhook secret)")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on")
     sv.add_argument("--port", type=_positive_int, default=8000, help="port (default 8000)")
+    sv.add_argument("--threads", type=_positive_int, default=8, help="request threads (default 8)")
     sv.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
     wk = sub.add_parser("worker", help="run queued review jobs as the GitHub App")
     wk.add_argument("--workers", type=_positive_int, default=1, help="jobs in parallel")
     wk.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
+    from veribot.bench import webhook as bench_webhook
+
+    bw = sub.add_parser(
+        "bench-webhook",
+        help="measure the webhook's acknowledgement latency on loopback",
+        description=bench_webhook.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench_webhook.add_arguments(bw)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -326,7 +339,9 @@ def _serve(args: argparse.Namespace) -> int:
         )
     app = create_app(settings, JobQueue.from_settings(settings))
     logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
-    app.run(host=args.host, port=args.port, threaded=True)
+    import waitress  # type: ignore[import-untyped]
+
+    waitress.serve(app, host=args.host, port=args.port, threads=args.threads)
     return EXIT_OK
 
 
@@ -348,6 +363,15 @@ def _worker(args: argparse.Namespace) -> int:
     logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
     queue.huey.create_consumer(workers=args.workers, periodic=False).run()
     return EXIT_OK
+
+
+def _bench_webhook(args: argparse.Namespace) -> int:
+    from veribot.bench import webhook as bench_webhook
+
+    return bench_webhook.main(args)
+
+
+_APP_COMMANDS = {"serve": _serve, "worker": _worker, "bench-webhook": _bench_webhook}
 
 
 # --- end of the GitHub App commands ---------------------------------------------------------
