@@ -7,12 +7,14 @@ Messages API server, which also checks every request the way the real API would.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.fakes import FakeAnthropic, anthropic_llm, reply, text, tool_use
 from tests.fakes import fake_anthropic as fake_anthropic  # the fixture
+from veribot.bot.llm import AnthropicLLM
 from veribot.checks import prompts
 from veribot.checks.agent import (
     RECORD_FACTS,
@@ -77,6 +79,23 @@ FINAL = (
     "</Modified Code>\n<Common Code>\n</Common Code>\n<Explanation>\n`is_empty(xs)` is "
     "`len(xs) == 0`, which is `not xs` for a list.\n</Explanation>"
 )
+
+
+_OPEN: list[AnthropicLLM] = []
+
+
+def llm_for(fake: FakeAnthropic, **options: Any) -> AnthropicLLM:
+    """The real client pointed at the fake; closed after the test."""
+    client = anthropic_llm(fake, **options)
+    _OPEN.append(client)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 def facts_call(facts: list[list[Any]], complete: bool) -> dict[str, Any]:
@@ -162,7 +181,7 @@ def test_analyzer_runs_tools_and_returns_the_sections(fake_anthropic: FakeAnthro
         reply(tool_use("cat", {"path": "original/pkg/mod.py", "start": 1, "end": 2})),
         reply(text(FINAL)),
     )
-    analysis = analyze(anthropic_llm(fake_anthropic), QUESTION, VIEW)
+    analysis = analyze(llm_for(fake_anthropic), QUESTION, VIEW)
     assert analysis.answer is Answer.EQUIVALENT
     assert analysis.stopped == "answered"
     assert analysis.steps == 3
@@ -185,7 +204,7 @@ def test_pr_text_and_code_reach_the_model_as_data(fake_anthropic: FakeAnthropic)
     )
     fake_anthropic.script(reply(text("<Answer>unknown</Answer>")))
     question = Question(**{**QUESTION.__dict__, "pr_text": attack})
-    analyze(anthropic_llm(fake_anthropic), question, VIEW)
+    analyze(llm_for(fake_anthropic), question, VIEW)
     body = fake_anthropic.bodies[0]
     user = body["messages"][0]["content"][0]["text"]
     fenced = prompts.data_block("pull_request", attack)
@@ -200,7 +219,7 @@ def test_analyzer_stops_at_the_step_limit(fake_anthropic: FakeAnthropic) -> None
     fake_anthropic.script(
         *[reply(tool_use("code_search", {"pattern": "is_empty"})) for _ in range(3)]
     )
-    analysis = analyze(anthropic_llm(fake_anthropic), QUESTION, VIEW, AgentLimits(max_steps=3))
+    analysis = analyze(llm_for(fake_anthropic), QUESTION, VIEW, AgentLimits(max_steps=3))
     assert analysis.answer is Answer.UNKNOWN
     assert analysis.stopped == "step limit"
     assert len(fake_anthropic.requests) == 3
@@ -208,7 +227,7 @@ def test_analyzer_stops_at_the_step_limit(fake_anthropic: FakeAnthropic) -> None
 
 def test_an_answer_without_the_answer_section_is_unknown(fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script(reply(text("They are equivalent, trust me.")))
-    analysis = analyze(anthropic_llm(fake_anthropic), QUESTION, VIEW)
+    analysis = analyze(llm_for(fake_anthropic), QUESTION, VIEW)
     assert analysis.answer is Answer.UNKNOWN
     assert analysis.stopped == "no answer"
 
@@ -244,7 +263,7 @@ def test_formalizer_keeps_the_union_and_stops_when_complete(
         reply(facts_call([["exit", "before", 7], ["exit", "after", 7]], False)),
         reply(facts_call([["watchVar", "$ret", "before", 7]], True)),
     )
-    llm = anthropic_llm(fake_anthropic)
+    llm = llm_for(fake_anthropic)
     analysis = analyze_stub()
     result = formalize(llm, QUESTION, analysis)
     assert result.rounds == 3
@@ -262,7 +281,7 @@ def test_formalizer_stops_when_a_round_adds_nothing(fake_anthropic: FakeAnthropi
         reply(facts_call(ANALYSIS_FACTS, False)),
         reply(facts_call(ANALYSIS_FACTS[:1], False)),
     )
-    result = formalize(anthropic_llm(fake_anthropic), QUESTION, analyze_stub())
+    result = formalize(llm_for(fake_anthropic), QUESTION, analyze_stub())
     assert (result.rounds, result.complete, len(result.facts)) == (2, True, 3)
 
 
@@ -270,7 +289,7 @@ def test_formalizer_runs_at_most_five_rounds(fake_anthropic: FakeAnthropic) -> N
     fake_anthropic.script(
         *[reply(facts_call([["exit", "before", 10 + i]], False)) for i in range(6)]
     )
-    result = formalize(anthropic_llm(fake_anthropic), QUESTION, analyze_stub())
+    result = formalize(llm_for(fake_anthropic), QUESTION, analyze_stub())
     assert result.rounds == 5
     assert not result.complete
     assert len(result.facts) == 5
@@ -288,7 +307,7 @@ def test_formalizer_rejects_invalid_facts_and_asks_again(fake_anthropic: FakeAnt
         ),
         reply(facts_call([["def", "x", "before", 3]], True)),
     )
-    result = formalize(anthropic_llm(fake_anthropic), QUESTION, analyze_stub())
+    result = formalize(llm_for(fake_anthropic), QUESTION, analyze_stub())
     assert result.rounds == 3
     assert result.complete
     assert Fact("def", ("x", "before", 3)) in result.facts
@@ -320,12 +339,12 @@ def test_ask_reports_usage_and_turns_llm_errors_into_an_error(
         reply(text(FINAL), input_tokens=300, output_tokens=50),
         reply(facts_call(ANALYSIS_FACTS, True), input_tokens=500, output_tokens=80),
     )
-    run = ask(anthropic_llm(fake_anthropic, meter=meter), QUESTION, VIEW, meter=meter)
+    run = ask(llm_for(fake_anthropic, meter=meter), QUESTION, VIEW, meter=meter)
     assert run.answer is Answer.EQUIVALENT
     assert run.formalization is not None and run.formalization.rounds == 1
     assert (run.usage.calls, run.usage.input_tokens, run.usage.output_tokens) == (2, 800, 130)
     # the fake has nothing left to say: a 400 the client does not retry
-    failed = ask(anthropic_llm(fake_anthropic, meter=meter), QUESTION, VIEW, meter=meter)
+    failed = ask(llm_for(fake_anthropic, meter=meter), QUESTION, VIEW, meter=meter)
     assert failed.analysis is None
     assert "LLMRequestRejected" in failed.error
     assert failed.answer is Answer.UNKNOWN

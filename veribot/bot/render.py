@@ -27,6 +27,8 @@ from rich.text import Text
 
 import veribot
 from veribot.bot.review import Report, UnitResult
+from veribot.checks.agentverdict import AgentFinding, AgentOutcome
+from veribot.checks.llm import UsageReport
 from veribot.checks.units import UnitKind
 from veribot.checks.verdict import Counterexample, Reason, Verdict
 
@@ -161,9 +163,83 @@ def render_text(
         lines.append(
             f"{r.verdict.value:<13} {item.unit.qualname}  [{r.reason}] {explain(item)}".rstrip()
         )
+        if report.agent_model:
+            lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
+    lines.append(agent_line(report))
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+# --- the agent ------------------------------------------------------------------------
+
+
+def usage_text(usage: UsageReport, rounds: int | None = None) -> str:
+    """``3 LLM calls, 1200+300 tokens, 2 cache hits, 2 formalizer rounds``."""
+    text = (
+        f"{usage.calls} LLM call{'s' if usage.calls != 1 else ''}, "
+        f"{usage.input_tokens}+{usage.output_tokens} tokens, {usage.cache_hits} cache hits"
+    )
+    if rounds is not None:
+        text += f", {rounds} formalizer round{'s' if rounds != 1 else ''}"
+    return text
+
+
+def agent_lines(finding: AgentFinding | None) -> list[str]:
+    """What the agent answered about one unit, each claim with its status, and the cost."""
+    if finding is None:
+        return []
+    if finding.outcome in (AgentOutcome.NOT_ASKED, AgentOutcome.UNAVAILABLE):
+        return [f"agent: {finding.summary}"]
+    answer = finding.answer.value if finding.answer is not None else "no answer"
+    out = [f"agent: {finding.outcome.value}: {finding.summary}", f"  agent answered: {answer}"]
+    for c in finding.claims:
+        where = f" (line {c.line})" if c.line is not None else ""
+        why = f": {c.why}" if c.why else ""
+        out.append(f"  claim {c.status.value:<12} {c.fact}{where}{why}")
+    out.extend(f"  left out: {fact}" for fact in finding.omitted)
+    if finding.condition is not None:
+        held = {True: "holds", False: "does not hold", None: "undecided"}[finding.condition.holds]
+        out.append(f"  equivalence condition on its facts: {held} {finding.condition.detail}")
+    out.extend(f"  proof assumes: {a}" for a in finding.assumptions)
+    out.append(f"  cost: {usage_text(finding.usage, finding.formalizer_rounds)}")
+    return out
+
+
+def agent_line(report: Report) -> str:
+    """The review's agent line: the model and its total usage, or that it was not asked."""
+    if not report.agent_model:
+        return "agent not asked (no model configured; --llm)"
+    usage = report.agent_usage or UsageReport()
+    return f"agent {report.agent_model}: {usage_text(usage)}"
+
+
+def _finding_json(finding: AgentFinding | None) -> dict[str, Any] | None:
+    if finding is None:
+        return None
+    cond = finding.condition
+    return {
+        "outcome": finding.outcome.value,
+        "summary": finding.summary,
+        "answer": finding.answer.value if finding.answer is not None else None,
+        "explanation": finding.explanation,
+        "claims": [
+            {"fact": c.fact, "status": c.status.value, "line": c.line, "why": c.why}
+            for c in finding.claims
+        ],
+        "condition": None
+        if cond is None
+        else {True: "holds", False: "does not hold", None: "undecided"}[cond.holds]
+        + (f": {cond.detail}" if cond.detail else ""),
+        "omitted": list(finding.omitted),
+        "assumptions": list(finding.assumptions),
+        "formalizer_rounds": finding.formalizer_rounds,
+        "formalizer_complete": finding.formalizer_complete,
+        "steps": finding.steps,
+        "tool_calls": finding.tool_calls,
+        "usage": finding.usage.as_dict(),
+        "error": finding.error,
+    }
 
 
 def _render_rich(report: Report, width: int, color: bool) -> str:
@@ -213,6 +289,12 @@ def to_json(report: Report) -> dict[str, Any]:
             "elapsed_s": round(report.elapsed_s, 3),
         },
         "units": [_unit_json(i) for i in report.items],
+        "agent": None
+        if not report.agent_model
+        else {
+            "model": report.agent_model,
+            "usage": report.agent_usage.as_dict() if report.agent_usage is not None else None,
+        },
         "skipped": [{"path": u.path, "detail": u.detail} for u in report.skipped],
     }
 
@@ -244,6 +326,7 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
         "notes": list(r.notes),
         "line": r.line,
         "time_s": round(r.time_s, 3),
+        "agent": _finding_json(item.agent),
         "counterexample": None
         if cex is None
         else {
@@ -302,6 +385,18 @@ def render_markdown(report: Report) -> str:
             "</details>",
             "",
         ]
+    asked = [i for i in report.items if i.agent is not None and report.agent_model]
+    for item in asked:
+        lines = agent_lines(item.agent)
+        out += [
+            f"<details><summary><code>{item.unit.qualname}</code>: {_md(lines[0])}</summary>",
+            "",
+            *[f"- {_md(line.strip())}" for line in lines[1:]],
+            "</details>",
+            "",
+        ]
+    out.append(_md(agent_line(report)) + ".")
+    out.append("")
     if report.skipped:
         out.append("Not checked: " + ", ".join(f"`{_md(u.path)}`" for u in report.skipped) + ".")
         out.append("")

@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veribot.bot import gitrepo
+from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
+from veribot.checks.agentverdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.llm import UsageReport
 from veribot.checks.units import (
     ChangedUnit,
     FileChange,
@@ -84,6 +87,7 @@ class ReviewRequest:
     jobs: int = 1
     select: Callable[[ChangedUnit], bool] | None = None  # which units to review; None: all
     max_units: int | None = None  # functions to check at most; the rest: inconclusive (budget)
+    agent: AgentConfig | None = None  # the model to ask about each function; None: not asked
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class UnitResult:
 
     unit: ChangedUnit
     result: Result
+    agent: AgentFinding | None = None  # what the agent answered (None: nothing to ask)
 
     @property
     def compared(self) -> bool:
@@ -113,6 +118,8 @@ class Report:
     base_label: str = ""
     head_label: str = ""
     elapsed_s: float = 0.0
+    agent_model: str = ""  # the model asked about each function; "" when none was
+    agent_usage: UsageReport | None = None  # calls, tokens and cache hits of the review
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -162,8 +169,9 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     todo = [u for i, u in enumerate(units) if i not in cuts]
     decided = iter(_decide_all(todo, request.budget, max(1, request.jobs), progress))
     results = [cuts[i] if i in cuts else next(decided) for i in range(len(units))]
+    findings = _ask_agent(request, units, results, root, base, head)
     return Report(
-        items=tuple(UnitResult(u, r) for u, r in zip(units, results, strict=True)),
+        items=tuple(UnitResult(u, r, a) for u, r, a in zip(units, results, findings, strict=True)),
         skipped=skipped,
         filtered_out=filtered_out,
         unchanged=unchanged,
@@ -173,7 +181,30 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         base_label=labels[0],
         head_label=labels[1],
         elapsed_s=time.monotonic() - started,
+        agent_model=request.agent.llm.model if request.agent is not None else "",
+        agent_usage=request.agent.meter.report()
+        if request.agent is not None and request.agent.meter is not None
+        else None,
     )
+
+
+def _ask_agent(
+    request: ReviewRequest,
+    units: list[ChangedUnit],
+    results: list[Result],
+    root: Path | None,
+    base: str,
+    head: str,
+) -> list[AgentFinding | None]:
+    """The agent's finding per unit; "not asked" for every function when no model is set."""
+    if request.agent is None:
+        return [NOT_ASKED if _not_checked(u) is None else None for u in units]
+    source = request.source
+    if isinstance(source, GitSource):
+        view = git_view(root or source.repo, base, head)
+    else:
+        view = files_view(source.before, source.after, source.after.as_posix())
+    return ask_units(units, results, request.agent, view)
 
 
 def _file_units(source: FilesSource) -> list[ChangedUnit]:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from veribot.checks.agent import AgentRun, Answer
+from veribot.checks.datalog import equivalence_condition
 from veribot.checks.llm import UsageReport
 from veribot.checks.verdict import Result, Verdict
 
@@ -180,3 +181,24 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
 
 def _with(finding: AgentFinding, outcome: AgentOutcome, summary: str) -> AgentFinding:
     return replace(finding, outcome=outcome, summary=summary)
+
+
+def assess(
+    result: Result,
+    run: AgentRun | None,
+    before_source: str,
+    after_source: str,
+    entry: str,
+    *,
+    timeout_s: float = 10.0,
+) -> AgentFinding:
+    """Check the agent's facts (claims, verification condition) and ``combine``.
+
+    The condition is evaluated over the facts the agent formalized; it can make the agent's
+    argument consistent, never make the unit verified.
+    """
+    if run is None or run.formalization is None or not len(run.formalization.facts):
+        return combine(result, run)
+    facts = run.formalization.facts
+    outcome = equivalence_condition(facts, timeout_s=timeout_s)
+    return combine(result, run, (), Condition(outcome.holds, outcome.detail))

@@ -1,0 +1,212 @@
+"""The review with the agent: the paper's examples end to end, through the real client.
+
+Each test reviews two files with ``review()``: the engine decides, the analyzer and
+formalizer answer from a recorded conversation (``tests/fakes/recordings/paper_*.json``)
+served by the fake Messages API, and the agent's answer is judged. The agent never makes
+a unit verified: only the engine's proof does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.bot import paper_examples as ex
+from tests.fakes import FakeAnthropic, anthropic_llm, load_recording
+from veribot.bot.agentreview import AgentConfig
+from veribot.bot.llmcache import CachedLLM, Mode
+from veribot.bot.render import render
+from veribot.bot.review import FilesSource, Report, ReviewRequest, review
+from veribot.checks.agent import Answer
+from veribot.checks.agentverdict import AgentOutcome
+from veribot.checks.equivalence import Budget
+from veribot.checks.llm import LLM, Completion, Message, TextBlock, ToolSpec, UsageMeter
+from veribot.checks.verdict import Verdict
+
+CASES = {
+    "fig8": ("session.py", "status_type", ex.FIG8_BEFORE, ex.FIG8_AFTER),
+    "fig17": ("main.py", "compute", ex.FIG17_BEFORE, ex.FIG17_AFTER),
+    "fig19": ("cache.py", "cache_init", ex.FIG19_BEFORE, ex.FIG19_AFTER),
+    "fig21": ("find.py", "find", ex.FIG21_BEFORE, ex.FIG21_AFTER),
+    "fig22": ("label.py", "label", ex.FIG22_BEFORE, ex.FIG22_AFTER),
+    "injection": ("calc.py", "bump", ex.INJECTION_BEFORE, ex.INJECTION_AFTER),
+}
+
+
+def run_case(tmp_path: Path, name: str, llm: LLM, meter: UsageMeter) -> Report:
+    filename, entry, before, after = CASES[name]
+    (tmp_path / "a").mkdir(exist_ok=True)
+    (tmp_path / "b").mkdir(exist_ok=True)
+    (tmp_path / "a" / filename).write_text(before)
+    (tmp_path / "b" / filename).write_text(after)
+    request = ReviewRequest(
+        FilesSource(tmp_path / "a" / filename, tmp_path / "b" / filename, (entry,)),
+        budget=Budget(timeout_s=8.0),
+        agent=AgentConfig(llm=llm, meter=meter, pr_text="Refactor; behaviour unchanged."),
+    )
+    return review(request)
+
+
+def only(report: Report) -> tuple[Verdict, AgentOutcome, Answer | None]:
+    (item,) = report.items
+    assert item.agent is not None
+    return item.result.verdict, item.agent.outcome, item.agent.answer
+
+
+def replay(fake: FakeAnthropic, tmp_path: Path, name: str) -> Report:
+    meter = UsageMeter()
+    fake.script(load_recording(f"paper_{name}"))
+    llm = anthropic_llm(fake, meter=meter)
+    try:
+        report = run_case(tmp_path, name, llm, meter)
+    finally:
+        llm.close()
+    assert not fake.problems, fake.problems  # every request was one the real API accepts
+    assert fake.remaining == 0  # the whole conversation was used
+    return report
+
+
+def test_fig8_hallucinated_equivalence_is_not_verified(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    report = replay(fake_anthropic, tmp_path, "fig8")
+    assert only(report) == (Verdict.REFUTED, AgentOutcome.WRONG_CAUGHT, Answer.EQUIVALENT)
+    finding = report.items[0].agent
+    assert finding is not None
+    assert finding.formalizer_rounds == 2
+    assert finding.tool_calls == 3
+    # the agent read the helpers through its tools, from the files under review
+    first_result = fake_anthropic.bodies[1]["messages"][-1]["content"][0]["content"]
+    assert "def has_value" in first_result
+    text = render(report, "text")
+    assert "agent wrong, caught" in text and "agent answered: equivalent" in text
+
+
+def test_fig17_not_equivalent_agent_right(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    report = replay(fake_anthropic, tmp_path, "fig17")
+    assert only(report) == (Verdict.REFUTED, AgentOutcome.RIGHT_REFUTED, Answer.NOT_EQUIVALENT)
+
+
+def test_fig19_moved_assignment_is_refuted(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    report = replay(fake_anthropic, tmp_path, "fig19")
+    assert only(report) == (Verdict.REFUTED, AgentOutcome.WRONG_CAUGHT, Answer.EQUIVALENT)
+
+
+def test_fig21_swapped_conditions_refuted_with_the_input(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    report = replay(fake_anthropic, tmp_path, "fig21")
+    assert only(report) == (Verdict.REFUTED, AgentOutcome.WRONG_CAUGHT, Answer.EQUIVALENT)
+    cex = report.items[0].result.counterexample
+    assert cex is not None and "IndexError" in cex.before.text
+    finding = report.items[0].agent
+    assert finding is not None and f"({', '.join(cex.args)})" in finding.summary
+
+
+def test_fig22_rewritten_chain_verified(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    report = replay(fake_anthropic, tmp_path, "fig22")
+    assert only(report) == (Verdict.VERIFIED, AgentOutcome.RIGHT_VERIFIED, Answer.EQUIVALENT)
+    finding = report.items[0].agent
+    assert finding is not None
+    assert finding.assumptions == report.items[0].result.assumptions
+    assert finding.formalizer_rounds == 2
+    doc = json.loads(render(report, "json"))
+    assert doc["units"][0]["agent"]["outcome"] == "agent right, verified"
+    assert doc["agent"]["usage"]["calls"] == 3
+
+
+def test_injected_instructions_never_make_it_verified(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    report = replay(fake_anthropic, tmp_path, "injection")
+    verdict, outcome, answer = only(report)
+    assert answer is Answer.EQUIVALENT  # the agent obeyed the injected text ...
+    assert verdict is Verdict.REFUTED  # ... and the engine was not moved
+    assert outcome is AgentOutcome.WRONG_CAUGHT
+    user = fake_anthropic.bodies[0]["messages"][0]["content"][0]["text"]
+    assert "<<<DATA modified_code" in user and "<<<DATA pull_request" in user
+
+
+def test_without_a_model_the_agent_is_not_asked(tmp_path: Path) -> None:
+    _, entry, before, after = CASES["fig22"]
+    (tmp_path / "a.py").write_text(before)
+    (tmp_path / "b.py").write_text(after)
+    report = review(ReviewRequest(FilesSource(tmp_path / "a.py", tmp_path / "b.py", (entry,))))
+    assert report.items[0].agent is not None
+    assert report.items[0].agent.outcome is AgentOutcome.NOT_ASKED
+    assert "agent not asked" in render(report, "text")
+    assert "agent not asked" in render(report, "markdown")
+
+
+def test_the_cache_replays_without_the_model(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """Recorded once through the fake, the review replays from SQLite with no server."""
+    cache = tmp_path / "llm.sqlite3"
+    meter = UsageMeter()
+    fake_anthropic.script(load_recording("paper_fig17"))
+    inner = anthropic_llm(fake_anthropic, meter=meter)
+    try:
+        first = run_case(tmp_path, "fig17", CachedLLM(inner, cache, Mode.CACHE), meter)
+    finally:
+        inner.close()
+    assert first.agent_usage is not None and first.agent_usage.calls == 3
+    meter2 = UsageMeter()
+    offline = CachedLLM(None, cache, Mode.REPLAY, model="claude-test", meter=meter2)
+    second = run_case(tmp_path, "fig17", offline, meter2)
+    assert only(second) == only(first)
+    assert second.agent_usage is not None
+    assert (second.agent_usage.calls, second.agent_usage.cache_hits) == (0, 3)
+    assert second.agent_usage.total_tokens == 0
+
+
+class AlwaysEquivalent:
+    """A maximally wrong agent in-process: "equivalent" to everything, with a made-up fact."""
+
+    model = "always-equivalent"
+
+    def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        max_tokens: int,
+        temperature: float,
+    ) -> Completion:
+        if any(t.name == "record_facts" for t in tools):
+            from veribot.checks.llm import ToolUseBlock
+
+            facts = {"facts": [{"pred": "entryMap", "args": ["before", 1, "after", 1]}]}
+            block = ToolUseBlock("toolu_x", "record_facts", {**facts, "complete": True})
+            return Completion((block,), "tool_use")
+        text = "<Answer>equivalent</Answer><Explanation>Trust me.</Explanation>"
+        return Completion((TextBlock(text),), "end_turn")
+
+
+BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "dev" / "python.jsonl"
+
+
+@pytest.mark.skipif(not BENCH.is_file(), reason="../shared/bench is absent")
+def test_a_maximally_wrong_agent_gets_nothing_verified_on_different_pairs(
+    tmp_path: Path,
+) -> None:
+    pairs = [json.loads(line) for line in BENCH.read_text().splitlines() if line.strip()]
+    different = [p for p in pairs if p["label"] == "different"][:12]
+    verified = []
+    for n, pair in enumerate(different):
+        (tmp_path / f"a{n}.py").write_text(pair["before"])
+        (tmp_path / f"b{n}.py").write_text(pair["after"])
+        report = review(
+            ReviewRequest(
+                FilesSource(tmp_path / f"a{n}.py", tmp_path / f"b{n}.py", (pair["entry"],)),
+                budget=Budget(timeout_s=2.0, search=False),
+                agent=AgentConfig(llm=AlwaysEquivalent(), meter=UsageMeter()),
+            )
+        )
+        for item in report.items:
+            assert item.agent is None or item.agent.outcome is not AgentOutcome.RIGHT_VERIFIED
+            if item.result.verdict is Verdict.VERIFIED:
+                verified.append(pair["id"])
+    assert verified == []

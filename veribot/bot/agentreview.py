@@ -1,0 +1,147 @@
+"""Ask the agent about each compared function of a review and judge its answer.
+
+The review pipeline decides every unit with the engine first; then, when a model is
+configured, ``ask_units`` asks the analyzer and formalizer (``veribot.checks.agent``) about
+each changed function, reading both revisions through a read-only view (git trees, or the
+two files of ``veribot compare``), and sets the answer beside the engine's result
+(``veribot.checks.agentverdict``). The agent runs in this process, one unit after another,
+so that one ``UsageMeter`` counts the whole review and its budget holds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from veribot.checks.agent import AgentLimits, Question, ask
+from veribot.checks.agentverdict import AgentFinding, assess
+from veribot.checks.agentview import MemoryRevision, Revision, SourceView
+from veribot.checks.llm import LLM, UsageMeter, UsageReport
+from veribot.checks.units import ChangedUnit, UnitKind
+from veribot.checks.verdict import Result
+
+log = logging.getLogger(__name__)
+
+MAX_BLOB_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The model to ask and the limits; ``meter`` is the review's (its usage is reported)."""
+
+    llm: LLM = field(hash=False)
+    meter: UsageMeter | None = field(default=None, hash=False)
+    limits: AgentLimits = field(default_factory=AgentLimits)
+    pr_text: str = ""
+    condition_timeout_s: float = 10.0
+
+
+class GitRevision:
+    """A read-only ``Revision`` over one commit's tree; blobs are read on demand."""
+
+    def __init__(self, repo_path: Path, rev: str) -> None:
+        self._repo = git.Repo(repo_path, search_parent_directories=True)
+        self._tree = self._repo.commit(rev).tree
+        self._paths: list[str] | None = None
+
+    def paths(self) -> Sequence[str]:
+        if self._paths is None:
+            self._paths = sorted(
+                str(item.path)
+                for item in self._tree.traverse()
+                if isinstance(item, git.Blob) and item.size <= MAX_BLOB_BYTES
+            )
+        return self._paths
+
+    def read(self, path: str) -> str | None:
+        try:
+            blob = self._tree / path
+        except KeyError:
+            return None
+        if not isinstance(blob, git.Blob) or blob.size > MAX_BLOB_BYTES:
+            return None
+        data: bytes = blob.data_stream.read()
+        if b"\0" in data[:8000]:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+
+def files_view(before: Path, after: Path, name: str) -> SourceView:
+    """The view of ``veribot compare``: each file under the after file's name."""
+    return SourceView(
+        MemoryRevision({name: before.read_text(encoding="utf-8", errors="replace")}),
+        MemoryRevision({name: after.read_text(encoding="utf-8", errors="replace")}),
+    )
+
+
+def git_view(repo: Path, base: str, head: str) -> SourceView:
+    """The view of a git range: the base and head trees."""
+    original: Revision = GitRevision(repo, base)
+    modified: Revision = GitRevision(repo, head)
+    return SourceView(original, modified)
+
+
+def question_for(unit: ChangedUnit, pr_text: str = "") -> Question | None:
+    """The question about a changed function, or ``None`` for a unit not compared."""
+    if unit.kind is not UnitKind.CHANGED or not unit.is_function:
+        return None
+    if unit.before_source is None or unit.after_source is None:
+        return None
+    if unit.before_lines is None or unit.after_lines is None:
+        return None
+    return Question(
+        path=unit.path,
+        entry=unit.entry,
+        before_code=_lines(unit.before_source, unit.before_lines),
+        after_code=_lines(unit.after_source, unit.after_lines),
+        before_path=unit.before_path or unit.path,
+        before_lines=unit.before_lines,
+        after_lines=unit.after_lines,
+        pr_text=pr_text,
+    )
+
+
+def ask_units(
+    units: Sequence[ChangedUnit],
+    results: Sequence[Result],
+    config: AgentConfig,
+    view: SourceView,
+) -> list[AgentFinding | None]:
+    """A finding per unit (``None`` where the agent has nothing to answer)."""
+    findings: list[AgentFinding | None] = []
+    for unit, result in zip(units, results, strict=True):
+        question = question_for(unit, config.pr_text)
+        if question is None:
+            findings.append(None)
+            continue
+        assert unit.before_source is not None and unit.after_source is not None
+        run = ask(config.llm, question, view, config.limits, meter=config.meter)
+        findings.append(
+            assess(
+                result,
+                run,
+                unit.before_source,
+                unit.after_source,
+                unit.entry,
+                timeout_s=config.condition_timeout_s,
+            )
+        )
+        log.info(
+            "agent on %s: %s", unit.qualname, findings[-1].outcome.value if findings[-1] else ""
+        )
+    return findings
+
+
+def usage(config: AgentConfig | None) -> UsageReport | None:
+    """The review's model usage, when a meter was kept."""
+    if config is None or config.meter is None:
+        return None
+    return config.meter.report()
+
+
+def _lines(source: str, span: tuple[int, int]) -> str:
+    return "\n".join(source.splitlines()[span[0] - 1 : span[1]])
