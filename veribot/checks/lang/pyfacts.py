@@ -260,7 +260,7 @@ class _Extractor:
         if isinstance(node.func, ast.Name):
             name = node.func.id
         elif isinstance(node.func, ast.Attribute):
-            name = "." + node.func.attr
+            name = "." + node.func.attr + "()"  # ".attr" alone is the attribute's value
             operands.append(self.expr(node.func.value))
             if isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS:
                 receiver = node.func.value.id

@@ -1,0 +1,118 @@
+"""Agent claims checked against code facts: supported, contradicted with the line, unchecked."""
+
+from __future__ import annotations
+
+from veribot.checks.claims import Claim, ClaimStatus, check_claims
+from veribot.checks.facts import Fact, FactSet
+from veribot.checks.lang.pyfacts import code_facts
+
+S, C, U = ClaimStatus.SUPPORTED, ClaimStatus.CONTRADICTED, ClaimStatus.UNCHECKED
+
+HELPERS = """\
+def is_empty(x: list[int]) -> bool:
+    return len(x) == 0
+
+
+def has_value(x: list[int]) -> bool:
+    return not is_empty(x)
+"""
+
+# Seed 000 Fig. 19 in Python: the size is set before the early return in the new version.
+BEFORE = HELPERS + """
+
+def init(cache: list[int], size: int) -> int:
+    cache.append(size)
+    if size < 0:
+        return 0
+    cache.append(1 << size)
+    return 1
+"""
+AFTER = HELPERS + """
+
+def init(cache: list[int], size: int) -> int:
+    cache.append(size)
+    cache.append(1 << size)
+    if size < 0:
+        return 0
+    return 1
+"""
+SOURCES = {"before": BEFORE, "after": AFTER}
+
+
+def F(pred: str, *args: str | int) -> Fact:
+    return Fact(pred, args)
+
+
+def run(*facts: Fact, sources: dict[str, str] = SOURCES) -> list[Claim]:
+    before = code_facts(BEFORE, "init", "before")
+    after = code_facts(AFTER, "init", "after")
+    return check_claims(FactSet(facts), before, after, sources)
+
+
+def status(claims: list[Claim], fact: Fact) -> Claim:
+    return next(c for c in claims if c.fact == fact)
+
+
+def test_claims_in_or_derivable_from_the_code_are_supported() -> None:
+    direct = F("def", "cache", "before", 13)
+    member = F("def", "cache.items", "after", 11)  # a member: the object is defined there
+    use = F("flow", "size", "before", 9, "size", "before", 13)
+    text_cond = F("controldep", "cache", "before", 13, "size < 0", "false", "before", 11)
+    claims = run(direct, member, use, text_cond)
+    assert [c.status for c in claims] == [S, S, S, S], [c.why for c in claims]
+    # A flow through a copy and the return is derivable from the code's flows.
+    source = "def f(a: int) -> int:\n    y = a + 1\n    return y\n"
+    facts = code_facts(source, "f", "before")
+    chain = F("flow", "y", "before", 2, "$ret", "before", 3)
+    (claim,) = check_claims(FactSet([chain]), facts, FactSet(), {"before": source})
+    assert claim.status is S and "derivable" in claim.why
+
+
+def test_a_claim_the_code_excludes_is_contradicted_with_its_line() -> None:
+    # The agent says the new version, too, sets the second value only when size >= 0.
+    wrong = F("controldep", "cache", "after", 11, "size < 0", "false", "after", 12)
+    claims = run(wrong)
+    (claim,) = claims
+    assert claim.status is C
+    assert claim.line == 11
+    assert "line 11" in claim.why
+    assert run(F("def", "ghost", "after", 12))[0].status is C
+
+
+def test_a_helper_claim_is_discharged_by_the_prover() -> None:
+    right = F("exprEquiv", "has_value(x)", "len(x) > 0", "x: list[int]")
+    wrong = F("exprEquiv", "has_value(x)", "is_empty(x)", "x: list[int]")
+    claims = run(right, wrong)
+    assert status(claims, right).status is S, status(claims, right).why
+    refuted = status(claims, wrong)
+    assert refuted.status is C
+    assert "fails on input" in refuted.why
+
+
+def test_claims_beyond_the_sources_stay_unchecked() -> None:
+    library = F("exprEquiv", "has_value(s)", "not IsEmpty(s)", "")
+    method = F("exprEquiv", "s.has_value()", "not s.is_empty()", "")
+    elsewhere = F("def", "x", "helpers.py", 3)
+    claims = run(library, method, elsewhere)
+    assert [c.status for c in claims] == [U, U, U]
+    assert "IsEmpty" in status(claims, library).why
+    # Without the helper definitions in the sources, the true claim is an assumption too.
+    alone = run(F("exprEquiv", "has_value(x)", "len(x) > 0", "x: list[int]"),
+                sources={"after": "def f():\n    pass\n"})
+    assert alone[0].status is U
+
+
+def test_variable_mappings_are_checked_by_their_definitions() -> None:
+    before = "def f(a: int) -> int:\n    y = a + 1\n    return y\n"
+    same = "def f(a: int) -> int:\n    z = 1 + a\n    return z\n"
+    other = "def f(a: int) -> int:\n    z = a - 1\n    return z\n"
+    claim = F("varMap", "y", "before", 2, "z", "after", 2)
+    fb = code_facts(before, "f", "before")
+    for after, expected in ((same, S), (other, C)):
+        fa = code_facts(after, "f", "after")
+        (result,) = check_claims(FactSet([claim]), fb, fa, {"before": before, "after": after})
+        assert result.status is expected, result.why
+    misplaced = F("varMap", "y", "before", 3, "z", "after", 2)
+    fa = code_facts(same, "f", "after")
+    (result,) = check_claims(FactSet([misplaced]), fb, fa, {"before": before, "after": same})
+    assert result.status is C
