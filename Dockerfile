@@ -16,7 +16,8 @@ RUN pip install --no-cache-dir \
     anthropic==0.125.0 \
     Flask==3.1.3 \
     PyGithub==2.10.0 \
-    huey==2.6.0
+    huey==2.6.0 \
+    waitress==3.0.2
 
 COPY pyproject.toml README.md /opt/veribot/
 COPY veribot /opt/veribot/veribot
