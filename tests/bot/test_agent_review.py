@@ -16,7 +16,8 @@ import pytest
 
 from tests.bot import paper_examples as ex
 from tests.fakes import FakeAnthropic, anthropic_llm, load_recording
-from veribot.bot.agentreview import AgentConfig
+from veribot.bot.agentreview import AgentConfig, agent_config
+from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
 from veribot.bot.review import FilesSource, Report, ReviewRequest, review
@@ -210,3 +211,20 @@ def test_a_maximally_wrong_agent_gets_nothing_verified_on_different_pairs(
             if item.result.verdict is Verdict.VERIFIED:
                 verified.append(pair["id"])
     assert verified == []
+
+
+def test_agent_config_from_the_command_line_values(tmp_path: Path) -> None:
+    assert agent_config(None, "claude-x", None) is None  # no key: not asked
+    assert agent_config("off", "claude-x", "sk-ant-x") is None
+    with pytest.raises(ValueError, match="needs ANTHROPIC_API_KEY"):
+        agent_config("live", "claude-x", None)
+    with pytest.raises(ValueError, match="expected one of"):
+        agent_config("tape:x", "claude-x", None)
+    live = agent_config(None, "claude-x", "sk-ant-x")
+    assert live is not None and live.llm.model == "claude-x"
+    assert isinstance(live.llm, AnthropicLLM)
+    live.llm.close()
+    recording = tmp_path / "rec.sqlite3"
+    CachedLLM(AlwaysEquivalent(), recording, Mode.CACHE)  # creates the file
+    replayed = agent_config(f"replay:{recording}", "claude-x", None)
+    assert replayed is not None and isinstance(replayed.llm, CachedLLM)

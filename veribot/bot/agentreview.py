@@ -17,10 +17,12 @@ from pathlib import Path
 
 import git
 
+from veribot.bot.llm import AnthropicLLM, AnthropicSettings
+from veribot.bot.llmcache import from_spec
 from veribot.checks.agent import AgentLimits, Question, ask
 from veribot.checks.agentverdict import AgentFinding, assess
 from veribot.checks.agentview import MemoryRevision, Revision, SourceView
-from veribot.checks.llm import LLM, UsageMeter, UsageReport
+from veribot.checks.llm import LLM, LLMBudget, UsageMeter, UsageReport
 from veribot.checks.units import ChangedUnit, UnitKind
 from veribot.checks.verdict import Result
 
@@ -145,3 +147,29 @@ def usage(config: AgentConfig | None) -> UsageReport | None:
 
 def _lines(source: str, span: tuple[int, int]) -> str:
     return "\n".join(source.splitlines()[span[0] - 1 : span[1]])
+
+
+def agent_config(
+    spec: str | None,
+    model: str,
+    api_key: str | None,
+    *,
+    pr_text: str = "",
+    budget: LLMBudget | None = None,
+) -> AgentConfig | None:
+    """The agent for ``--llm SPEC --model NAME``; ``None`` when it is not to be asked.
+
+    No ``spec`` means ``live`` with an API key and ``off`` without one. ``replay:PATH``
+    needs no key; ``live``, ``record:`` and ``cache:`` do (``ValueError`` otherwise, as for a
+    malformed spec).
+    """
+    chosen = spec if spec is not None else ("live" if api_key else "off")
+    meter = UsageMeter(budget or LLMBudget())
+
+    def inner() -> LLM:
+        if not api_key:
+            raise ValueError(f"--llm {chosen} needs ANTHROPIC_API_KEY (replay:PATH does not)")
+        return AnthropicLLM(AnthropicSettings(api_key=api_key, model=model), meter=meter)
+
+    llm = from_spec(chosen, inner, model=model, meter=meter)
+    return None if llm is None else AgentConfig(llm=llm, meter=meter, pr_text=pr_text)
