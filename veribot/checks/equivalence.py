@@ -36,6 +36,7 @@ from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
 from veribot.checks.sandbox import Limits as SandboxLimits
+from veribot.checks.sandbox import run_script
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
 
@@ -118,6 +119,20 @@ def _decide(
     notes: list[str] = []
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
+    if outcome.kind == "proved" and outcome.runs_at_import and budget.execute:
+        failed = [
+            label
+            for label, source in (("before", before), ("after", after))
+            if not _imports_cleanly(source, deadline)
+        ]
+        if failed:
+            return Result(
+                Verdict.INCONCLUSIVE,
+                Reason.IMPORT_FAILED,
+                f"the proof holds, but the {' and '.join(failed)} version's module-level code "
+                "did not import cleanly in the sandbox, so calls may never reach the function",
+                assumptions=outcome.assumptions,
+            )
     if outcome.kind == "proved":
         return Result(
             Verdict.VERIFIED,
@@ -200,14 +215,12 @@ def _prove(
             # over sequences, and it needs nothing from it.
             induction = pyinduct.prove(problem, limits, quick, bounded_ok=False)
             if induction is not None:
-                return induction
-        outcome = pyprove.search_bounded(problem, _solver(budget, deadline))
-        if outcome.kind == "candidates" and problem.helpers:
-            outcome = dataclasses.replace(outcome, shared_helpers=True)
+                return _with_problem(induction, problem)
+        outcome = _with_problem(pyprove.search_bounded(problem, _solver(budget, deadline)), problem)
         if outcome.kind == "bounded":
             induction = pyinduct.prove(problem, limits, quick, bounded_ok=True)
             if induction is not None:
-                return induction
+                return _with_problem(induction, problem)
         return outcome
     except Unsupported as err:
         return pyprove.Outcome(
@@ -233,6 +246,30 @@ def _prove(
         return pyprove.Outcome(
             "internal-error", f"the prover failed ({type(err).__name__}: {err})"
         )
+
+
+def _with_problem(outcome: pyprove.Outcome, problem: pyprove.Problem) -> pyprove.Outcome:
+    return dataclasses.replace(
+        outcome,
+        shared_helpers=outcome.kind == "candidates" and bool(problem.helpers),
+        runs_at_import=problem.runs_at_import,
+    )
+
+
+_IMPORT_SCRIPT = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("subject", "subject.py")
+module = importlib.util.module_from_spec(spec)
+sys.modules["subject"] = module
+spec.loader.exec_module(module)
+print("veribot: imported")
+"""
+
+
+def _imports_cleanly(source: str, deadline: float) -> bool:
+    """Whether the module imports without error or hang (run in the sandbox)."""
+    run = run_script(_IMPORT_SCRIPT, {"subject.py": source}, limits=_sandbox(deadline))
+    return run.returncode == 0 and not run.timed_out and "veribot: imported" in run.stdout
 
 
 def _solver(budget: Budget, deadline: float, cap_ms: int | None = None) -> SolverLimits:

@@ -42,6 +42,7 @@ class Reason:
     NOT_FOUND = "entry-not-found"
     NOT_REPRODUCED = "not-reproduced"
     NOT_EXECUTED = "not-executed"  # candidates exist, but running the code is not allowed
+    IMPORT_FAILED = "import-failed"  # the module's own code fails when it is imported
     NO_DIFFERENCE_FOUND = "no-difference-found"
     ADDED = "added"
     DELETED = "deleted"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -149,58 +150,56 @@ class Module:
     rebound: frozenset[str]  # module-level names that shadow builtins or are not constants
     star_import: bool = False  # `from m import *` may shadow any builtin
     imports: tuple[str, ...] = ()  # the module's import statements, as source text
-    active_code: int | None = None  # line of module-level code that runs at import, if any
+    active_code: tuple[int, ...] = ()  # lines of module-level code that run at import
+    tampering: int | None = None  # line of module-level code that may rewrite definitions
 
     @staticmethod
     def of(tree: ast.Module) -> Module:
+        # Every binding of every name, anywhere in the module (function bodies too: a
+        # `global` there rebinds a module name; a local of the same name only makes this
+        # more conservative). A function or constant must be bound exactly once.
+        bindings: Counter[str] = Counter()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                bindings[n.id] += 1
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bindings[n.name] += 1
+            elif isinstance(n, ast.alias):
+                bindings[(n.asname or n.name).split(".")[0]] += 1
         functions: dict[str, ast.FunctionDef] = {}
         constants: dict[str, object] = {}
-        bound: set[str] = set()
         star = False
         imports: list[str] = []
-        active: int | None = None
+        active: list[int] = []
+        tampering: int | None = None
         for node in tree.body:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 imports.append(ast.unparse(node))
                 star = star or any(a.name == "*" for a in node.names)
-            elif not _inert(node) and active is None:
-                active = node.lineno
-            if isinstance(node, ast.FunctionDef):
+            elif not _inert(node):
+                active.append(node.lineno)
+                if tampering is None and _tampers(node):
+                    tampering = node.lineno
+            if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1:
                 functions[node.name] = node
-                bound.add(node.name)
-            elif isinstance(node, ast.Assign | ast.AnnAssign):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            bound.add(n.id)
-                if (
-                    isinstance(node, ast.Assign)
-                    and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)
-                    and node.value is not None
-                ):
-                    with suppress(ValueError):
-                        constants[node.targets[0].id] = ast.literal_eval(node.value)
-            else:
-                for n in ast.walk(node):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                        bound.add(n.id)
-                    elif isinstance(n, ast.alias):
-                        bound.add((n.asname or n.name).split(".")[0])
-                    elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
-                        bound.add(n.name)
-        # A global bound more than once, or bound other than by a literal, is not a constant.
-        counts: dict[str, int] = {}
-        for node in tree.body:
-            for n in ast.walk(node):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    counts[n.id] = counts.get(n.id, 0) + 1
-        constants = {k: v for k, v in constants.items() if counts.get(k, 0) == 1}
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and bindings[node.targets[0].id] == 1
+            ):
+                with suppress(ValueError):
+                    constants[node.targets[0].id] = ast.literal_eval(node.value)
         rebound = frozenset(
-            n for n in bound if n not in constants and n not in functions
-        ) | frozenset(n for n in bound if n in _MODELLED_BUILTINS or n in _BUILTIN_EXCEPTIONS)
-        return Module(functions, constants, rebound, star, tuple(imports), active)
+            name
+            for name in bindings
+            if (name not in functions and name not in constants)
+            or name in _MODELLED_BUILTINS
+            or name in _BUILTIN_EXCEPTIONS
+        )
+        return Module(
+            functions, constants, rebound, star, tuple(imports), tuple(active), tampering
+        )
 
 
 @dataclass(frozen=True)
@@ -1542,6 +1541,35 @@ def _check_plain_function(fn: ast.FunctionDef) -> None:
     for node in _walk_own(fn.body):
         if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await):
             raise Unsupported("a generator (yield)", getattr(node, "lineno", fn.lineno))
+
+
+_TAMPERING_NAMES = {
+    "exec", "eval", "compile", "setattr", "delattr", "globals", "vars", "locals",
+    "__import__", "builtins", "__builtins__", "sys", "importlib", "inspect", "types",
+}  # fmt: skip
+
+
+def _tampers(node: ast.stmt) -> bool:
+    """Whether module-level code may rewrite functions, constants or builtins in place.
+
+    Binding a plain name is visible statically (the name stops being a constant); writes
+    through attributes or subscripts, ``del``, ``global`` and the reflective builtins are
+    not, so they make every proof in the module unsupported.
+    """
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(
+            sub.ctx, ast.Store | ast.Del
+        ):
+            return True
+        if isinstance(sub, ast.Delete | ast.Global | ast.Nonlocal):
+            return True
+        if isinstance(sub, ast.Name) and sub.id in _TAMPERING_NAMES:
+            return True
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
+            sub.decorator_list
+        ):
+            return True
+    return False
 
 
 def _inert(node: ast.stmt) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pyshared
+from veribot.checks.lang import pyprobe, pyshared
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Module, SharedCall
 from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
@@ -40,6 +40,7 @@ class Outcome:
     construct: str = ""
     assumptions: tuple[str, ...] = ()
     shared_helpers: bool = False  # candidates came from a model with arbitrary helpers
+    runs_at_import: bool = False  # a proof that rests on module-level code importing fine
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Problem:
     module_a: Module | None = None
     module_b: Module | None = None
     helpers: dict[str, SharedCall] = field(default_factory=dict)
+    runs_at_import: bool = False  # module-level code runs: check the modules import
 
 
 def find_function(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -126,11 +128,29 @@ def build(
     fresh = Fresh()
     inputs = [fresh.value(t, n) for n, t in zip(names, types, strict=True)]
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
+    if "." not in entry and (
+        entry not in module_a.functions or entry not in module_b.functions
+    ):
+        raise Unsupported("a function name that is bound more than once in its module")
     for module in (module_a, module_b):
-        if module.active_code is not None:
-            raise Unsupported("module-level code that runs at import", module.active_code)
+        if module.tampering is not None:
+            raise Unsupported(
+                "module-level code that may rewrite functions or builtins", module.tampering
+            )
     if module_a.imports != module_b.imports:
         raise Unsupported("a change in the module's imports", fn_b.lineno)
+    if module_a.imports:
+        notes.append(
+            "the module's imports do not change this module's functions and constants, or "
+            "the builtins, when they run"
+        )
+    active_lines = sorted(set(module_a.active_code) | set(module_b.active_code))
+    if active_lines:
+        where = ", ".join(str(n) for n in active_lines[:5])
+        notes.append(
+            f"the module-level code (line {where}) runs without error and changes nothing "
+            "this function uses"
+        )
     helpers = pyshared.shared_helpers(tree_a, tree_b, module_a, module_b) if shared else {}
     calls: dict[str, SharedCall] = {
         name: functools.partial(pyshared.call, h) for name, h in helpers.items()
@@ -159,6 +179,7 @@ def build(
         module_a,
         module_b,
         calls,
+        bool(active_lines),
     )
 
 
@@ -203,6 +224,12 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
     within = [z3.Not(beyond)] if beyond is not None else []
     candidates: list[tuple[str, ...]] = []
     blocked: list[z3.BoolRef] = []
+    sampled = pyprobe.probe(z3.And(differ, *within), problem.inputs)
+    if sampled is not None:
+        return Outcome(
+            "candidates", "a sample input tells the versions apart in the model",
+            candidates=(sampled,),
+        )
     for _ in range(tries):
         answer = check([differ, *within, *blocked], solver)
         if answer.status is Status.SAT:
