@@ -21,11 +21,13 @@ from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
 from veribot.bot.review import FilesSource, Report, ReviewRequest, review
-from veribot.checks.agent import Answer
-from veribot.checks.agentverdict import AgentOutcome
+from veribot.checks.agent import AgentRun, Analysis, Answer, Formalization
+from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status, assess
 from veribot.checks.equivalence import Budget
+from veribot.checks.facts import Fact, FactSet
+from veribot.checks.lang.pyfacts import code_facts
 from veribot.checks.llm import LLM, Completion, Message, TextBlock, ToolSpec, UsageMeter
-from veribot.checks.verdict import Verdict
+from veribot.checks.verdict import Reason, Result, Verdict
 
 CASES = {
     "fig8": ("session.py", "status_type", ex.FIG8_BEFORE, ex.FIG8_AFTER),
@@ -228,3 +230,31 @@ def test_agent_config_from_the_command_line_values(tmp_path: Path) -> None:
     CachedLLM(AlwaysEquivalent(), recording, Mode.CACHE)  # creates the file
     replayed = agent_config(f"replay:{recording}", "claude-x", None)
     assert replayed is not None and isinstance(replayed.llm, CachedLLM)
+
+
+def test_mutated_agent_facts_are_caught() -> None:
+    """The code's own facts as the agent's, then mutated: an invented varMap, a dropped
+    control dependence of the moved assignment (Fig. 19)."""
+    before = code_facts(ex.FIG19_BEFORE, "cache_init", "before")
+    after = code_facts(ex.FIG19_AFTER, "cache_init", "after")
+    correspondences = FactSet(
+        [Fact("entryMap", ("before", 8, "after", 8)), Fact("exitMap", ("before", 15, "after", 15))]
+    )
+    honest = before | after | correspondences
+    undecided = Result(Verdict.INCONCLUSIVE, Reason.TIMEOUT, "time ran out")
+
+    def judge(facts: FactSet) -> AgentFinding:
+        run = AgentRun(Analysis(Answer.EQUIVALENT, "same"), Formalization(facts, 1, True))
+        return assess(undecided, run, ex.FIG19_BEFORE, ex.FIG19_AFTER, "cache_init")
+
+    invented = Fact("varMap", ("cache", "before", 13, "cache", "after", 9))
+    caught = judge(honest | FactSet([invented]))
+    assert caught.outcome is AgentOutcome.WRONG_CAUGHT
+    assert str(invented) in caught.summary and "(line 13)" in caught.summary
+
+    (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("cache", "before", 14)]
+    dropped = judge(honest.difference([moved]))
+    assert dropped.outcome is AgentOutcome.INCONCLUSIVE
+    assert dropped.condition is not None and dropped.condition.holds is False
+    assert "cache" in dropped.condition.detail
+    assert all(c.status is not Status.CONTRADICTED for c in dropped.claims)

@@ -21,13 +21,19 @@ never grants "verified" and never refutes; this module only judges the agent:
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from veribot.checks.agent import AgentRun, Answer
+from veribot.checks.agent import AFTER, BEFORE, AgentRun, Answer
+from veribot.checks.claims import ClaimStatus, check_claims
 from veribot.checks.datalog import equivalence_condition
+from veribot.checks.facts import FactSet
+from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
 from veribot.checks.llm import UsageReport
 from veribot.checks.verdict import Result, Verdict
+
+log = logging.getLogger(__name__)
 
 
 class AgentOutcome(enum.Enum):
@@ -192,13 +198,43 @@ def assess(
     *,
     timeout_s: float = 10.0,
 ) -> AgentFinding:
-    """Check the agent's facts (claims, verification condition) and ``combine``.
+    """Check the agent's facts against the code's and ``combine``.
 
-    The condition is evaluated over the facts the agent formalized; it can make the agent's
-    argument consistent, never make the unit verified.
+    Each agent fact is checked against the code facts of both versions (``claims``); the
+    Datalog equivalence condition is evaluated over the *supported* facts. When it holds
+    there but fails once the code's own facts are added, the agent's argument left facts
+    out (e.g. a dropped control dependence): those are listed as ``omitted``. None of this
+    can make the unit verified.
     """
     if run is None or run.formalization is None or not len(run.formalization.facts):
         return combine(result, run)
-    facts = run.formalization.facts
-    outcome = equivalence_condition(facts, timeout_s=timeout_s)
-    return combine(result, run, (), Condition(outcome.holds, outcome.detail))
+    agent = run.formalization.facts
+    try:
+        code = (
+            code_facts(before_source, entry, BEFORE),
+            code_facts(after_source, entry, AFTER),
+        )
+    except (SyntaxError, FunctionNotFound, ValueError) as exc:
+        log.info("no code facts for %s: %s", entry, exc)
+        claims = [ClaimReport(str(f), Status.UNCHECKED, f.line(), "no code facts") for f in agent]
+        return combine(result, run, claims)
+    checked = check_claims(agent, code[0], code[1], {BEFORE: before_source, AFTER: after_source})
+    claims = [ClaimReport(str(c.fact), Status(c.status.value), c.line, c.why) for c in checked]
+    supported = FactSet(c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
+    outcome = equivalence_condition(supported, timeout_s=timeout_s)
+    omitted: list[str] = []
+    if outcome.holds:
+        with_code = equivalence_condition(supported | code[0] | code[1], timeout_s=timeout_s)
+        if with_code.holds is False:
+            omitted = _omitted(supported, code[0] | code[1])
+    return combine(result, run, claims, Condition(outcome.holds, outcome.detail), omitted)
+
+
+def _omitted(agent: FactSet, code: FactSet, limit: int = 8) -> list[str]:
+    """Code facts about the agent's variables that its argument does not state."""
+    names = {a for f in agent for a in f.args if isinstance(a, str)}
+    missing = code.difference(agent).filter(
+        lambda f: f.pred in ("controldep", "flow", "def") and f.args[0] in names
+    )
+    ordered = sorted(missing, key=lambda f: (f.pred != "controldep", str(f)))
+    return [str(f) for f in ordered[:limit]]
