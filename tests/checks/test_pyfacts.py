@@ -123,3 +123,17 @@ def test_correspondences_map_entries_and_final_exits() -> None:
     assert correspondences(a, b) == FactSet(
         [F("entryMap", "before", 1, "after", 1), F("exitMap", "before", 7, "after", 7)]
     )
+
+
+def test_effects_and_opaque_code_are_never_shown_equivalent() -> None:
+    # bench refactory wrong_3_256: `+=` of an append's None redefines the list twice.
+    good = "def f(xs):\n    out = []\n    for v in xs:\n        out.append(v)\n    return out\n"
+    bad = "def f(xs):\n    out = []\n    for v in xs:\n        out += out.append(v)\n    return out\n"
+    assert _condition(good, bad) is False
+    # bench shortest_path_length: a call made for its effect changes its arguments.
+    calls = "def f(h, a, b):\n    push(h, {})\n    return h\n"
+    assert _condition(calls.format("a"), calls.format("b")) is False
+    assert _condition(calls.format("a"), calls.format("a")) is True
+    # A generator's yields are opaque: nothing is claimed about them.
+    gen = "def f(xs):\n    for x in xs:\n        yield x\n"
+    assert _condition(gen, gen) is False

@@ -348,7 +348,9 @@ class _Extractor:
                     ast.BinOp(_as_load(stmt.target), stmt.op, stmt.value), stmt))
                 self.store(stmt.target, self.expr(load))
         elif isinstance(stmt, ast.Expr):
-            self.expr(stmt.value)
+            result = self.expr(stmt.value)
+            if isinstance(stmt.value, ast.Call):
+                self.effects(stmt.value, result)
         elif isinstance(stmt, ast.Return):
             if stmt.value is None:
                 self.expr(ast.Constant(None), RET)
@@ -386,6 +388,20 @@ class _Extractor:
             # Not described, and its definitions unknown: nothing after it is precise.
             self.opaque(stmt, type(stmt).__name__)
             self.precise = False
+
+    def effects(self, call: ast.Call, result: str) -> None:
+        """A call made for its effect may change the objects passed to it: each one named
+        is redefined as a function of the call."""
+        names = [a.id for a in [*call.args, *(k.value for k in call.keywords)]
+                 if isinstance(a, ast.Name)]
+        for name in dict.fromkeys(names):
+            if name in (self.state or {}) or name in self.params:
+                self.emit("unaryFun", "effect!", result, self.v, self.line)
+                self.emit("unaryFunDef", name, "effect!", result, self.v, self.line)
+                self.emit("defWithExpr", name, self.v, self.line)
+                self.define(name, self.line)
+                if name in self.params:
+                    self.mutated.add(name)
 
     def store(self, target: ast.expr, value: str) -> None:
         line = self.line
