@@ -205,7 +205,7 @@ def _prove(
         loop_bound=budget.loop_bound,
         inline_depth=budget.inline_depth,
         # Leave time for confirming candidates and for the search beyond the model.
-        deadline=deadline - budget.timeout_s * 0.3,
+        deadline=deadline - budget.timeout_s * 0.6,
     )
     try:
         problem = pyprove.build(tree_a, tree_b, entry, given or None, limits, shared=shared)
@@ -273,7 +273,10 @@ def _imports_cleanly(source: str, deadline: float) -> bool:
 
 
 def _solver(budget: Budget, deadline: float, cap_ms: int | None = None) -> SolverLimits:
+    """Limits for the next solver query; none are left once the budget is spent."""
     left_ms = int((deadline - time.monotonic()) * 1000 * 0.5)
+    if left_ms < 100:
+        raise OutOfTime("the solver's share of the budget is spent")
     timeout = min(budget.solver_timeout_ms, left_ms, cap_ms or budget.solver_timeout_ms)
     return SolverLimits(timeout_ms=max(100, timeout), rlimit=budget.solver_rlimit)
 
@@ -301,6 +304,8 @@ def _refuted(found: Counterexample, method: str, notes: list[str] | None = None)
         f"on input ({args}) the before version {found.before.describe()} and the after "
         f"version {found.after.describe()}"
     )
+    if found.before.describe() == found.after.describe() and found.difference:
+        detail += f" ({found.difference})"
     return Result(
         Verdict.REFUTED,
         Reason.COUNTEREXAMPLE,

@@ -208,6 +208,7 @@ class Limits:
     inline_depth: int = 4
     max_nodes: int = 400_000  # a cap on the size of the model, to fail fast instead of slow
     deadline: float | None = None  # time.monotonic() after which building the model stops
+    max_inlines: int = 24  # calls inlined in all: recursion fans out fast
 
 
 @dataclass
@@ -240,6 +241,7 @@ class Executor:
         self.steps = 0
         self.line = 0
         self.depth = 0  # inlining depth of the call being executed
+        self.inlined = 0  # calls inlined so far
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -1367,7 +1369,8 @@ class Executor:
     def inline(self, fn: ast.FunctionDef, node: ast.Call, args: list[V], state: State) -> V:
         """Call a function of the same module by executing its body in place."""
         depth = self.depth
-        if depth >= self.limits.inline_depth:
+        self.inlined += 1
+        if depth >= self.limits.inline_depth or self.inlined > self.limits.max_inlines:
             self.exhausted.append(Exhausted(state.live, "recursion-bound", node.lineno))
             state.live = FALSE
             return SNone()

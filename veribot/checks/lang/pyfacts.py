@@ -349,8 +349,12 @@ class _Extractor:
                 self.store(stmt.target, self.expr(load))
         elif isinstance(stmt, ast.Expr):
             result = self.expr(stmt.value)
-            if isinstance(stmt.value, ast.Call):
-                self.effects(stmt.value, result)
+            call = stmt.value
+            known = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and (
+                call.func.attr in MUTATORS  # changes its receiver only
+            )
+            if isinstance(call, ast.Call) and not known:
+                self.effects(call, result)
         elif isinstance(stmt, ast.Return):
             if stmt.value is None:
                 self.expr(ast.Constant(None), RET)

@@ -192,13 +192,33 @@ class UnknownTypes(Exception):
 def exits_differ(exits_a: Sequence[Exit], exits_b: Sequence[Exit]) -> z3.BoolRef:
     """Inputs on which the two sets of exits disagree (value, exception or mutation)."""
     cases = []
-    for a in exits_a:
-        for b in exits_b:
-            guard = z3.And(a.guard, b.guard)
-            if z3.is_false(z3.simplify(guard)):
-                continue
-            cases.append(z3.And(guard, z3.Not(same_exit(a, b))))
+    for a in _grouped(exits_a):
+        for b in _grouped(exits_b):
+            cases.append(z3.And(a.guard, b.guard, z3.Not(same_exit(a, b))))
     return z3.Or(cases) if cases else z3.BoolVal(False)
+
+
+def _grouped(exits: Sequence[Exit]) -> list[Exit]:
+    """Raises of the same exception with the same argument contents, as one exit."""
+    groups: dict[tuple[object, ...], list[Exit]] = {}
+    kept: list[Exit] = []
+    for e in exits:
+        if z3.is_false(e.guard):
+            continue
+        if e.value is not None:
+            kept.append(e)
+            continue
+        key = (
+            e.exc,
+            None if e.exc_term is None else e.exc_term.get_id(),
+            tuple(p.get_id() for p in e.params),
+        )
+        groups.setdefault(key, []).append(e)
+    for members in groups.values():
+        first = members[0]
+        guard = z3.Or([m.guard for m in members]) if len(members) > 1 else first.guard
+        kept.append(Exit(guard, None, first.exc, first.params, first.line, first.exc_term))
+    return kept
 
 
 def same_exit(a: Exit, b: Exit) -> z3.BoolRef:
