@@ -93,8 +93,9 @@ def test_claims_beyond_the_sources_stay_unchecked() -> None:
     library = F("exprEquiv", "has_value(s)", "not IsEmpty(s)", "")
     method = F("exprEquiv", "s.has_value()", "not s.is_empty()", "")
     elsewhere = F("def", "x", "helpers.py", 3)
-    claims = run(library, method, elsewhere)
-    assert [c.status for c in claims] == [U, U, U]
+    nested = F("binaryFun", "<<", "1", "size + 0", "before", 13)
+    claims = run(library, method, elsewhere, nested)
+    assert [c.status for c in claims] == [U, U, U, U]
     assert "IsEmpty" in status(claims, library).why
     # Without the helper definitions in the sources, the true claim is an assumption too.
     alone = run(F("exprEquiv", "has_value(x)", "len(x) > 0", "x: list[int]"),

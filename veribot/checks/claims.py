@@ -142,6 +142,11 @@ class _Checker:
             return ClaimStatus.UNCHECKED, "about code outside the two versions"
         file = fact.file()
         line = fact.line()
+        if pred in ("unaryFun", "binaryFun") and not all(
+            _is_name(str(a)) for a in fact.args[1:-2]
+        ):
+            why = "an operand is an expression; the code names it by a temporary"
+            return ClaimStatus.UNCHECKED, why
         if file is None or file not in self.files:
             return ClaimStatus.UNCHECKED, f"not about the code of either version ({file})"
         if pred == "entry":
@@ -355,6 +360,17 @@ class _Checker:
                 if arg.annotation is not None:
                     annotations.setdefault(arg.arg, ast.unparse(arg.annotation))
         return ", ".join(f"{n}: {annotations[n]}" if n in annotations else n for n in names)
+
+
+def _is_name(text: str) -> bool:
+    """A variable, temporary or literal, not a compound expression."""
+    if text.startswith("$") or text.isidentifier():
+        return True
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return False
+    return True
 
 
 def _canonical(expr: str) -> str | None:
