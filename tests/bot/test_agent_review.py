@@ -8,6 +8,7 @@ a unit verified: only the engine's proof does.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from tests.bot import paper_examples as ex
 from tests.fakes import FakeAnthropic, anthropic_llm, load_recording
 from veribot.bot.agentreview import AgentConfig, agent_config
+from veribot.bot.cli import main
 from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
@@ -39,7 +41,13 @@ CASES = {
 }
 
 
-def run_case(tmp_path: Path, name: str, llm: LLM, meter: UsageMeter) -> Report:
+def run_case(
+    tmp_path: Path,
+    name: str,
+    llm: LLM,
+    meter: UsageMeter,
+    pr_text: str = "Refactor; behaviour unchanged.",
+) -> Report:
     filename, entry, before, after = CASES[name]
     (tmp_path / "a").mkdir(exist_ok=True)
     (tmp_path / "b").mkdir(exist_ok=True)
@@ -48,7 +56,7 @@ def run_case(tmp_path: Path, name: str, llm: LLM, meter: UsageMeter) -> Report:
     request = ReviewRequest(
         FilesSource(tmp_path / "a" / filename, tmp_path / "b" / filename, (entry,)),
         budget=Budget(timeout_s=8.0),
-        agent=AgentConfig(llm=llm, meter=meter, pr_text="Refactor; behaviour unchanged."),
+        agent=AgentConfig(llm=llm, meter=meter, pr_text=pr_text),
     )
     return review(request)
 
@@ -258,3 +266,30 @@ def test_mutated_agent_facts_are_caught() -> None:
     assert dropped.condition is not None and dropped.condition.holds is False
     assert "cache" in dropped.condition.detail
     assert all(c.status is not Status.CONTRADICTED for c in dropped.claims)
+
+
+def test_cli_compare_with_a_replayed_agent(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """`veribot compare --llm replay:PATH` needs no key; the report shows the agent."""
+    cache = tmp_path / "llm.sqlite3"
+    meter = UsageMeter()
+    fake_anthropic.script(load_recording("paper_fig22"))
+    inner = anthropic_llm(fake_anthropic, meter=meter)
+    try:
+        run_case(tmp_path, "fig22", CachedLLM(inner, cache, Mode.CACHE), meter, pr_text="")
+    finally:
+        inner.close()
+    a, b = tmp_path / "a" / "label.py", tmp_path / "b" / "label.py"
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["compare", str(a), str(b), "--entry", "label", "--llm", f"replay:{cache}"]
+    code = main(
+        [*argv, "--model", "claude-test", "--timeout", "8"], environ={}, stdout=out, stderr=err
+    )
+    assert code == 0, err.getvalue()
+    text = out.getvalue()
+    assert "agent: agent right, verified" in text
+    assert "agent claude-test: 0 LLM calls, 0+0 tokens, 3 cache hits" in text
+    missing = main([*argv[:-2], "--llm", "live"], environ={}, stdout=out, stderr=err)
+    assert missing == 2 and "needs ANTHROPIC_API_KEY" in err.getvalue()
+    plain = io.StringIO()
+    assert main(argv[:5], environ={}, stdout=plain, stderr=err) == 0
+    assert "agent not asked" in plain.getvalue()

@@ -18,13 +18,15 @@ import shutil
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 import veribot
+from veribot.bot.agentreview import agent_config
 from veribot.bot.config import ConfigError
 from veribot.bot.gitrepo import GitRepoError
+from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.render import FORMATS, render
 from veribot.bot.review import (
     FailOn,
@@ -36,6 +38,7 @@ from veribot.bot.review import (
     review,
 )
 from veribot.checks.equivalence import Budget
+from veribot.checks.llm import LLMError
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +66,7 @@ class Settings:
     stdout_is_terminal: bool = False
     stderr_is_terminal: bool = False
     width: int = 100
+    anthropic_api_key: str | None = field(default=None, repr=False)
 
     @property
     def show_progress(self) -> bool:
@@ -90,6 +94,7 @@ def build_settings(environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -
         stdout_is_terminal=isatty(stdout),
         stderr_is_terminal=isatty(stderr),
         width=max(60, width),
+        anthropic_api_key=environ.get("ANTHROPIC_API_KEY") or None,
     )
 
 
@@ -145,6 +150,16 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="never run the code under review, not even sandboxed: proof-only, so nothing "
         "is refuted and a difference the solver sees stays inconclusive (not-executed)",
+    )
+    p.add_argument(
+        "--llm",
+        default=None,
+        metavar="SPEC",
+        help="ask the agent about each function: live, off, cache:PATH, record:PATH or "
+        "replay:PATH (default: live with ANTHROPIC_API_KEY set, else off)",
+    )
+    p.add_argument(
+        "--model", default=DEFAULT_MODEL, metavar="NAME", help=f"model (default {DEFAULT_MODEL})"
     )
     p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
 
@@ -263,13 +278,17 @@ def _progress(settings: Settings, stderr: TextIO) -> Iterator[ProgressCallback |
         yield update
 
 
-def _request(args: argparse.Namespace) -> ReviewRequest:
+def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
     budget = Budget(timeout_s=args.timeout, execute=not args.no_execute)
     if args.command == "review":
         source: GitSource | FilesSource = GitSource(args.repo, args.base, args.head)
     else:
         source = FilesSource(args.before, args.after, tuple(args.entry))
-    return ReviewRequest(source=source, budget=budget, jobs=args.jobs)
+    try:
+        agent = agent_config(args.llm, args.model, settings.anthropic_api_key)
+    except (ValueError, LLMError) as exc:
+        raise UsageError(str(exc)) from None
+    return ReviewRequest(source=source, budget=budget, jobs=args.jobs, agent=agent)
 
 
 def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: TextIO) -> int:
@@ -279,7 +298,7 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         return int(bench.main(args))
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
-    request = _request(args)
+    request = _request(args, settings)
     with _progress(settings, stderr) as progress:
         report = review(request, progress)
     to_terminal = args.output is None and settings.stdout_is_terminal
@@ -405,7 +424,7 @@ def main(
     handler = _logging(bool(getattr(args, "verbose", False)), err)
     try:
         return _run(args, settings, out, err)
-    except (GitRepoError, ReviewError, ConfigError) as exc:
+    except (GitRepoError, ReviewError, ConfigError, UsageError) as exc:
         return fail(str(exc))
     except OSError as exc:
         logger.debug("I/O error", exc_info=True)

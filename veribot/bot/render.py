@@ -166,8 +166,7 @@ def render_text(
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
-    lines.append(agent_line(report))
-    lines.append(summary_line(report))
+    lines.append(f"{summary_line(report)}; {agent_line(report)}")
     return "\n".join(lines) + "\n"
 
 
