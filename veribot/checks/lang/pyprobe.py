@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import z3
 from z3 import z3util
 
-from veribot.checks.lang.pyvalues import FLOAT, SUnion, V, alternatives, literal
+from veribot.checks.lang.pyvalues import FLOAT, SUnion, V, alternatives, literal, reduce
 
 _INTS = [0, 1, -1, 2, -2, 3, -3, 5, 7, 10, -10, 100, -100, 2**31, -(2**31)]
 _FLOATS = [
@@ -45,7 +45,7 @@ def probe(
             if value is None:
                 return None
             pairs.append((c, value))
-        if z3.is_true(z3.simplify(z3.substitute(formula, *pairs))):
+        if z3.is_true(reduce(z3.substitute(formula, *pairs))):
             return _literals(pairs, inputs)
     return None
 

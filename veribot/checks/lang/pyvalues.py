@@ -402,9 +402,19 @@ def literal(model: z3.ModelRef, v: V) -> str:
     return _py_repr(concrete(model, v))
 
 
+def reduce(e: Any) -> Any:
+    """Simplify to a fixpoint: one pass can leave work for the next (e.g. ``IndexOf``)."""
+    for _ in range(4):
+        simpler = z3.simplify(e)
+        if simpler.eq(e):
+            break
+        e = simpler
+    return e
+
+
 def concrete(model: z3.ModelRef, v: V) -> object:
     """The Python value that ``v`` takes in ``model``."""
-    ev: Callable[[Any], Any] = lambda e: model.eval(e, model_completion=True)  # noqa: E731
+    ev: Callable[[Any], Any] = lambda e: reduce(model.eval(e, model_completion=True))  # noqa: E731
     if isinstance(v, SInt):
         return ev(v.e).as_long()
     if isinstance(v, SBool):
