@@ -509,13 +509,37 @@ class Executor:
     def exec_for(self, stmt: ast.For, state: State, frame: Frame) -> None:
         n, source = self.iteration(stmt.iter, state)
         self._escape_if_mutated(stmt, source)
+
+        def enter(k: int, st: State) -> None:
+            self.assign(stmt.target, source.at(z3.IntVal(k)), st)
+
+        self._unroll(stmt, state, frame, lambda k, st: z3.IntVal(k) < n, enter)
+
+    def exec_while(self, stmt: ast.While, state: State, frame: Frame) -> None:
+        self._unroll(
+            stmt,
+            state,
+            frame,
+            lambda k, st: self.truthy(self.ev(stmt.test, st), st),
+            lambda k, st: None,
+        )
+
+    def _unroll(
+        self,
+        stmt: ast.For | ast.While,
+        state: State,
+        frame: Frame,
+        condition: Callable[[int, State], z3.BoolRef],
+        enter: Callable[[int, State], None],
+    ) -> None:
+        """Unroll a loop up to the bound; inputs needing more iterations are exhausted."""
         exited: list[State] = []
         frame.breaks.append([])
         try:
             for k in range(self.limits.loop_bound + 1):
                 if z3.is_false(state.live):
                     break
-                more = z3.simplify(z3.IntVal(k) < n)
+                more = z3.simplify(condition(k, state))
                 exited.append(state.fork(z3.And(state.live, z3.Not(more))))
                 if z3.is_false(more):
                     state.live = FALSE
@@ -527,7 +551,7 @@ class Executor:
                     state.live = FALSE
                     break
                 state.live = z3.And(state.live, more)
-                self.assign(stmt.target, source.at(z3.IntVal(k)), state)
+                enter(k, state)
                 self._loop_body(stmt.body, state, frame)
         finally:
             breaks = frame.breaks.pop()
@@ -561,34 +585,6 @@ class Executor:
         finally:
             continues = frame.continues.pop()
         joined = merge_states([state, *continues], state)
-        state.live, state.env, state.objects = joined.live, joined.env, joined.objects
-
-    def exec_while(self, stmt: ast.While, state: State, frame: Frame) -> None:
-        exited: list[State] = []
-        frame.breaks.append([])
-        try:
-            for k in range(self.limits.loop_bound + 1):
-                if z3.is_false(state.live):
-                    break
-                more = z3.simplify(self.truthy(self.ev(stmt.test, state), state))
-                exited.append(state.fork(z3.And(state.live, z3.Not(more))))
-                if z3.is_false(more):
-                    state.live = FALSE
-                    break
-                if k == self.limits.loop_bound:
-                    self.exhausted.append(
-                        Exhausted(z3.And(state.live, more), "loop-bound", stmt.lineno)
-                    )
-                    state.live = FALSE
-                    break
-                state.live = z3.And(state.live, more)
-                self._loop_body(stmt.body, state, frame)
-        finally:
-            breaks = frame.breaks.pop()
-        normal = merge_states(exited, state)
-        if stmt.orelse:
-            self.exec_block(stmt.orelse, normal, frame)
-        joined = merge_states([normal, *breaks], state)
         state.live, state.env, state.objects = joined.live, joined.env, joined.objects
 
     # -- expressions ----------------------------------------------------------------------
