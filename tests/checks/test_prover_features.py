@@ -167,3 +167,77 @@ def f(n: int) -> int:
         src, src.replace("* 0", "* 1"), "f", budget=Budget(timeout_s=1.5, inline_depth=12)
     )
     assert result.verdict is not Verdict.VERIFIED
+
+
+SEARCH = '''
+def search(x: int, seq: tuple[int, ...]) -> int:
+    for i in range(len(seq)):
+        if x <= seq[i]:
+            return i
+    return len(seq)
+'''
+
+
+def test_while_counter_against_for_loop_with_the_loop_in_an_else() -> None:
+    after = '''
+def search(x: int, seq: tuple[int, ...]) -> int:
+    if len(seq) == 0:
+        return 0
+    else:
+        n = 0
+        while n < len(seq):
+            if x <= seq[n]:
+                return n
+            n += 1
+        return n
+'''
+    result = check_pair(SEARCH, after, "search", budget=FAST)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert "n' == k" in result.method
+
+
+def test_loop_else_and_the_value_of_the_loop_variable_after_the_loop() -> None:
+    after = '''
+def search(x: int, seq: tuple[int, ...]) -> int:
+    if not seq:
+        return 0
+    for c, value in enumerate(seq):
+        if value >= x:
+            return c
+    else:
+        return c + 1
+'''
+    assert check_pair(SEARCH, after, "search", budget=FAST).verdict is Verdict.VERIFIED
+
+
+def test_a_difference_only_when_the_loop_ends_is_refuted() -> None:
+    after = '''
+def search(x: int, seq: tuple[int, ...]) -> int:
+    for i in range(len(seq)):
+        if x <= seq[i]:
+            return i
+    else:
+        return len(seq) + (1 if len(seq) > 7 else 0)
+'''
+    result = check_pair(SEARCH, after, "search", budget=FAST)
+    assert result.verdict is Verdict.REFUTED
+    assert result.counterexample is not None
+    assert confirm(SEARCH, after, "search", result.counterexample.args, found_by="t") is not None
+
+
+def test_a_return_on_the_last_iteration_only_is_compared_with_the_loop_end() -> None:
+    # Equivalent: returning len(seq) in the last iteration is what the loop end does.
+    last = '''
+def search(x: int, seq: tuple[int, ...]) -> int:
+    for i, elem in enumerate(seq):
+        if x <= elem:
+            return i
+        if i == len(seq) - 1:
+            return len(seq)
+    return 0
+'''
+    assert check_pair(SEARCH, last, "search", budget=FAST).verdict is Verdict.VERIFIED
+    # Not equivalent: the same, but one before the end.
+    early = last.replace("if i == len(seq) - 1:", "if i == len(seq) - 2:")
+    result = check_pair(SEARCH, early, "search", budget=FAST)
+    assert result.verdict is Verdict.REFUTED

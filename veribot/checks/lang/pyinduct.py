@@ -50,12 +50,12 @@ from veribot.checks.lang.pyvalues import (
     SNone,
     SSeq,
     SStr,
+    STuple,
     SUnbound,
     SUnion,
     Unsupported,
     V,
     alternatives,
-    merge,
     same_value,
 )
 from veribot.checks.smt import SolverLimits, Status, check
@@ -100,7 +100,7 @@ def prove(
     fresh = Fresh("ind_")
     a = _split(problem.fn_a, problem.module_a, fresh, limits, problem.helpers)
     b = _split(problem.fn_b, problem.module_b, fresh, limits, problem.helpers)
-    if a is None or b is None or type(a.loop) is not type(b.loop):
+    if a is None or b is None:
         return None
     try:
         return _prove(problem, a, b, fresh, solver, bounded_ok)
@@ -116,22 +116,55 @@ def _split(
     limits: Limits,
     helpers: Mapping[str, SharedCall],
 ) -> Side | None:
-    loops = [i for i, s in enumerate(fn.body) if isinstance(s, ast.For | ast.While)]
+    body = _flatten(fn.body)
+    loops = [i for i, s in enumerate(body) if isinstance(s, ast.For | ast.While)]
     if len(loops) != 1:
         return None
     i = loops[0]
-    loop = fn.body[i]
+    loop = body[i]
     assert isinstance(loop, ast.For | ast.While)
     others = [
         n
-        for s in fn.body
+        for s in body
         for n in ast.walk(s)
         if isinstance(n, ast.For | ast.While | ast.ListComp | ast.GeneratorExp) and n is not loop
     ]
-    if others or loop.orelse:
-        return None  # nested or sequential loops, comprehensions, loop-else: not handled
+    if others:
+        return None  # nested or sequential loops, comprehensions: not handled
     ex = Executor(module, fresh, limits, helpers)
-    return Side(fn, loop, fn.body[:i], fn.body[i + 1 :], ex)
+    return Side(fn, loop, body[:i], body[i + 1 :], ex)
+
+
+def _flatten(body: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """``if c: A else: B`` where A always leaves the function is ``if c: A`` then B.
+
+    The same with the branches swapped (``if not c: B`` then A). This brings a loop
+    nested in such an ``else`` to the top level, where induction can see it; the code
+    means the same.
+    """
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.If) and stmt.orelse:
+            if _always_leaves(stmt.body):
+                out.append(ast.copy_location(ast.If(stmt.test, stmt.body, []), stmt))
+                out.extend(_flatten(stmt.orelse))
+                continue
+            if _always_leaves(stmt.orelse):
+                negated = ast.copy_location(ast.UnaryOp(ast.Not(), stmt.test), stmt.test)
+                out.append(ast.copy_location(ast.If(negated, stmt.orelse, []), stmt))
+                out.extend(_flatten(stmt.body))
+                continue
+        out.append(stmt)
+    return out
+
+
+def _always_leaves(block: Sequence[ast.stmt]) -> bool:
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    return isinstance(last, ast.If) and _always_leaves(last.body) and _always_leaves(last.orelse)
 
 
 def _prove(
@@ -194,75 +227,64 @@ def _prove(
         return None
     k = z3.Int(fresh.name("k"))
 
-    head_facts = [both, k >= 0]
-    for side in (a, b):
-        if side.n is not None:
-            head_facts.append(k <= side.n)
-
-    candidates = _candidates(a, b, ha, hb)
-    # Houdini: drop what fails on entry, then what one iteration does not preserve.
+    # Entry: deciding whether to enter the loops (which may raise) agrees, and where
+    # neither loop is entered the rest of the function behaves the same.
     zero = z3.IntVal(0)
     assert a.entry is not None and b.entry is not None
+    cont0_a, raised0_a, head0_a = _head(a, a.entry, zero)
+    cont0_b, raised0_b, head0_b = _head(b, b.entry, zero)
+    enter_a = z3.And(head0_a.live, cont0_a)
+    enter_b = z3.And(head0_b.live, cont0_b)
+    skip_a, exh_a = _run_suffix(a, head0_a.fork(z3.And(head0_a.live, z3.Not(cont0_a))), True)
+    skip_b, exh_b = _run_suffix(b, head0_b.fork(z3.And(head0_b.live, z3.Not(cont0_b))), True)
+    if exh_a or exh_b:
+        return None
+    if not _unsat([both, z3.Xor(enter_a, enter_b)], solver()):
+        return None
+    if not _unsat([both, exits_differ(raised0_a + skip_a, raised0_b + skip_b)], solver()):
+        return None
+    for enter, ends in ((enter_a, raised0_a + skip_a), (enter_b, raised0_b + skip_b)):
+        if uncovered(ends, [both, z3.Not(enter)], solver()):
+            return None
+
+    # Houdini: keep the candidates that hold on entering the loops and that one
+    # iteration preserves whenever both loops go on.
+    candidates = _candidates(a, b, ha, hb)
     kept = [
         c for c in candidates
-        if _unsat([both, z3.Not(c[1](a.entry.env, b.entry.env, zero))], solver())
+        if _unsat([both, enter_a, enter_b, z3.Not(c[1](head0_a.env, head0_b.env, zero))],
+                  solver())
     ]  # fmt: skip
-    cont_a, head_exits_a, head_a = _head(a, ha, k)
-    cont_b, head_exits_b, head_b = _head(b, hb, k)
-    step_a = _iterate(a, head_a.fork(z3.And(head_a.live, cont_a)), k)
-    step_b = _iterate(b, head_b.fork(z3.And(head_b.live, cont_b)), k)
+    cont_a, _, head_a = _head(a, ha, k)
+    cont_b, _, head_b = _head(b, hb, k)
+    going_a = head_a.fork(z3.And(head_a.live, cont_a))
+    going_b = head_b.fork(z3.And(head_b.live, cont_b))
+    next_a, ended_a, exh_a = _step(a, going_a, k)
+    next_b, ended_b, exh_b = _step(b, going_b, k)
+    if exh_a or exh_b:
+        return None
+    premise = [both, k >= 0, going_a.live, going_b.live]
     k1 = k + 1
     while True:
         inv = [c[1](ha.env, hb.env, k) for c in kept]
-        going = [step_a[0].live, step_b[0].live]
         survivors = [
             c for c in kept
-            if _unsat([*head_facts, *inv, *going, z3.Not(c[1](step_a[0].env, step_b[0].env, k1))],
-                      solver())
+            if _unsat([*premise, *inv, next_a.live, next_b.live,
+                       z3.Not(c[1](next_a.env, next_b.env, k1))], solver())
         ]  # fmt: skip
         if len(survivors) == len(kept):
             break
         kept = survivors
-    inv = [c[1](ha.env, hb.env, k) for c in kept]
-    facts = [*head_facts, *inv]
+    facts = [*premise, *(c[1](ha.env, hb.env, k) for c in kept)]
 
-    # Sync: the loop conditions (and any exception raised evaluating them) agree.
-    if not _unsat([*facts, z3.Xor(head_a.live, head_b.live)], solver()):
+    # Step: from any iteration both loops run, they go on together, or end the function
+    # the same way (inside the body, by break and the rest, or by the loop ending next).
+    if not _unsat([*facts, z3.Xor(next_a.live, next_b.live)], solver()):
         return None
-    if (head_exits_a or head_exits_b) and not _unsat(
-        [*facts, exits_differ(head_exits_a, head_exits_b)], solver()
-    ):
+    if not _unsat([*facts, exits_differ(ended_a, ended_b)], solver()):
         return None
-    if not _unsat([*facts, head_a.live, head_b.live, z3.Xor(cont_a, cont_b)], solver()):
-        return None
-
-    # Step: whatever ends the function during an iteration ends it the same way.
-    after_a, exits_a, exh_a = step_a
-    after_b, exits_b, exh_b = step_b
-    if exh_a or exh_b:
-        return None
-    if not _unsat([*facts, z3.Xor(after_a.live, after_b.live)], solver()):
-        return None
-    if not _unsat([*facts, exits_differ(exits_a, exits_b)], solver()):
-        return None
-    for head, cont, after, exits in (
-        (head_a, cont_a, after_a, exits_a),
-        (head_b, cont_b, after_b, exits_b),
-    ):
-        if uncovered(exits, [*facts, head.live, cont, z3.Not(after.live)], solver()):
-            return None
-
-    # Exit: from the states where both loops end, the rest behaves the same.
-    exit_a = _exit_state(a, head_a.fork(z3.And(head_a.live, z3.Not(cont_a))))
-    exit_b = _exit_state(b, head_b.fork(z3.And(head_b.live, z3.Not(cont_b))))
-    ends_a, exh_a = _run_suffix(a, exit_a)
-    ends_b, exh_b = _run_suffix(b, exit_b)
-    if exh_a or exh_b:
-        return None
-    if not _unsat([*facts, exits_differ(ends_a, ends_b)], solver()):
-        return None
-    for exit_state, ends in ((exit_a, ends_a), (exit_b, ends_b)):
-        if uncovered(ends, [*facts, exit_state.live], solver()):
+    for nxt, ended in ((next_a, ended_a), (next_b, ended_b)):
+        if uncovered(ended, [*facts, z3.Not(nxt.live)], solver()):
             return None
 
     names = "; ".join(c[0] for c in kept) or "true"
@@ -371,6 +393,17 @@ def _arbitrary(
         return SStr(z3.String(fresh.name(base)))
     if isinstance(entry, SNone):
         return entry
+    if isinstance(entry, STuple):
+        assert isinstance(later, STuple)
+        if len(entry.items) != len(later.items):
+            return None
+        items = []
+        for n, (x, y) in enumerate(zip(entry.items, later.items, strict=True)):
+            item = _arbitrary(x, y, fresh, f"{base}_{n}", by_origin)
+            if item is None:
+                return None
+            items.append(item)
+        return STuple(tuple(items))
     return None
 
 
@@ -410,34 +443,35 @@ def _iterate(side: Side, state: State, k: z3.ArithRef) -> tuple[State, list[Exit
     ended = list(ex.exits)
     exhausted = bool(ex.exhausted)
     for br in breaks:
-        exits, exh = _run_suffix(side, br)
+        exits, exh = _run_suffix(side, br, False)
         ended.extend(exits)
         exhausted = exhausted or exh
     return going, ended, exhausted
 
 
-def _exit_state(side: Side, state: State) -> State:
-    """The state after the loop ends normally: a for loop's target holds the last item."""
-    if not isinstance(side.loop, ast.For):
-        return state
-    assert side.n is not None and side.source is not None and side.entry is not None
-    n = side.n
-    last = state.fork(state.live)
-    side.ex.assign(side.loop.target, side.source.at(n - 1), last)
-    targets = {t.id for t in ast.walk(side.loop.target) if isinstance(t, ast.Name)}
-    for name in targets:
-        before = state.env.get(name, SUnbound())
-        state.env[name] = merge(n > 0, last.env.get(name, SUnbound()), before)
-    return state
+def _step(side: Side, state: State, k: z3.ArithRef) -> tuple[State, list[Exit], bool]:
+    """Iteration ``k`` from a head where the loop goes on, looking one head ahead.
+
+    Returns the state at head ``k + 1`` where the loop goes on again, every exit that
+    ends the function meanwhile (in the body, after a break, deciding the next head, or
+    after the loop ends there), and whether the model stopped short anywhere.
+    """
+    going, ended, exhausted = _iterate(side, state, k)
+    cont, raised, head = _head(side, going, k + 1)
+    done, exh = _run_suffix(side, head.fork(z3.And(head.live, z3.Not(cont))), True)
+    again = head.fork(z3.And(head.live, cont))
+    return again, [*ended, *raised, *done], exhausted or exh
 
 
-def _run_suffix(side: Side, state: State) -> tuple[list[Exit], bool]:
-    """Run the statements after the loop; every exit, and whether the model stopped short."""
+def _run_suffix(side: Side, state: State, ended: bool) -> tuple[list[Exit], bool]:
+    """Run what follows the loop (its ``else`` first if it ``ended`` without a break);
+    every exit, and whether the model stopped short."""
     ex = side.ex
     saved_exits, saved_exh = ex.exits, ex.exhausted
     ex.exits, ex.exhausted = [], []
     st = state.fork(state.live)
-    ex.exec_block(side.suffix, st, Frame())
+    rest = [*side.loop.orelse, *side.suffix] if ended else side.suffix
+    ex.exec_block(rest, st, Frame())
     if not z3.is_false(st.live):
         ex.exits.append(Exit(st.live, SNone(), None, ex._snapshot(st), side.fn.lineno))
     result = list(ex.exits), bool(ex.exhausted)
