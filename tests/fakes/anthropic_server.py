@@ -122,6 +122,36 @@ def error(
     return Exchange(status, body, all_headers)
 
 
+def analyzer_answer(verdict: str, explanation: str) -> Exchange:
+    """The analyzer's final answer, in the tagged format its prompt asks for."""
+    return reply(
+        text(
+            f"<Answer>{verdict}</Answer>\n<Original Code>\n</Original Code>\n"
+            f"<Modified Code>\n</Modified Code>\n<Common Code>\n</Common Code>\n"
+            f"<Explanation>\n{explanation}\n</Explanation>"
+        ),
+        input_tokens=900,
+        output_tokens=60,
+    )
+
+
+def formalizer_facts(entry: str, line: int, var: str = "x", *extra: dict[str, Any]) -> Exchange:
+    """The formalizer's one round: entries, their correspondence, ``var`` mapped to itself,
+    and ``extra`` facts."""
+    recorded = [
+        {"pred": "entry", "args": [entry, "before", line]},
+        {"pred": "entry", "args": [entry, "after", line]},
+        {"pred": "entryMap", "args": ["before", line, "after", line]},
+        {"pred": "varMap", "args": [var, "before", line, var, "after", line]},
+        *extra,
+    ]
+    return reply(
+        tool_use("record_facts", {"facts": recorded, "complete": True}),
+        input_tokens=1200,
+        output_tokens=80,
+    )
+
+
 def load_recording(name: str | Path) -> list[Exchange]:
     """Load a JSON recording: ``{"description": ..., "exchanges": [...]}``.
 

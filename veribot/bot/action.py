@@ -8,8 +8,10 @@ same check run, review and summary as the App, and answers `/verify` the same wa
 Safety: under ``pull_request_target`` the workflow holds the base repository's secrets and
 PR code must never run, so the review there is proof-only (``Budget(execute=False)``):
 nothing is executed, not even in the sandbox, so nothing can be refuted; a difference the
-solver sees stays inconclusive (``not-executed``), and the summary says so. Fork pull
-requests under ``pull_request`` get no secrets: the review is solver-only and says so.
+solver sees stays inconclusive (``not-executed``), and the summary says so. The agent is
+asked when the ``anthropic_api_key`` input is set (and `.veribot.toml` leaves it on); the
+key is never logged or posted. Fork pull requests under ``pull_request`` get no secrets:
+the review is solver-only and the summary says why the agent was not asked.
 
 Inputs come as ``INPUT_*`` variables (see ``action.yml``); outputs go to ``GITHUB_OUTPUT``.
 Exit codes: 0 done, 1 a result hit ``fail_on``, 2 the Action is misconfigured.
@@ -29,7 +31,12 @@ from typing import Any
 import git
 from github import Github
 
-from veribot.bot.config import INCONCLUSIVE_CONCLUSIONS, ConfigError, Settings
+from veribot.bot.config import (
+    DEFAULT_ANTHROPIC_URL,
+    INCONCLUSIVE_CONCLUSIONS,
+    ConfigError,
+    Settings,
+)
 from veribot.bot.github import connect
 from veribot.bot.queue import Job
 from veribot.bot.webhooks import Ignored, PayloadError, router
@@ -41,11 +48,8 @@ log = logging.getLogger(__name__)
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
 FAIL_ON = ("refuted", "inconclusive", "never")
-FORK_NOTE = (
-    "This pull request comes from a fork, so the workflow has no secrets: the review is "
-    "solver-only."
-)
-NO_KEY_NOTE = "No `anthropic_api_key` was given: the review is solver-only."
+FORK_REASON = "this pull request comes from a fork, so the workflow has no secrets"
+NO_KEY_REASON = "no `anthropic_api_key` input was given"
 TARGET_NOTE = (
     "This workflow runs on `pull_request_target`, with this repository's secrets, so code "
     "from the pull request was not executed. Trigger it on `pull_request` to have "
@@ -68,6 +72,7 @@ class ActionSettings:
     workspace: Path
     token: str = field(repr=False)
     anthropic_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str = DEFAULT_ANTHROPIC_URL
     check_name: str = "veribot"
     inconclusive_conclusion: str | None = None
     fail_on: str = "refuted"
@@ -108,6 +113,9 @@ def read_environment(env: Mapping[str, str]) -> ActionSettings:
         workspace=Path(env.get("GITHUB_WORKSPACE", ".")),
         token=token,
         anthropic_key=_input(env, "anthropic_api_key") or None,
+        anthropic_base_url=_input(env, "anthropic_base_url")
+        or env.get("ANTHROPIC_BASE_URL")
+        or DEFAULT_ANTHROPIC_URL,
         check_name=_input(env, "check_name") or "veribot",
         inconclusive_conclusion=conclusion,
         fail_on=fail_on,
@@ -128,14 +136,17 @@ def _is_fork(payload: Mapping[str, Any]) -> bool:
     return bool(head != base)
 
 
-def _notes(action: ActionSettings, payload: Mapping[str, Any]) -> tuple[str, ...]:
-    if action.event_name == "pull_request_target":
-        return (TARGET_NOTE,) if action.anthropic_key else (TARGET_NOTE, NO_KEY_NOTE)
-    if _is_fork(payload):
-        return (FORK_NOTE,)
-    if action.anthropic_key is None:
-        return (NO_KEY_NOTE,)
-    return ()
+def _notes(action: ActionSettings) -> tuple[str, ...]:
+    return (TARGET_NOTE,) if action.event_name == "pull_request_target" else ()
+
+
+def _agent_unavailable(action: ActionSettings, payload: Mapping[str, Any]) -> str | None:
+    """Why the agent cannot be asked on this run, or None when the key is there."""
+    if action.anthropic_key:
+        return None
+    if action.event_name == "pull_request" and _is_fork(payload):
+        return FORK_REASON
+    return NO_KEY_REASON
 
 
 def run(action: ActionSettings) -> Outcome | None:
@@ -147,6 +158,8 @@ def run(action: ActionSettings) -> Outcome | None:
         github_api_url=action.api_url,
         bot_login=ACTIONS_BOT_LOGIN,
         check_name=action.check_name,
+        anthropic_api_key=action.anthropic_key,
+        anthropic_base_url=action.anthropic_base_url,
     )
 
     def client_for(_installation: int | None) -> Github:
@@ -163,7 +176,8 @@ def run(action: ActionSettings) -> Outcome | None:
         settings=settings,
         github=client_for,
         git_data=lambda job, _url, shas: _workspace(action, job, shas),
-        notes=_notes(action, payload),
+        notes=_notes(action),
+        agent_unavailable=_agent_unavailable(action, payload),
         inconclusive_conclusion=action.inconclusive_conclusion,
         execute=not proof_only,
     )

@@ -11,14 +11,15 @@ so that one ``UsageMeter`` counts the whole review and its budget holds.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
 from veribot.bot.llm import AnthropicLLM, AnthropicSettings
-from veribot.bot.llmcache import from_spec
+from veribot.bot.llmcache import CachedLLM, Mode, from_spec
 from veribot.checks.agent import AgentLimits, Question, ask
 from veribot.checks.agentverdict import AgentFinding, assess
 from veribot.checks.agentview import MemoryRevision, Revision, SourceView
@@ -173,3 +174,35 @@ def agent_config(
 
     llm = from_spec(chosen, inner, model=model, meter=meter)
     return None if llm is None else AgentConfig(llm=llm, meter=meter, pr_text=pr_text)
+
+
+@contextmanager
+def anthropic_agent(
+    api_key: str,
+    *,
+    model: str,
+    base_url: str,
+    budget: LLMBudget,
+    temperature: float = 0.0,
+    pr_text: str = "",
+    cache: Path | None = None,
+) -> Iterator[AgentConfig]:
+    """The agent of a pull-request review on the Anthropic API; its connection is closed after.
+
+    ``pr_text`` (the pull request's title and description) reaches the model only as
+    delimited data. ``cache``: a SQLite file answering repeated questions (a job run again
+    after a crash costs nothing). ``budget`` holds for the whole review: a call that would
+    go over it is not made, and the units it leaves unasked say so.
+    """
+    meter = UsageMeter(budget)
+    inner = AnthropicLLM(
+        AnthropicSettings(api_key=api_key, model=model, base_url=base_url, budget=budget),
+        meter=meter,
+    )
+    llm: LLM = inner if cache is None else CachedLLM(inner, cache, Mode.CACHE, meter=meter)
+    try:
+        yield AgentConfig(
+            llm=llm, meter=meter, limits=AgentLimits(temperature=temperature), pr_text=pr_text
+        )
+    finally:
+        inner.close()

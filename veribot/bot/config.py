@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_BOT_LOGIN = "veribot[bot]"
 DEFAULT_CHECK_NAME = "veribot"
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
@@ -38,6 +39,15 @@ class Settings:
     redis_url: str | None = None
     app_id: int | None = None
     private_key: str | None = field(default=None, repr=False)
+    # The agent: without a key every review is solver-only and says so. Never logged.
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str = DEFAULT_ANTHROPIC_URL
+    llm_cache: bool = False  # keep the model's answers in data_dir (reruns cost nothing)
+
+    @property
+    def llm_cache_path(self) -> Path | None:
+        """The SQLite file caching the model's answers, when ``llm_cache`` is on."""
+        return self.data_dir / "llm.sqlite3" if self.llm_cache else None
 
     @property
     def queue_path(self) -> Path:
@@ -78,6 +88,16 @@ class Settings:
                 raise ConfigError(
                     f"VERIBOT_PRIVATE_KEY_FILE {key_file!r} is unreadable: {error.strerror}"
                 ) from error
+        anthropic_key = env.get("ANTHROPIC_API_KEY") or None
+        anthropic_key_file = env.get("VERIBOT_ANTHROPIC_API_KEY_FILE")
+        if anthropic_key is None and anthropic_key_file:
+            try:
+                anthropic_key = Path(anthropic_key_file).read_text(encoding="utf-8").strip()
+            except OSError as error:
+                raise ConfigError(
+                    f"VERIBOT_ANTHROPIC_API_KEY_FILE {anthropic_key_file!r} is unreadable: "
+                    f"{error.strerror}"
+                ) from error
         return cls(
             webhook_secret=secret,
             app_id=int(app_id_text) if app_id_text is not None else None,
@@ -87,6 +107,9 @@ class Settings:
             check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
             data_dir=Path(env.get("VERIBOT_DATA_DIR", ".veribot")),
             redis_url=env.get("VERIBOT_REDIS_URL") or None,
+            anthropic_api_key=anthropic_key or None,
+            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,
+            llm_cache=env.get("VERIBOT_LLM_CACHE", "1") not in ("0", "false", "no", ""),
         )
 
 
@@ -107,7 +130,8 @@ class RepoConfig:
     exclude: tuple[str, ...] = ()
     checks: tuple[str, ...] = KNOWN_CHECKS
     agent_enabled: bool = True
-    agent_model: str | None = None
+    agent_model: str | None = None  # None: the deployment's default model
+    agent_temperature: float = 0.0
     budget: Budget = Budget()
     inconclusive_conclusion: str = "neutral"
     # Whether the pull request's code may be run (sandboxed) to confirm a counterexample.
@@ -157,6 +181,8 @@ def parse_repo_config(text: str) -> RepoConfig:
         if not isinstance(execute, bool):
             problems.append("execute must be true or false")
         values["execute"] = execute
+    if isinstance(data.get("agent"), bool):  # `agent = false`, short for `[agent] enabled`
+        data["agent"] = {"enabled": data["agent"]}
     agent = _table(data, "agent", problems)
     if "enabled" in agent:
         enabled = agent.pop("enabled")
@@ -168,6 +194,16 @@ def parse_repo_config(text: str) -> RepoConfig:
         if not isinstance(model, str) or not model:
             problems.append("agent.model must be a non-empty string")
         values["agent_model"] = model
+    if "temperature" in agent:
+        temperature = agent.pop("temperature")
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, int | float)
+            or not 0.0 <= temperature <= 1.0
+        ):
+            problems.append("agent.temperature must be a number from 0 to 1")
+        else:
+            values["agent_temperature"] = float(temperature)
     problems += [f"agent.{key}: unknown key" for key in agent]
     budget_table = _table(data, "budget", problems)
     budget: dict[str, int] = {}
@@ -187,6 +223,7 @@ def parse_repo_config(text: str) -> RepoConfig:
         checks=values.get("checks", defaults.checks),
         agent_enabled=values.get("agent_enabled", defaults.agent_enabled),
         agent_model=values.get("agent_model", defaults.agent_model),
+        agent_temperature=values.get("agent_temperature", defaults.agent_temperature),
         budget=Budget(**budget),
         inconclusive_conclusion=values.get(
             "inconclusive_conclusion", defaults.inconclusive_conclusion

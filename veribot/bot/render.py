@@ -208,9 +208,15 @@ def agent_lines(finding: AgentFinding | None) -> list[str]:
 def agent_line(report: Report) -> str:
     """The review's agent line: the model and its total usage, or that it was not asked."""
     if not report.agent_model:
-        return "agent not asked (no model configured; --llm)"
+        return f"agent not asked ({report.agent_reason or 'no model configured; --llm'})"
     usage = report.agent_usage or UsageReport()
-    return f"agent {report.agent_model}: {usage_text(usage)}"
+    text = f"agent {report.agent_model}: {usage_text(usage)}"
+    if usage.refused:
+        text += (
+            f"; {usage.refused} call{'s' if usage.refused != 1 else ''} refused by the LLM "
+            "budget (those units were not fully asked)"
+        )
+    return text
 
 
 def _finding_json(finding: AgentFinding | None) -> dict[str, Any] | None:

@@ -88,6 +88,7 @@ class ReviewRequest:
     select: Callable[[ChangedUnit], bool] | None = None  # which units to review; None: all
     max_units: int | None = None  # functions to check at most; the rest: inconclusive (budget)
     agent: AgentConfig | None = None  # the model to ask about each function; None: not asked
+    agent_reason: str = ""  # why ``agent`` is None, said in the report ("" : no model configured)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class Report:
     elapsed_s: float = 0.0
     agent_model: str = ""  # the model asked about each function; "" when none was
     agent_usage: UsageReport | None = None  # calls, tokens and cache hits of the review
+    agent_reason: str = ""  # why the agent was not asked, when it was not
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -185,6 +187,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         agent_usage=request.agent.meter.report()
         if request.agent is not None and request.agent.meter is not None
         else None,
+        agent_reason="" if request.agent is not None else request.agent_reason,
     )
 
 

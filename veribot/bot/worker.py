@@ -5,8 +5,16 @@ reach GitHub for an installation, where the repository's git data comes from) an
 what the job asks: a review of the pull request's head, or a `/verify` command. The posting
 half, :func:`post_review_results`, is shared with the GitHub Action (:mod:`veribot.bot.action`).
 
-The review is the solver-only one (the agent is not wired in yet) and every summary says
-so. Conclusions: any refuted unit gives ``failure``; an undecided changed function gives the
+With an Anthropic key in the settings (``ANTHROPIC_API_KEY``; the Action's
+``anthropic_api_key`` input) and the agent left on in `.veribot.toml`, every changed
+function is also put to the agent (:mod:`veribot.bot.agentreview`), with the pull request's
+title and description as delimited data, never as instructions, within the repository's
+LLM budget (``budget.llm_calls``, ``budget.tokens``); the summary shows its answer and the
+status of each of its claims beside the verdict, which is the solver's alone. Without a
+key, on a fork pull request without secrets, or with the agent off, the review is
+solver-only and the summary says why the agent was not asked.
+
+Conclusions: any refuted unit gives ``failure``; an undecided changed function gives the
 repository's ``inconclusive_conclusion`` (``neutral`` by default); otherwise ``success``. A
 review that cannot finish completes its check run with a summary saying why, never green.
 
@@ -25,7 +33,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -33,7 +42,14 @@ from pathlib import Path
 import git
 from github import Auth, Github, GithubIntegration
 
-from veribot.bot.config import ConfigError, RepoConfig, Settings, parse_repo_config
+from veribot.bot.agentreview import AgentConfig, anthropic_agent
+from veribot.bot.config import (
+    DEFAULT_ANTHROPIC_URL,
+    ConfigError,
+    RepoConfig,
+    Settings,
+    parse_repo_config,
+)
 from veribot.bot.github import (
     MAX_REVIEW_COMMENTS,
     Annotation,
@@ -46,10 +62,12 @@ from veribot.bot.github import (
     RequestPolicy,
     connect,
 )
+from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.queue import Command, Job
 from veribot.bot.render import SUMMARY_MARKER, explain, render_markdown, summary_line
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget
+from veribot.checks.llm import LLMBudget
 from veribot.checks.units import ChangedUnit
 from veribot.checks.verdict import Verdict
 
@@ -57,9 +75,18 @@ log = logging.getLogger(__name__)
 
 CONFIG_FILE = ".veribot.toml"
 SOLVER_ONLY_NOTE = (
-    "Solver-only review: the agent was not asked (it is not wired in yet), so every verdict "
-    "comes from the solver and from executed counterexamples."
+    "Solver-only review: the agent was not asked ({reason}), so every verdict comes from "
+    "the solver and from executed counterexamples."
 )
+AGENT_NOTE = (
+    "The agent (`{model}`) was asked about each changed function. Its answers are claims, "
+    "shown with the status of each against the code's own facts; the pull request's title "
+    "and description reached it as data only. Only a solver proof makes a function verified "
+    "and only an executed counterexample refutes one, whatever the agent said."
+)
+NO_KEY_REASON = "no Anthropic API key is configured"
+AGENT_OFF_REASON = "the agent is turned off in the base branch's `.veribot.toml`"
+NO_LLM_BUDGET_REASON = "`budget.llm_calls` or `budget.tokens` is 0 in `.veribot.toml`"
 NOT_EXECUTED_NOTE = (
     "No code from this pull request was executed: the review is proof-only, so nothing "
     "can be refuted here. A difference the solver sees stays inconclusive "
@@ -99,7 +126,8 @@ class WorkerDeps:
     policy: Callable[[], RequestPolicy] = RequestPolicy
     clock: Callable[[], float] = time.monotonic
     progress_interval: float = PROGRESS_INTERVAL_S
-    notes: tuple[str, ...] = ()  # said in every summary (e.g. why the agent was not asked)
+    notes: tuple[str, ...] = ()  # said in every summary (e.g. proof-only under a target event)
+    agent_unavailable: str | None = None  # why no agent even with a key (a fork: no secrets)
     inconclusive_conclusion: str | None = None  # overrides the repository's `.veribot.toml`
     execute: bool = True  # False: never run the pull request's code (proof-only review)
 
@@ -159,6 +187,7 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         clock=deps.clock,
         progress_interval=deps.progress_interval,
         execute=deps.execute,
+        agent=AgentAccess.of(deps, pr_text(pull.title, pull.body)),
     )
 
 
@@ -192,14 +221,18 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
         config = read_repo_config(tree, base_sha)
         execute = deps.execute and config.execute
         source = GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)
-        report = review(
-            ReviewRequest(
-                source,
-                budget=Budget(execute=execute),
-                select=target_filter(job.target, job.path, job.line),
-                max_units=config.budget.units,
+        access = AgentAccess.of(deps, pr_text(pull.title, pull.body))
+        with pull_request_agent(access, config) as (agent, why_not):
+            report = review(
+                ReviewRequest(
+                    source,
+                    budget=Budget(execute=execute),
+                    select=target_filter(job.target, job.path, job.line),
+                    max_units=config.budget.units,
+                    agent=agent,
+                    agent_reason=why_not,
+                )
             )
-        )
     except GitHubError:
         raise
     except Exception as error:  # the command's boundary: answer in the thread, never silence
@@ -213,7 +246,7 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
         text = f"No changed function matches {what}. Changed units: {changed}."
     else:
         notes = _with_execution_note(deps.notes, execute)
-        text = "\n\n".join([_strip_marker(render_markdown(report)), SOLVER_ONLY_NOTE, *notes])
+        text = "\n\n".join([_strip_marker(render_markdown(report)), agent_note(report), *notes])
     client.reply(job.pr_number, text, review_comment_id=reply_to)
     return None
 
@@ -234,8 +267,12 @@ def review_and_post(
     clock: Callable[[], float] = time.monotonic,
     progress_interval: float = PROGRESS_INTERVAL_S,
     execute: bool = True,
+    agent: AgentAccess | None = None,
 ) -> Outcome:
     """Start the check run, review ``base_sha...head_sha``, and post the results.
+
+    ``agent``: how to reach the model (none: solver-only); whether it is asked, which model
+    and within what budget is the base branch's `.veribot.toml`'s call.
 
     ``execute=False`` (or ``execute = false`` in `.veribot.toml`) reviews proof-only: no code
     of the pull request runs, and the summary says so. A configuration or review error
@@ -250,13 +287,16 @@ def review_and_post(
         config = read_repo_config(tree, base_sha)
         execute = execute and config.execute
         progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
-        request = ReviewRequest(
-            GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
-            budget=Budget(execute=execute),
-            select=config_filter(config),
-            max_units=config.budget.units,
-        )
-        report = review(request, progress)
+        with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
+            request = ReviewRequest(
+                GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
+                budget=Budget(execute=execute),
+                select=config_filter(config),
+                max_units=config.budget.units,
+                agent=asked,
+                agent_reason=why_not,
+            )
+            report = review(request, progress)
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {error}"
         client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
@@ -381,10 +421,12 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
             continue
         in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
         line = in_diff[0] if in_diff else lines[0]
-        body = (
-            f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
-            f"<sub>veribot, {SOLVER_ONLY_NOTE.split(':')[0].lower()}</sub>"
-        )
+        body = f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
+        if report.agent_model and item.agent is not None:
+            body += f"Agent: {item.agent.outcome.value}: {item.agent.summary}\n\n"
+            body += "<sub>veribot: the solver's verdict; the agent's answer, checked</sub>"
+        else:
+            body += "<sub>veribot, solver-only review</sub>"
         comments.append(InlineComment(item.unit.path, line, body))
     return comments
 
@@ -400,8 +442,15 @@ def summary_markdown(
             f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n"
             + "\n".join(f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers)
         )
-    parts.extend([SOLVER_ONLY_NOTE, *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
+    parts.extend([agent_note(report), *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
     return "\n\n".join(parts) + "\n"
+
+
+def agent_note(report: Report) -> str:
+    """Whether the agent was asked (and which model), or why the review is solver-only."""
+    if report.agent_model:
+        return AGENT_NOTE.format(model=report.agent_model)
+    return SOLVER_ONLY_NOTE.format(reason=report.agent_reason or NO_KEY_REASON)
 
 
 def _strip_marker(markdown: str) -> str:
@@ -438,6 +487,67 @@ class ProgressReporter:
             )
         except GitHubError as error:  # progress is a courtesy; the review goes on
             log.warning("progress update failed: %s", error)
+
+
+# -- the agent -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentAccess:
+    """How this deployment may reach the agent for one pull request. The key is never shown."""
+
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str = DEFAULT_ANTHROPIC_URL
+    model: str = DEFAULT_MODEL  # unless `.veribot.toml` names one
+    cache: Path | None = None
+    pr_text: str = ""  # the pull request's title and description: data for the agent
+    unavailable: str | None = None  # why it cannot be asked even with a key
+
+    @classmethod
+    def of(cls, deps: WorkerDeps, pr_text: str = "") -> AgentAccess:
+        """The access a worker's settings give, for a pull request with ``pr_text``."""
+        settings = deps.settings
+        return cls(
+            api_key=settings.anthropic_api_key,
+            base_url=settings.anthropic_base_url,
+            cache=settings.llm_cache_path,
+            pr_text=pr_text,
+            unavailable=deps.agent_unavailable,
+        )
+
+
+def pr_text(title: str | None, body: str | None) -> str:
+    """The pull request's title and description, as the agent reads them (as data)."""
+    return f"Title: {title or ''}\n\n{body or ''}".strip()
+
+
+@contextmanager
+def pull_request_agent(
+    access: AgentAccess, config: RepoConfig
+) -> Iterator[tuple[AgentConfig | None, str]]:
+    """The agent to ask (``None`` and the reason why not); closed when the review is done."""
+    reason = ""
+    if access.unavailable:
+        reason = access.unavailable
+    elif not access.api_key:
+        reason = NO_KEY_REASON
+    elif not config.agent_enabled:
+        reason = AGENT_OFF_REASON
+    elif config.budget.llm_calls == 0 or config.budget.tokens == 0:
+        reason = NO_LLM_BUDGET_REASON
+    if reason or access.api_key is None:
+        yield None, reason
+        return
+    with anthropic_agent(
+        access.api_key,
+        model=config.agent_model or access.model,
+        base_url=access.base_url,
+        budget=LLMBudget(max_calls=config.budget.llm_calls, max_tokens=config.budget.tokens),
+        temperature=config.agent_temperature,
+        pr_text=access.pr_text,
+        cache=access.cache,
+    ) as agent:
+        yield agent, ""
 
 
 # -- configuration and selection -------------------------------------------------------------

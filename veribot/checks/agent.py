@@ -30,6 +30,7 @@ from veribot.checks.agentview import TOOLS, SourceView, ToolError
 from veribot.checks.facts import TABLE_2, Fact, FactSet, fact_schema, parse_facts, vocabulary_text
 from veribot.checks.llm import (
     LLM,
+    BudgetExceeded,
     LLMError,
     Message,
     ToolResultBlock,
@@ -121,6 +122,7 @@ class AgentRun:
     formalization: Formalization | None = None
     error: str = ""  # the model could not be asked (unavailable, budget, replay miss)
     usage: UsageReport = field(default_factory=UsageReport)
+    budget_spent: bool = False  # ``error`` is the review's LLM budget refusing a call
 
     @property
     def answer(self) -> Answer:
@@ -150,7 +152,13 @@ def ask(
         formalization = formalize(llm, question, analysis, limits)
     except LLMError as exc:
         log.warning("agent for %s::%s: %s", question.path, question.entry, exc)
-        return AgentRun(analysis, None, f"{type(exc).__name__}: {exc}", spent())
+        return AgentRun(
+            analysis,
+            None,
+            f"{type(exc).__name__}: {exc}",
+            spent(),
+            budget_spent=isinstance(exc, BudgetExceeded),
+        )
     return AgentRun(analysis, formalization, "", spent())
 
 

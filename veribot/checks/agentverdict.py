@@ -96,6 +96,7 @@ class AgentFinding:
         return sum(1 for c in self.claims if c.status is status)
 
 
+BUDGET_CUT = "inconclusive (budget): the agent was not asked, the review's LLM budget is spent"
 NOT_ASKED = AgentFinding(AgentOutcome.NOT_ASKED, "agent not asked (no model configured)")
 
 
@@ -126,6 +127,8 @@ def combine(
         usage=run.usage,
         error=run.error,
     )
+    if a is None and run.budget_spent:
+        return _with(base, AgentOutcome.INCONCLUSIVE, f"{BUDGET_CUT}: {run.error}")
     if a is None:
         return _with(base, AgentOutcome.UNAVAILABLE, f"agent unavailable: {run.error}")
     outcome, summary = _judge(result, run.answer, base)
@@ -165,6 +168,8 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
             f"{first.fact}{where}" + (f": {first.why}" if first.why else ""),
         )
     reasons: list[str] = []
+    if finding.error:
+        reasons.append(f"the formalizer was cut off ({finding.error})")
     if unchecked:
         reasons.append(
             f"{len(unchecked)} claim(s) could not be checked against the code "
