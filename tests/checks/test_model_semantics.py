@@ -17,7 +17,8 @@ from collections.abc import Callable
 import pytest
 import z3
 
-from veribot.checks.lang.pyexec import Executor, Limits, Module
+from veribot.checks.lang.pyexec import Executor, Limits
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import parse_type
 from veribot.checks.lang.pyvalues import Fresh, V, concrete, reduce
 

@@ -29,18 +29,17 @@ from dataclasses import dataclass
 import z3
 
 from veribot.checks.lang.pyexec import (
-    FALSE,
-    MUTATING_METHODS,
     Executor,
     Exit,
     Frame,
     IterSource,
     Limits,
-    Module,
     SharedCall,
     State,
     merge_states,
 )
+from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS
 from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered
 from veribot.checks.lang.pyvalues import (
     Fresh,

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import z3
 
 from veribot.checks.lang import pyprobe, pyshared
-from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Module, SharedCall
+from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
 from veribot.checks.smt import SolverLimits, Status, check

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import z3
 
-from veribot.checks.lang.pyexec import Module
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import (
     BoolT,
     FloatT,

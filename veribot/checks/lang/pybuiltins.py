@@ -1,0 +1,255 @@
+"""Builtin functions and list methods over symbolic values.
+
+A mixin of the executor: ``len``, ``abs``, ``min``, ``max``, ``sum``, ``any``, ``all``,
+``range``, ``list``, ``tuple``, ``bool``, ``int``, ``float``, and the list methods that
+read or mutate a list in place.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+import z3
+
+from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS, TRUE, Operators, is_empty_literal
+from veribot.checks.lang.pytypes import BoolT, FloatT, IntT, PyType
+from veribot.checks.lang.pyvalues import (
+    FLOAT,
+    RM,
+    SBool,
+    SFloat,
+    SInt,
+    SNone,
+    SRange,
+    SSeq,
+    SStr,
+    STuple,
+    Unsupported,
+    V,
+    merge,
+    sort_of,
+    term,
+    wrap,
+)
+
+if TYPE_CHECKING:
+    from veribot.checks.lang.pyexec import State
+
+
+class Builtins(Operators):
+    """Calls of builtins and methods (calls of the module's own functions: ``pyexec``)."""
+
+    def _mutate(self, name: str, seq: SSeq, new: z3.ExprRef, state: State) -> None:
+        raise NotImplementedError
+
+    def _escape(self, value: V) -> None:
+        raise NotImplementedError
+
+    def _adopt(self, seq: SSeq, item: V) -> SSeq:
+        raise NotImplementedError
+
+    def _coerce_elem(self, value: V, elem: PyType) -> V:
+        raise NotImplementedError
+
+    def builtin(self, name: str, args: list[V], state: State, line: int) -> V:
+        if name == "len" and len(args) == 1:
+            (v,) = args
+            if isinstance(v, SSeq | SStr):
+                return SInt(z3.Length(v.e))
+            if isinstance(v, STuple):
+                return SInt(z3.IntVal(len(v.items)))
+            if isinstance(v, SRange):
+                return SInt(v.length())
+            if isinstance(v, SInt | SBool | SFloat | SNone):
+                self.raise_if(TRUE, "TypeError", state)
+                return SInt(z3.IntVal(0))
+            raise Unsupported(f"len of a {type(v).__name__}", line)
+        if name == "abs" and len(args) == 1:
+            (v,) = args
+            if isinstance(v, SInt | SBool):
+                x = self._as_int(v, state)
+                return SInt(z3.If(x < 0, -x, x))
+            if isinstance(v, SFloat):
+                return SFloat(z3.fpAbs(v.e))
+            raise Unsupported(f"abs of a {type(v).__name__}", line)
+        if name in ("min", "max") and len(args) >= 2:
+            result = args[0]
+            for other in args[1:]:
+                # min keeps the first of equal items, max too: replace only on strict order.
+                op: ast.cmpop = ast.Lt() if name == "min" else ast.Gt()
+                better = self.compare_op(op, other, result, state)
+                result = merge(better, other, result)
+            return result
+        if name == "range" and 1 <= len(args) <= 3:
+            ints = [self._as_int(a, state) for a in args]
+            if len(ints) == 1:
+                return SRange(z3.IntVal(0), ints[0], z3.IntVal(1))
+            step = ints[2] if len(ints) == 3 else z3.IntVal(1)
+            self.raise_if(step == 0, "ValueError", state)
+            return SRange(ints[0], ints[1], step)
+        if name == "bool" and len(args) == 1:
+            return SBool(self.truthy(args[0], state))
+        if name in ("list", "tuple") and len(args) == 1:
+            (v,) = args
+            if isinstance(v, STuple):
+                v = self._as_seq(v)
+            if isinstance(v, SSeq):
+                origin = self._new_origin() if name == "list" else None
+                return SSeq(name, v.elem, v.e, origin)
+            raise Unsupported(f"{name}() of a {type(v).__name__}", line)
+        if name in ("list", "tuple") and not args:
+            empty = z3.Empty(z3.SeqSort(z3.IntSort()))
+            return SSeq(name, IntT(), empty, self._new_origin() if name == "list" else None)
+        if name == "float" and len(args) == 1 and isinstance(args[0], SInt | SBool | SFloat):
+            return SFloat(self.to_float(args[0], state))
+        if name == "int" and len(args) == 1 and isinstance(args[0], SInt | SBool):
+            return SInt(self._as_int(args[0], state))
+        if name == "isinstance":
+            raise Unsupported("isinstance", line)
+        if name == "print":
+            raise Unsupported("print (output is not compared)", line)
+        raise Unsupported(f"{name}() with these arguments", line)
+
+    def reduce(self, name: str, v: V, state: State) -> V:
+        """``sum``/``min``/``max``/``any``/``all`` over one iterable."""
+        if isinstance(v, STuple):
+            v = self._as_seq(v)
+        if isinstance(v, SRange):
+            raise Unsupported(f"{name}() of a range", self.line)
+        if not isinstance(v, SSeq):
+            raise Unsupported(f"{name}() of a {type(v).__name__}", self.line)
+        elem_sort = sort_of(v.elem)
+        acc_i = z3.Int(self.fresh.name("acc"))
+        x = z3.Const(self.fresh.name("x"), elem_sort)
+        n = z3.Length(v.e)
+        if name == "sum":
+            if isinstance(v.elem, IntT):
+                f = z3.Lambda([acc_i, x], acc_i + x)
+                return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), v.e))
+            if isinstance(v.elem, BoolT):
+                f = z3.Lambda([acc_i, x], acc_i + z3.If(x, 1, 0))
+                return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), v.e))
+            if isinstance(v.elem, FloatT):
+                acc_f = z3.FP(self.fresh.name("acc"), FLOAT)
+                f = z3.Lambda([acc_f, x], z3.fpAdd(RM, acc_f, x))
+                total = z3.SeqFoldLeft(f, z3.FPVal(0.0, FLOAT), v.e)
+                return merge(n == 0, SInt(z3.IntVal(0)), SFloat(total))
+            raise Unsupported(f"sum() of {v.elem.text()} items", self.line)
+        if name in ("any", "all"):
+            if isinstance(v.elem, IntT):
+                truth: z3.BoolRef = x != 0
+            elif isinstance(v.elem, BoolT):
+                truth = x
+            else:
+                raise Unsupported(f"{name}() of {v.elem.text()} items", self.line)
+            acc_b = z3.Bool(self.fresh.name("acc"))
+            if name == "any":
+                f = z3.Lambda([acc_b, x], z3.Or(acc_b, truth))
+                return SBool(z3.SeqFoldLeft(f, FALSE, v.e))
+            f = z3.Lambda([acc_b, x], z3.And(acc_b, truth))
+            return SBool(z3.SeqFoldLeft(f, TRUE, v.e))
+        # min / max
+        self.raise_if(n == 0, "ValueError", state)
+        if isinstance(v.elem, IntT):
+            first = v.e[0]
+            if name == "min":
+                f = z3.Lambda([acc_i, x], z3.If(x < acc_i, x, acc_i))
+            else:
+                f = z3.Lambda([acc_i, x], z3.If(x > acc_i, x, acc_i))
+            rest = z3.SubSeq(v.e, 1, n - 1)
+            return SInt(z3.SeqFoldLeft(f, first, rest))
+        raise Unsupported(f"{name}() of {v.elem.text()} items", self.line)
+
+    def method_call(self, node: ast.Call, func: ast.Attribute, state: State) -> V:
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise Unsupported(f"keyword or * arguments to .{func.attr}()", node.lineno)
+        obj = self.ev(func.value, state)
+        args = [self.ev(a, state) for a in node.args]
+        method = func.attr
+        if isinstance(obj, SSeq) and obj.kind == "list" and method in MUTATING_METHODS:
+            if not isinstance(func.value, ast.Name):
+                raise Unsupported(f".{method}() on an expression", node.lineno)
+            return self.list_mutation(func.value.id, obj, method, args, state)
+        if isinstance(obj, SSeq) and method == "index" and len(args) == 1:
+            item = args[0]
+            if item.ty != obj.elem or not isinstance(item, SInt | SStr | SBool):
+                raise Unsupported(f".index() of a {item.ty.text()}", node.lineno)
+            pos = z3.IndexOf(obj.e, z3.Unit(term(item)), 0)
+            self.raise_if(pos < 0, "ValueError", state)
+            return SInt(pos)
+        if isinstance(obj, SSeq) and method == "count" and len(args) == 1:
+            item = args[0]
+            if item.ty != obj.elem or not isinstance(item, SInt | SStr | SBool):
+                raise Unsupported(f".count() of a {item.ty.text()}", node.lineno)
+            acc = z3.Int(self.fresh.name("acc"))
+            x = z3.Const(self.fresh.name("x"), sort_of(obj.elem))
+            f = z3.Lambda([acc, x], acc + z3.If(x == term(item), 1, 0))
+            return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), obj.e))
+        raise Unsupported(f"the method .{method}() on a {type(obj).__name__}", node.lineno)
+
+    def list_mutation(self, name: str, seq: SSeq, method: str, args: list[V], state: State) -> V:
+        if method == "append" and len(args) == 1:
+            seq = self._adopt(seq, args[0])
+            item = self._coerce_elem(args[0], seq.elem)
+            self._escape(item)
+            self._mutate(name, seq, z3.Concat(seq.e, z3.Unit(term(item))), state)
+            return SNone()
+        if method == "extend" and len(args) == 1:
+            self._extend(name, seq, args[0], state)
+            return SNone()
+        if method == "pop" and len(args) <= 1:
+            n = z3.Length(seq.e)
+            if args:
+                i = self._as_int(args[0], state)
+                idx = z3.If(i < 0, i + n, i)
+            else:
+                idx = n - 1
+            self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
+            item = wrap(seq.elem, seq.e[idx])
+            rest = z3.Concat(z3.SubSeq(seq.e, 0, idx), z3.SubSeq(seq.e, idx + 1, n - idx - 1))
+            self._mutate(name, seq, rest, state)
+            return item
+        if method == "clear" and not args:
+            self._mutate(name, seq, z3.Empty(seq.e.sort()), state)
+            return SNone()
+        if method == "insert" and len(args) == 2:
+            n = z3.Length(seq.e)
+            i = self._as_int(args[0], state)
+            idx = z3.If(i < 0, i + n, i)
+            idx = z3.If(idx < 0, 0, z3.If(idx > n, n, idx))
+            seq = self._adopt(seq, args[1])
+            item = self._coerce_elem(args[1], seq.elem)
+            new = z3.Concat(
+                z3.SubSeq(seq.e, 0, idx), z3.Unit(term(item)), z3.SubSeq(seq.e, idx, n - idx)
+            )
+            self._mutate(name, seq, new, state)
+            return SNone()
+        if method == "remove" and len(args) == 1:
+            item = args[0]
+            if item.ty != seq.elem or not isinstance(item, SInt | SStr | SBool):
+                raise Unsupported(f".remove() of a {item.ty.text()}", self.line)
+            n = z3.Length(seq.e)
+            pos = z3.IndexOf(seq.e, z3.Unit(term(item)), 0)
+            self.raise_if(pos < 0, "ValueError", state)
+            rest = z3.Concat(z3.SubSeq(seq.e, 0, pos), z3.SubSeq(seq.e, pos + 1, n - pos - 1))
+            self._mutate(name, seq, rest, state)
+            return SNone()
+        raise Unsupported(f"the list method .{method}()", self.line)
+
+    def _extend(self, name: str, seq: SSeq, other: V, state: State) -> None:
+        if isinstance(other, STuple):
+            other = self._as_seq(other)
+        if isinstance(other, SSeq):
+            if other.elem != seq.elem:
+                if is_empty_literal(other.e):
+                    return
+                if is_empty_literal(seq.e):
+                    seq = SSeq(seq.kind, other.elem, z3.Empty(other.e.sort()), seq.origin)
+                else:
+                    raise Unsupported("extending a list with items of another type", self.line)
+            self._mutate(name, seq, z3.Concat(seq.e, other.e), state)
+            return
+        if isinstance(other, SRange):
+            raise Unsupported("extending a list with a range", self.line)
+        self.raise_if(TRUE, "TypeError", state)

@@ -1,0 +1,484 @@
+"""Python's truthiness, operators, comparisons and indexing over symbolic values.
+
+A mixin of the executor: everything here evaluates an operation on values already
+computed, raising Python's exceptions on the paths where Python would.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+import z3
+
+from veribot.checks.lang.pytypes import BoolT, FloatT, IntT, ListT, PyType, StrT, TupleT
+from veribot.checks.lang.pyvalues import (
+    FLOAT,
+    RM,
+    Fresh,
+    SBool,
+    SFloat,
+    SInt,
+    SNone,
+    SRange,
+    SSeq,
+    SStr,
+    STuple,
+    SUnion,
+    Unsupported,
+    V,
+    alternatives,
+    merge,
+    merge_many,
+    term,
+    wrap,
+)
+
+if TYPE_CHECKING:
+    from veribot.checks.lang.pyexec import State
+
+TRUE = z3.BoolVal(True)
+FALSE = z3.BoolVal(False)
+MUTATING_METHODS = {"append", "extend", "pop", "insert", "remove", "clear", "sort", "reverse"}
+
+
+class Operators:
+    """Expression semantics of the executor (statements live in ``pyexec``)."""
+
+    line: int
+    fresh: Fresh
+
+    def raise_if(
+        self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
+    ) -> None:
+        raise NotImplementedError
+
+    def ev(self, node: ast.expr, state: State) -> V:
+        raise NotImplementedError
+
+    def assuming(self, state: State, cond: z3.BoolRef) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _new_origin(self) -> frozenset[int]:
+        raise NotImplementedError
+
+    # -- truthiness and operators -----------------------------------------------------------
+
+    def truthy(self, v: V, state: State) -> z3.BoolRef:
+        if isinstance(v, SBool):
+            return v.e
+        if isinstance(v, SInt):
+            return v.e != 0
+        if isinstance(v, SFloat):
+            return z3.Not(z3.fpIsZero(v.e))
+        if isinstance(v, SStr | SSeq):
+            return z3.Length(v.e) > 0
+        if isinstance(v, SNone):
+            return FALSE
+        if isinstance(v, STuple):
+            return z3.BoolVal(bool(v.items))
+        if isinstance(v, SRange):
+            return v.length() > 0
+        if isinstance(v, SUnion):
+            return z3.Or([z3.And(g, self.truthy(a, state)) for g, a in v.alts])
+        raise Unsupported(f"truth value of a {type(v).__name__}", self.line)
+
+    def boolop(self, node: ast.BoolOp, state: State) -> V:
+        result = self.ev(node.values[0], state)
+        for operand in node.values[1:]:
+            t = self.truthy(result, state)
+            go_on = t if isinstance(node.op, ast.And) else z3.Not(t)
+            with self.assuming(state, go_on):
+                nxt = self.ev(operand, state)
+            result = merge(go_on, nxt, result)
+        return result
+
+    def _as_int(self, v: V, state: State) -> z3.ArithRef:
+        if isinstance(v, SInt):
+            return v.e
+        if isinstance(v, SBool):
+            return z3.If(v.e, 1, 0)
+        if isinstance(v, SUnion):
+            result: z3.ArithRef = z3.IntVal(0)
+            bad = []
+            for g, a in v.alts:
+                if isinstance(a, SInt | SBool):
+                    result = z3.If(g, self._as_int(a, state), result)
+                else:
+                    bad.append(g)
+            if bad:
+                self.raise_if(z3.Or(bad), "TypeError", state)
+            return result
+        self.raise_if(TRUE, "TypeError", state)
+        return z3.IntVal(0)
+
+    def binop(self, op: ast.operator, a: V, b: V, state: State) -> V:
+        if isinstance(a, SUnion) or isinstance(b, SUnion):
+            parts: list[tuple[z3.BoolRef, V]] = []
+            for ga, va in alternatives(a):
+                for gb, vb in alternatives(b):
+                    g = z3.And(ga, gb)
+                    with self.assuming(state, g):
+                        parts.append((g, self.binop(op, va, vb, state)))
+            return merge_many(parts[:-1], parts[-1][1])
+        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+            return self.int_op(op, self._as_int(a, state), self._as_int(b, state), state)
+        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+            return self.float_op(op, self.to_float(a, state), self.to_float(b, state), state)
+        if isinstance(op, ast.Add):
+            if isinstance(a, SStr) and isinstance(b, SStr):
+                return SStr(z3.Concat(a.e, b.e))
+            if isinstance(a, SSeq) and isinstance(b, SSeq) and a.kind == b.kind:
+                if a.elem != b.elem:
+                    if is_empty_literal(a.e):
+                        a = SSeq(a.kind, b.elem, z3.Empty(b.e.sort()), a.origin)
+                    elif is_empty_literal(b.e):
+                        b = SSeq(b.kind, a.elem, z3.Empty(a.e.sort()), b.origin)
+                    else:
+                        raise Unsupported("concatenating lists of different types", self.line)
+                origin = self._new_origin() if a.kind == "list" else None
+                return SSeq(a.kind, a.elem, z3.Concat(a.e, b.e), origin)
+            if isinstance(a, STuple) and isinstance(b, STuple):
+                return STuple(a.items + b.items)
+            if (
+                isinstance(a, STuple | SSeq)
+                and isinstance(b, STuple | SSeq)
+                and _kind(a) == _kind(b) == "tuple"
+            ):
+                return self.binop(op, self._as_seq(a), self._as_seq(b), state)
+        if isinstance(op, ast.Mult) and (isinstance(a, SSeq | SStr) or isinstance(b, SSeq | SStr)):
+            raise Unsupported("sequence repetition", self.line)
+        if isinstance(op, ast.Mod) and isinstance(a, SStr):
+            raise Unsupported("string formatting", self.line)
+        self.raise_if(TRUE, "TypeError", state)
+        return SNone()
+
+    def _as_seq(self, v: STuple | SSeq) -> SSeq:
+        if isinstance(v, SSeq):
+            return v
+        if not v.items:
+            return SSeq("tuple", IntT(), z3.Empty(z3.SeqSort(z3.IntSort())))
+        elem = common_elem_type(v.items, self.line)
+        units = [z3.Unit(term(i)) for i in v.items]
+        return SSeq("tuple", elem, units[0] if len(units) == 1 else z3.Concat(*units))
+
+    def int_op(self, op: ast.operator, x: z3.ArithRef, y: z3.ArithRef, state: State) -> V:
+        if isinstance(op, ast.Add):
+            return SInt(x + y)
+        if isinstance(op, ast.Sub):
+            return SInt(x - y)
+        if isinstance(op, ast.Mult):
+            return SInt(x * y)
+        if isinstance(op, ast.FloorDiv | ast.Mod):
+            self.raise_if(y == 0, "ZeroDivisionError", state)
+            q = floor_div(x, y)
+            return SInt(q if isinstance(op, ast.FloorDiv) else x - y * q)
+        if isinstance(op, ast.Div):
+            self.raise_if(y == 0, "ZeroDivisionError", state)
+            r = z3.fpRealToFP(RM, z3.ToReal(x) / z3.ToReal(z3.If(y == 0, 1, y)), FLOAT)
+            self.raise_if(z3.fpIsInf(r), "OverflowError", state)
+            return SFloat(r)
+        if isinstance(op, ast.Pow):
+            y_s = z3.simplify(y)
+            if z3.is_int_value(y_s) and 0 <= y_s.as_long() <= 8:
+                result: z3.ArithRef = z3.IntVal(1)
+                for _ in range(y_s.as_long()):
+                    result = result * x
+                return SInt(result)
+            raise Unsupported("'**' with a symbolic or large exponent", self.line)
+        raise Unsupported(f"the operator {type(op).__name__} on integers", self.line)
+
+    def to_float(self, v: V, state: State) -> z3.FPRef:
+        if isinstance(v, SFloat):
+            return v.e
+        r = z3.fpRealToFP(RM, z3.ToReal(self._as_int(v, state)), FLOAT)
+        self.raise_if(z3.fpIsInf(r), "OverflowError", state)
+        return r
+
+    def float_op(self, op: ast.operator, x: z3.FPRef, y: z3.FPRef, state: State) -> V:
+        if isinstance(op, ast.Add):
+            return SFloat(z3.fpAdd(RM, x, y))
+        if isinstance(op, ast.Sub):
+            return SFloat(z3.fpSub(RM, x, y))
+        if isinstance(op, ast.Mult):
+            return SFloat(z3.fpMul(RM, x, y))
+        if isinstance(op, ast.Div):
+            self.raise_if(z3.fpIsZero(y), "ZeroDivisionError", state)
+            return SFloat(z3.fpDiv(RM, x, y))
+        raise Unsupported(f"the operator {type(op).__name__} on floats", self.line)
+
+    def unaryop(self, op: ast.unaryop, v: V, state: State) -> V:
+        if isinstance(op, ast.Not):
+            return SBool(z3.Not(self.truthy(v, state)))
+        if isinstance(v, SUnion):
+            parts = []
+            for g, a in v.alts:
+                with self.assuming(state, g):
+                    parts.append((g, self.unaryop(op, a, state)))
+            return merge_many(parts[:-1], parts[-1][1])
+        if isinstance(v, SInt | SBool):
+            x = self._as_int(v, state)
+            if isinstance(op, ast.USub):
+                return SInt(-x)
+            if isinstance(op, ast.UAdd):
+                return SInt(x)
+        if isinstance(v, SFloat):
+            if isinstance(op, ast.USub):
+                return SFloat(z3.fpNeg(v.e))
+            if isinstance(op, ast.UAdd):
+                return v
+        if isinstance(op, ast.USub | ast.UAdd):
+            self.raise_if(TRUE, "TypeError", state)
+            return SNone()
+        raise Unsupported(f"the operator {type(op).__name__}", self.line)
+
+    def compare(self, node: ast.Compare, state: State) -> V:
+        left = self.ev(node.left, state)
+        result: z3.BoolRef = TRUE
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            with self.assuming(state, result):
+                right = self.ev(right_node, state)
+                part = self.compare_op(op, left, right, state)
+            result = z3.And(result, part)
+            left = right
+        return SBool(z3.simplify(result))
+
+    def compare_op(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
+        if isinstance(op, ast.In | ast.NotIn):
+            inside = self.contains(b, a, state)
+            return inside if isinstance(op, ast.In) else z3.Not(inside)
+        if isinstance(op, ast.Is | ast.IsNot):
+            if isinstance(a, SNone) or isinstance(b, SNone) or _is_none_union(a, b):
+                other = b if isinstance(a, SNone) else a
+                is_none = z3.Or(
+                    [g for g, v in alternatives(other) if isinstance(v, SNone)] or [FALSE]
+                )
+                if isinstance(a, SNone) and isinstance(b, SNone):
+                    is_none = TRUE
+                return is_none if isinstance(op, ast.Is) else z3.Not(is_none)
+            raise Unsupported("'is' between values other than None", self.line)
+        if isinstance(a, SUnion) or isinstance(b, SUnion):
+            parts = []
+            for ga, va in alternatives(a):
+                for gb, vb in alternatives(b):
+                    g = z3.And(ga, gb)
+                    with self.assuming(state, g):
+                        parts.append(z3.And(g, self.compare_op(op, va, vb, state)))
+            return z3.Or(parts)
+        if isinstance(op, ast.Eq):
+            return self.py_eq(a, b, state)
+        if isinstance(op, ast.NotEq):
+            return z3.Not(self.py_eq(a, b, state))
+        return self.order(op, a, b, state)
+
+    def py_eq(self, a: V, b: V, state: State) -> z3.BoolRef:
+        """Python's ``==`` (not the behaviour equality: here 1 == 1.0 == True)."""
+        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+            if isinstance(a, SBool) and isinstance(b, SBool):
+                return a.e == b.e
+            return self._as_int(a, state) == self._as_int(b, state)
+        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+            return self._num_cmp(ast.Eq(), a, b, state)
+        if isinstance(a, SStr) and isinstance(b, SStr):
+            return a.e == b.e
+        if isinstance(a, SNone) and isinstance(b, SNone):
+            return TRUE
+        if isinstance(a, SSeq | STuple) and isinstance(b, SSeq | STuple):
+            if _kind(a) != _kind(b):
+                return FALSE
+            sa = self._as_seq(a) if isinstance(a, STuple) else a
+            sb = self._as_seq(b) if isinstance(b, STuple) else b
+            if is_empty_literal(sa.e) or is_empty_literal(sb.e):
+                return z3.And(z3.Length(sa.e) == 0, z3.Length(sb.e) == 0)
+            if sa.elem == sb.elem and isinstance(sa.elem, IntT | BoolT | StrT):
+                return sa.e == sb.e
+            raise Unsupported(f"== between sequences of {sa.elem.text()}", self.line)
+        if type(a) is type(b) and isinstance(a, SRange):
+            raise Unsupported("== between ranges", self.line)
+        return FALSE
+
+    def _num_cmp(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
+        if isinstance(a, SFloat) and isinstance(b, SFloat):
+            x, y = a.e, b.e
+            table = {
+                ast.Eq: z3.fpEQ, ast.Lt: z3.fpLT, ast.LtE: z3.fpLEQ,
+                ast.Gt: z3.fpGT, ast.GtE: z3.fpGEQ,
+            }  # fmt: skip
+            return table[type(op)](x, y)
+        if isinstance(a, SFloat):
+            flipped = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+            op2 = flipped.get(type(op), type(op))()
+            return self._num_cmp(op2, b, a, state)
+        assert isinstance(b, SFloat)
+        # Exact comparison of an integer with a float, as Python does it.
+        i = z3.ToReal(self._as_int(a, state))
+        f = b.e
+        finite = z3.And(z3.Not(z3.fpIsNaN(f)), z3.Not(z3.fpIsInf(f)))
+        r = z3.fpToReal(f)
+        exact = {
+            ast.Eq: i == r, ast.Lt: i < r, ast.LtE: i <= r, ast.Gt: i > r, ast.GtE: i >= r,
+        }[type(op)]  # fmt: skip
+        pos_inf = z3.And(z3.fpIsInf(f), z3.fpIsPositive(f))
+        neg_inf = z3.And(z3.fpIsInf(f), z3.fpIsNegative(f))
+        if isinstance(op, ast.Eq):
+            return z3.And(finite, exact)
+        if isinstance(op, ast.Lt | ast.LtE):
+            return z3.Or(z3.And(finite, exact), pos_inf)
+        return z3.Or(z3.And(finite, exact), neg_inf)
+
+    def order(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
+        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+            x, y = self._as_int(a, state), self._as_int(b, state)
+            return {ast.Lt: x < y, ast.LtE: x <= y, ast.Gt: x > y, ast.GtE: x >= y}[type(op)]
+        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+            return self._num_cmp(op, a, b, state)
+        if isinstance(a, SStr) and isinstance(b, SStr):
+            x_s, y_s = a.e, b.e
+            return {
+                ast.Lt: x_s < y_s, ast.LtE: x_s <= y_s, ast.Gt: y_s < x_s, ast.GtE: y_s <= x_s,
+            }[type(op)]  # fmt: skip
+        if isinstance(a, SSeq | STuple) and isinstance(b, SSeq | STuple) and _kind(a) == _kind(b):
+            raise Unsupported("ordering comparison of sequences", self.line)
+        self.raise_if(TRUE, "TypeError", state)
+        return FALSE
+
+    def contains(self, container: V, item: V, state: State) -> z3.BoolRef:
+        if isinstance(container, SUnion):
+            parts = []
+            for g, c in container.alts:
+                with self.assuming(state, g):
+                    parts.append(z3.And(g, self.contains(c, item, state)))
+            return z3.Or(parts)
+        if isinstance(container, SStr):
+            if isinstance(item, SStr):
+                return z3.Contains(container.e, item.e)
+            self.raise_if(TRUE, "TypeError", state)
+            return FALSE
+        if isinstance(container, SSeq):
+            if is_empty_literal(container.e):
+                return FALSE
+            elem = container.elem
+            if item.ty == elem and isinstance(item, SInt | SStr | SBool):
+                return z3.Contains(container.e, z3.Unit(item.e))
+            numeric = (IntT, BoolT, FloatT)
+            if not (isinstance(item.ty, numeric) and isinstance(elem, numeric)) and isinstance(
+                item, SInt | SBool | SFloat | SStr | SNone
+            ) and isinstance(elem, IntT | BoolT | FloatT | StrT):
+                return FALSE  # == between these types is always False
+            raise Unsupported(
+                f"'in' for a {item.ty.text()} in a sequence of {elem.text()}", self.line
+            )
+        if isinstance(container, STuple):
+            return z3.Or([self.py_eq(x, item, state) for x in container.items] or [FALSE])
+        if isinstance(container, SRange):
+            raise Unsupported("'in' on a range", self.line)
+        self.raise_if(TRUE, "TypeError", state)
+        return FALSE
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def subscript(self, node: ast.Subscript, state: State) -> V:
+        value = self.ev(node.value, state)
+        if isinstance(node.slice, ast.Slice):
+            return self.slice(value, node.slice, state)
+        index = self.ev(node.slice, state)
+        return self.index(value, index, state)
+
+    def index(self, value: V, index: V, state: State) -> V:
+        if isinstance(value, SUnion):
+            parts = []
+            for g, a in value.alts:
+                with self.assuming(state, g):
+                    parts.append((g, self.index(a, index, state)))
+            return merge_many(parts[:-1], parts[-1][1])
+        if isinstance(value, STuple):
+            i = self._as_int(index, state)
+            n = len(value.items)
+            idx = z3.If(i < 0, i + n, i)
+            self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
+            if not value.items:
+                return SNone()
+            parts_t = [(idx == k, item) for k, item in enumerate(value.items)]
+            return merge_many(parts_t[:-1], parts_t[-1][1])
+        if not isinstance(index, SInt | SBool):
+            if isinstance(value, SSeq | SStr):
+                self.raise_if(TRUE, "TypeError", state)
+                return SNone()
+            raise Unsupported(f"indexing a {type(value).__name__}", self.line)
+        if isinstance(value, SSeq | SStr):
+            i = self._as_int(index, state)
+            n = z3.Length(value.e)
+            idx = z3.If(i < 0, i + n, i)
+            self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
+            if isinstance(value, SStr):
+                return SStr(z3.SubString(value.e, idx, 1))
+            return wrap(value.elem, value.e[idx])
+        if isinstance(value, SRange):
+            raise Unsupported("indexing a range", self.line)
+        self.raise_if(TRUE, "TypeError", state)
+        return SNone()
+
+    def slice(self, value: V, sl: ast.Slice, state: State) -> V:
+        if sl.step is not None:
+            step = self.ev(sl.step, state)
+            if not (isinstance(step, SInt) and z3.is_int_value(z3.simplify(step.e))
+                    and z3.simplify(step.e).as_long() == 1):
+                raise Unsupported("a slice with a step", self.line)
+        if isinstance(value, STuple):
+            value = self._as_seq(value)
+        if not isinstance(value, SSeq | SStr):
+            raise Unsupported(f"slicing a {type(value).__name__}", self.line)
+        n = z3.Length(value.e)
+
+        def bound(node: ast.expr | None, default: z3.ArithRef) -> z3.ArithRef:
+            if node is None:
+                return default
+            v = self.ev(node, state)
+            if isinstance(v, SNone):
+                return default
+            i = self._as_int(v, state)
+            i = z3.If(i < 0, i + n, i)
+            return z3.If(i < 0, 0, z3.If(i > n, n, i))
+
+        lo = bound(sl.lower, z3.IntVal(0))
+        hi = bound(sl.upper, n)
+        length = z3.If(hi > lo, hi - lo, 0)
+        if isinstance(value, SStr):
+            return SStr(z3.SubString(value.e, lo, length))
+        origin = self._new_origin() if value.kind == "list" else None
+        return SSeq(value.kind, value.elem, z3.SubSeq(value.e, lo, length), origin)
+
+
+def floor_div(x: z3.ArithRef, y: z3.ArithRef) -> z3.ArithRef:
+    """Python's ``//`` (rounds toward minus infinity); Z3's ``div`` is Euclidean."""
+    return z3.If(y > 0, x / y, z3.If(y < 0, (-x) / (-y), 0))
+
+
+def common_elem_type(items: Sequence[V], line: int) -> PyType:
+    types = {i.ty for i in items}
+    if len(types) != 1:
+        raise Unsupported("a list with items of different types", line)
+    (t,) = types
+    if not isinstance(t, IntT | BoolT | FloatT | StrT | ListT | TupleT) or (
+        isinstance(t, TupleT) and t.homogeneous is None
+    ):
+        raise Unsupported(f"a list of {t.text()}", line)
+    return t
+
+
+def is_empty_literal(e: z3.ExprRef) -> bool:
+    return bool(z3.is_app(e) and e.decl().kind() == z3.Z3_OP_SEQ_EMPTY)
+
+
+def _kind(v: V) -> str:
+    if isinstance(v, STuple):
+        return "tuple"
+    if isinstance(v, SSeq):
+        return v.kind
+    return type(v).__name__
+
+
+def _is_none_union(a: V, b: V) -> bool:
+    return any(isinstance(x, SNone) for v in (a, b) for _, x in alternatives(v))
