@@ -262,10 +262,12 @@ def test_mutated_agent_facts_are_caught() -> None:
 
     (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("cache", "before", 14)]
     dropped = judge(honest.difference([moved]))
-    assert dropped.outcome is AgentOutcome.INCONCLUSIVE
+    assert dropped.outcome is AgentOutcome.WRONG_CAUGHT
+    assert "omitted the control dependence of before line 14" in dropped.summary
     assert dropped.condition is not None and dropped.condition.holds is False
     assert "cache" in dropped.condition.detail
     assert all(c.status is not Status.CONTRADICTED for c in dropped.claims)
+    assert str(moved) in dropped.omitted
 
 
 def test_cli_compare_with_a_replayed_agent(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:

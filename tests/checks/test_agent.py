@@ -35,10 +35,13 @@ from veribot.checks.agentverdict import (
     ClaimReport,
     Condition,
     Status,
+    assess,
+    changed_lines,
     combine,
 )
 from veribot.checks.agentview import MemoryRevision, SourceView, ToolError, ViewLimits
 from veribot.checks.facts import Fact, FactSet
+from veribot.checks.lang.pyfacts import code_facts
 from veribot.checks.llm import UsageMeter
 from veribot.checks.verdict import (
     Behaviour,
@@ -419,3 +422,78 @@ def test_combine_without_an_agent() -> None:
     failed = combine(PROOF, AgentRun(None, None, "LLMUnavailable: down"))
     assert failed.outcome is AgentOutcome.UNAVAILABLE
     assert "down" in failed.summary
+
+
+def test_a_budget_cut_is_inconclusive_with_the_reason() -> None:
+    run = AgentRun(None, None, "BudgetExceeded: all 2 model calls allowed", budget_spent=True)
+    finding = combine(REFUTED, run)
+    assert finding.outcome is AgentOutcome.INCONCLUSIVE
+    assert finding.summary.startswith("inconclusive (budget)")
+    assert "all 2 model calls allowed" in finding.summary
+
+
+CLIP_BEFORE = """\
+def clip(x: int, limit: int) -> int:
+    y = x
+    if x > limit:
+        y = limit
+    return y
+"""
+# The assignment left its branch: it now runs for every input.
+CLIP_AFTER = """\
+def clip(x: int, limit: int) -> int:
+    y = x
+    if x > limit:
+        pass
+    y = limit
+    return y
+"""
+
+
+def _judge_clip(facts: FactSet) -> tuple[AgentOutcome, str, tuple[str, ...]]:
+    run = AgentRun(Analysis(Answer.EQUIVALENT, "same"), Formalization(facts, 1, True))
+    finding = assess(OPEN, run, CLIP_BEFORE, CLIP_AFTER, "clip")
+    return finding.outcome, finding.summary, finding.omitted
+
+
+def test_a_dropped_control_dependence_is_caught_whatever_the_condition_says() -> None:
+    """The agent hands in the code's own facts, less the one control dependence that the
+    change removed; the equivalence condition fails on its facts anyway (no watched
+    variables), and still the omission is named, with the line and the condition."""
+    assert changed_lines(CLIP_BEFORE, CLIP_AFTER) == {
+        "before": frozenset({4}),
+        "after": frozenset({4, 5}),
+    }
+    honest = code_facts(CLIP_BEFORE, "clip", "before") | code_facts(CLIP_AFTER, "clip", "after")
+    outcome, summary, omitted = _judge_clip(honest)
+    assert outcome is AgentOutcome.INCONCLUSIVE and omitted == ()
+
+    (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("y", "before", 4)]
+    outcome, summary, omitted = _judge_clip(honest.difference([moved]))
+    assert outcome is AgentOutcome.WRONG_CAUGHT
+    assert (
+        "omitted the control dependence of before line 4 (`y = limit`) "
+        "on before line 3 (`if x > limit:`), branch true, for y"
+    ) in summary
+    assert omitted == (str(moved),)
+
+
+def test_a_control_dependence_stated_under_another_condition_name_is_not_omitted() -> None:
+    honest = code_facts(CLIP_BEFORE, "clip", "before") | code_facts(CLIP_AFTER, "clip", "after")
+    (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("y", "before", 4)]
+    renamed = Fact("controldep", (*moved.args[:3], "x_gt_limit", *moved.args[4:]))
+    _, summary, omitted = _judge_clip(honest.difference([moved]) | FactSet([renamed]))
+    assert omitted == () and "omitted the control dependence" not in summary
+
+
+def test_omissions_are_listed_even_for_a_sparse_formalization() -> None:
+    sparse = FactSet(
+        [
+            Fact("entryMap", ("before", 1, "after", 1)),
+            Fact("varMap", ("x", "before", 1, "x", "after", 1)),
+        ]
+    )
+    outcome, _, omitted = _judge_clip(sparse)
+    assert outcome is AgentOutcome.WRONG_CAUGHT
+    assert omitted[0].startswith('controldep("y", "before", 4')
+    assert any(o.startswith('def("y", "after", 5') for o in omitted)

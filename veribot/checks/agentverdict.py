@@ -9,7 +9,9 @@ never grants "verified" and never refutes; this module only judges the agent:
 - **agent right, refuted**: it answered "not equivalent" and a difference was reproduced;
 - **agent wrong, caught**: it answered "equivalent" and a difference was reproduced, or a
   claim of its reasoning is contradicted by the code's own facts (with the line), or it
-  answered "not equivalent" and the solver proved equivalence;
+  answered "equivalent" while its facts omit a control dependence that the code has on a
+  changed line (a dropped ``controldep``), or it answered "not equivalent" and the solver
+  proved equivalence;
 - **inconclusive**: none of these; the finding says which claims were unchecked and why,
   and which code facts the agent's argument left out;
 - **agent not asked** / **agent unavailable**: no model configured, or it could not answer.
@@ -20,6 +22,7 @@ never grants "verified" and never refutes; this module only judges the agent:
 
 from __future__ import annotations
 
+import difflib
 import enum
 import logging
 from collections.abc import Sequence
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from veribot.checks.agent import AFTER, BEFORE, AgentRun, Answer
 from veribot.checks.claims import ClaimStatus, check_claims
 from veribot.checks.datalog import equivalence_condition
-from veribot.checks.facts import FactSet
+from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
 from veribot.checks.llm import UsageReport
 from veribot.checks.verdict import Result, Verdict
@@ -84,6 +87,7 @@ class AgentFinding:
     claims: tuple[ClaimReport, ...] = ()
     condition: Condition | None = None  # over the agent's supported facts
     omitted: tuple[str, ...] = ()  # code facts the agent's argument left out
+    dropped: str = ""  # the first control dependence on a changed line its facts omit
     assumptions: tuple[str, ...] = ()  # of the engine's proof, when verified
     formalizer_rounds: int = 0
     formalizer_complete: bool = False
@@ -106,8 +110,13 @@ def combine(
     claims: Sequence[ClaimReport] = (),
     condition: Condition | None = None,
     omitted: Sequence[str] = (),
+    dropped: str = "",
 ) -> AgentFinding:
-    """Judge the agent's run against the engine's ``result`` (see the module docstring)."""
+    """Judge the agent's run against the engine's ``result`` (see the module docstring).
+
+    ``dropped`` describes a control dependence on a changed line that the agent's facts
+    omit ("" for none): with an "equivalent" answer, the agent is caught on it.
+    """
     if run is None:
         return NOT_ASKED
     a, f = run.analysis, run.formalization
@@ -119,6 +128,7 @@ def combine(
         claims=tuple(claims),
         condition=condition,
         omitted=tuple(omitted),
+        dropped=dropped,
         assumptions=result.assumptions if result.verdict is Verdict.VERIFIED else (),
         formalizer_rounds=f.rounds if f is not None else 0,
         formalizer_complete=f.complete if f is not None else False,
@@ -166,6 +176,11 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
             AgentOutcome.WRONG_CAUGHT,
             f"the agent said {answer.value}, but the code contradicts its claim "
             f"{first.fact}{where}" + (f": {first.why}" if first.why else ""),
+        )
+    if answer is Answer.EQUIVALENT and finding.dropped:
+        return (
+            AgentOutcome.WRONG_CAUGHT,
+            f"the agent said equivalent, but its facts {finding.dropped}, which the code has",
         )
     reasons: list[str] = []
     if finding.error:
@@ -227,19 +242,105 @@ def assess(
     claims = [ClaimReport(str(c.fact), Status(c.status.value), c.line, c.why) for c in checked]
     supported = FactSet(c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
     outcome = equivalence_condition(supported, timeout_s=timeout_s)
-    omitted: list[str] = []
+    changed = changed_lines(before_source, after_source)
+    left_out = _left_out(agent, code[0] | code[1], changed)
     if outcome.holds:
         with_code = equivalence_condition(supported | code[0] | code[1], timeout_s=timeout_s)
         if with_code.holds is False:
-            omitted = _omitted(supported, code[0] | code[1])
-    return combine(result, run, claims, Condition(outcome.holds, outcome.detail), omitted)
+            left_out = [*left_out, *_about_its_names(supported, code[0] | code[1], left_out)]
+    ordered = sorted(dict.fromkeys(left_out), key=lambda f: (f.pred != "controldep", str(f)))
+    dependences = [f for f in left_out if f.pred == "controldep" and _on(f, changed)]
+    dropped = ""
+    if dependences:
+        dropped = _describe_dependence(dependences[0], {BEFORE: before_source, AFTER: after_source})
+    return combine(
+        result,
+        run,
+        claims,
+        Condition(outcome.holds, outcome.detail),
+        [str(f) for f in ordered[:OMITTED_LIMIT]],
+        dropped,
+    )
 
 
-def _omitted(agent: FactSet, code: FactSet, limit: int = 8) -> list[str]:
+OMITTED_LIMIT = 8
+_OMISSIBLE = ("controldep", "flow", "def")
+
+
+def changed_lines(before_source: str, after_source: str) -> dict[str, frozenset[int]]:
+    """The lines (1-based) of each version that a line diff marks as changed."""
+    a, b = before_source.splitlines(), after_source.splitlines()
+    before: set[int] = set()
+    after: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            before.update(range(i1 + 1, i2 + 1))
+            after.update(range(j1 + 1, j2 + 1))
+    return {BEFORE: frozenset(before), AFTER: frozenset(after)}
+
+
+def _on(fact: Fact, changed: dict[str, frozenset[int]]) -> bool:
+    """Whether the fact's own (file, line) is a changed line."""
+    file, line = fact.file(), fact.line()
+    return file is not None and line is not None and line in changed.get(file, frozenset())
+
+
+def _is_temporary(name: object) -> bool:
+    return isinstance(name, str) and name.startswith("$t")
+
+
+def _stated(fact: Fact, agent: FactSet) -> bool:
+    """Whether the agent states ``fact``; a control dependence counts whatever it names the
+    condition (temporaries are the front end's own names), as long as it has the same
+    variable, lines and branch."""
+    if fact in agent:
+        return True
+    if fact.pred != "controldep":
+        return False
+    shape = fact.args[:3] + fact.args[4:]
+    return any(f.args[:3] + f.args[4:] == shape for f in agent.by_pred("controldep"))
+
+
+def _left_out(agent: FactSet, code: FactSet, changed: dict[str, frozenset[int]]) -> list[Fact]:
+    """Code facts on the changed lines that the agent's facts do not state.
+
+    Left aside: facts about the front end's temporaries, and the trivial control dependence
+    of a function's top-level statements on its entry.
+    """
+    return [
+        f
+        for f in code
+        if f.pred in _OMISSIBLE
+        and _on(f, changed)
+        and not _is_temporary(f.args[0])
+        and not (f.pred == "controldep" and str(f.args[3]).startswith("Entry:"))
+        and not _stated(f, agent)
+    ]
+
+
+def _about_its_names(agent: FactSet, code: FactSet, already: Sequence[Fact]) -> list[Fact]:
     """Code facts about the agent's variables that its argument does not state."""
     names = {a for f in agent for a in f.args if isinstance(a, str)}
-    missing = code.difference(agent).filter(
-        lambda f: f.pred in ("controldep", "flow", "def") and f.args[0] in names
+    return [
+        f
+        for f in code.difference(agent)
+        if f.pred in _OMISSIBLE and f.args[0] in names and f not in already
+    ]
+
+
+def _describe_dependence(fact: Fact, sources: dict[str, str]) -> str:
+    """``omitted the control dependence of line 14 (`x = 1`) on line 12 (`if c:`, false)``."""
+    variable, file, line, _cond, choice, cond_file, cond_line = fact.args
+
+    def code_at(version: object, number: object) -> str:
+        lines = sources.get(str(version), "").splitlines()
+        if isinstance(number, int) and 1 <= number <= len(lines):
+            return f" (`{lines[number - 1].strip()}`)"
+        return ""
+
+    return (
+        f"omitted the control dependence of {file} line {line}{code_at(file, line)} "
+        f"on {cond_file} line {cond_line}{code_at(cond_file, cond_line)}, "
+        f"branch {choice}, for {variable}"
     )
-    ordered = sorted(missing, key=lambda f: (f.pred != "controldep", str(f)))
-    return [str(f) for f in ordered[:limit]]
