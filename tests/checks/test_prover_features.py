@@ -14,11 +14,11 @@ FAST = Budget(timeout_s=6)
 
 HELPER = '''
 def scale(a: int, b: int) -> int:
-    r = 0
-    while a > 0:
-        r += b
-        a -= 1
-    return r
+    if a > 10:
+        return a * b - 1
+    if b < 0:
+        raise ValueError("negative")
+    return a * b + a // (b + 1)
 '''
 
 
@@ -56,7 +56,7 @@ def f(x: int, y: int) -> int:
 def test_changed_helper_is_not_shared() -> None:
     before = HELPER + "\ndef f(x: int) -> int:\n    return scale(x, 2)\n"
     caller = "\ndef f(x: int) -> int:\n    return scale(x, 2)\n"
-    after = HELPER.replace("r += b", "r += b + 0") + caller
+    after = HELPER.replace("a * b - 1", "a * b - 2") + caller
     a, b = ast.parse(before), ast.parse(after)
     assert pyshared.shared_helpers(a, b, Module.of(a), Module.of(b)) == {}
     assert "scale" in pyshared.shared_helpers(a, a, Module.of(a), Module.of(a))
@@ -240,4 +240,23 @@ def search(x: int, seq: tuple[int, ...]) -> int:
     # Not equivalent: the same, but one before the end.
     early = last.replace("if i == len(seq) - 1:", "if i == len(seq) - 2:")
     result = check_pair(SEARCH, early, "search", budget=FAST)
+    assert result.verdict is Verdict.REFUTED
+
+
+def test_a_helper_whose_annotation_lies_is_not_shared() -> None:
+    # `-> int`, but it may return NaN: as an int-valued function, g(x) == g(x) would hold.
+    before = '''
+def g(x: int) -> int:
+    if x > 3:
+        return x * 1e308 * 10 - x * 1e308 * 10
+    return x
+
+def f(x: int) -> bool:
+    return g(x) == g(x)
+'''
+    after = before.replace("return g(x) == g(x)", "return True")
+    tree = ast.parse(before)
+    module = Module.of(tree)
+    assert pyshared.shared_helpers(tree, tree, module, module) == {}
+    result = check_pair(before, after, "f", budget=FAST)
     assert result.verdict is Verdict.REFUTED

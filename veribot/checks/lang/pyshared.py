@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import z3
 
+from veribot.checks.lang.pyexec import Executor, Limits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import (
     BoolT,
@@ -28,11 +29,14 @@ from veribot.checks.lang.pytypes import (
     from_annotation,
 )
 from veribot.checks.lang.pyvalues import (
+    Fresh,
+    OutOfTime,
     SBool,
     SFloat,
     SInt,
     SSeq,
     SStr,
+    Unsupported,
     V,
     sort_of,
     wrap,
@@ -86,9 +90,25 @@ def shared_helpers(
     helpers: dict[str, Helper] = {}
     for name in sorted(same):
         helper = _declare(module_a.functions[name])
-        if helper is not None:
+        if helper is not None and _keeps_its_annotation(helper, module_a):
             helpers[name] = helper
     return helpers
+
+
+def _keeps_its_annotation(helper: Helper, module: Module) -> bool:
+    """Whether the helper provably returns its annotated type (annotations are not checked
+    by Python: a helper that says ``-> int`` and returns NaN would make the model lie)."""
+    fn = module.functions[helper.name]
+    fresh = Fresh(f"ret_{helper.name}_")
+    params = [fresh.value(t, a.arg) for t, a in zip(helper.params, fn.args.args, strict=True)]
+    limits = Limits(loop_bound=4, inline_depth=2, max_inlines=8)
+    try:
+        run = Executor(module, fresh, limits).run(fn, params)
+    except (Unsupported, OutOfTime, RecursionError):
+        return False
+    if run.exhausted:
+        return False
+    return all(e.value is None or e.value.ty == helper.result for e in run.exits)
 
 
 def _declare(fn: ast.FunctionDef) -> Helper | None:
