@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ import pytest
 from tests.bot.schema_check import validate_report_json, validate_sarif
 from veribot.bot.render import SUMMARY_MARKER, render, to_json, to_sarif
 from veribot.bot.review import Report, UnitResult
+from veribot.checks.agent import Answer
+from veribot.checks.agentverdict import AgentFinding, AgentOutcome, ClaimReport, Status
+from veribot.checks.llm import UsageReport
 from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind, UnitLevel
 from veribot.checks.verdict import (
     Behaviour,
@@ -167,6 +171,52 @@ def test_sarif_of_an_empty_report_is_valid() -> None:
     empty = to_sarif(Report(items=()))
     validate_sarif(empty)
     assert empty["runs"][0]["results"] == []
+
+
+def test_sarif_carries_the_agents_answer_and_claims_as_properties() -> None:
+    finding = AgentFinding(
+        AgentOutcome.WRONG_CAUGHT,
+        "the agent said equivalent, but on input (9, [1, 2]) the versions behave differently",
+        answer=Answer.EQUIVALENT,
+        claims=(
+            ClaimReport('entryMap("before", 1, "after", 3)', Status.SUPPORTED, 3),
+            ClaimReport(
+                'varMap("t", "before", 2, "u", "after", 4)', Status.CONTRADICTED, 4, "no u"
+            ),
+        ),
+    )
+    first = replace(REPORT.items[0], agent=finding)
+    report = replace(
+        REPORT,
+        items=(first, *REPORT.items[1:]),
+        agent_model="claude-test",
+        agent_usage=UsageReport(calls=3, input_tokens=100, output_tokens=10),
+    )
+    log = to_sarif(report)
+    validate_sarif(log)
+    (run,) = log["runs"]
+    assert run["properties"]["veribot/agent"] == {
+        "asked": True,
+        "model": "claude-test",
+        "usage": report.agent_usage.as_dict() if report.agent_usage else None,
+    }
+    refuted = next(r for r in run["results"] if r["ruleId"] == "refuted/counterexample")
+    agent = refuted["properties"]["veribot/agent"]
+    assert (agent["outcome"], agent["answer"]) == ("agent wrong, caught", "equivalent")
+    assert agent["claimCounts"] == {"supported": 1, "contradicted": 1, "unchecked": 0}
+    assert agent["claims"][1] == {
+        "fact": 'varMap("t", "before", 2, "u", "after", 4)',
+        "status": "contradicted",
+        "line": 4,
+        "why": "no u",
+    }
+    others = [r for r in run["results"] if r is not refuted]
+    assert all("properties" not in r for r in others)  # no finding: nothing claimed
+    not_asked = to_sarif(replace(REPORT, agent_reason="no Anthropic API key is configured"))
+    assert not_asked["runs"][0]["properties"]["veribot/agent"] == {
+        "asked": False,
+        "summary": "agent not asked (no Anthropic API key is configured)",
+    }
 
 
 def test_markdown_summary_comment() -> None:

@@ -7,7 +7,10 @@
 - ``sarif``: SARIF 2.1.0 for GitHub code scanning. Verified units are not results;
   refuted units are errors, undecided changed functions warnings, and units with no earlier
   version (added, renamed, outside functions) notes. Deleted units have no place in the
-  head revision and are left out of SARIF (they stay in every other format).
+  head revision and are left out of SARIF (they stay in every other format). When the
+  agent was asked, each result's property bag holds its answer, the judgement and its
+  claims with their statuses (``veribot/agent``); the run's holds the model and its usage,
+  or why the agent was not asked.
 
 Every function returns a string; printing is the command line's business.
 """
@@ -27,7 +30,7 @@ from rich.text import Text
 
 import veribot
 from veribot.bot.review import Report, UnitResult
-from veribot.checks.agentverdict import AgentFinding, AgentOutcome
+from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status
 from veribot.checks.llm import UsageReport
 from veribot.checks.units import UnitKind
 from veribot.checks.verdict import Counterexample, Reason, Verdict
@@ -485,6 +488,8 @@ def to_sarif(report: Report) -> dict[str, Any]:
                 },
             }
         )
+        if report.agent_model and item.agent is not None:
+            results[-1]["properties"] = {"veribot/agent": _agent_properties(item.agent)}
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -499,7 +504,31 @@ def to_sarif(report: Report) -> dict[str, Any]:
     }
     if report.root is not None:
         run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": report.root.as_uri() + "/"}}
+    run["properties"] = {"veribot/agent": _agent_run_properties(report)}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _agent_properties(finding: AgentFinding) -> dict[str, Any]:
+    """A SARIF result's agent properties: answer, judgement, claim counts and claims."""
+    return {
+        "outcome": finding.outcome.value,
+        "answer": finding.answer.value if finding.answer is not None else None,
+        "summary": finding.summary,
+        "claimCounts": {status.value: finding.count(status) for status in Status},
+        "claims": [
+            {"fact": c.fact, "status": c.status.value, "line": c.line, "why": c.why}
+            for c in finding.claims
+        ],
+        "omitted": list(finding.omitted),
+    }
+
+
+def _agent_run_properties(report: Report) -> dict[str, Any]:
+    """The run's agent properties: the model and its usage, or why it was not asked."""
+    if not report.agent_model:
+        return {"asked": False, "summary": agent_line(report)}
+    usage = report.agent_usage or UsageReport()
+    return {"asked": True, "model": report.agent_model, "usage": usage.as_dict()}
 
 
 def _sarif_rule(rid: str) -> dict[str, Any]:
