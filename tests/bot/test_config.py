@@ -74,3 +74,33 @@ def test_every_problem_is_named() -> None:
 def test_invalid_toml_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="not valid TOML"):
         parse_repo_config("include = [")
+
+
+def test_the_agents_key_and_cache_from_env(tmp_path: Path) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-secret", "VERIBOT_DATA_DIR": str(tmp_path)}
+    settings = Settings.from_env(env)
+    assert settings.anthropic_api_key == "sk-ant-secret"
+    assert "sk-ant-secret" not in repr(settings)
+    assert settings.anthropic_base_url == "https://api.anthropic.com"
+    assert settings.llm_cache_path == tmp_path / "llm.sqlite3"
+    assert Settings.from_env({**env, "VERIBOT_LLM_CACHE": "0"}).llm_cache_path is None
+    (tmp_path / "key").write_text("sk-ant-from-file\n")
+    from_file = Settings.from_env({"VERIBOT_ANTHROPIC_API_KEY_FILE": str(tmp_path / "key")})
+    assert from_file.anthropic_api_key == "sk-ant-from-file"
+    assert Settings.from_env({}).anthropic_api_key is None
+    assert Settings().llm_cache_path is None  # built by hand (the Action): no cache
+
+
+def test_agent_keys() -> None:
+    assert parse_repo_config("agent = false\n").agent_enabled is False
+    config = parse_repo_config('[agent]\nmodel = "claude-x"\ntemperature = 0.5\n')
+    assert (config.agent_enabled, config.agent_model, config.agent_temperature) == (
+        True,
+        "claude-x",
+        0.5,
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_repo_config('[agent]\ntemperature = 3\nsteps = 2\n[budget]\nllm_calls = "many"\n')
+    message = str(raised.value)
+    for part in ("agent.temperature", "agent.steps: unknown key", "budget.llm_calls"):
+        assert part in message
