@@ -9,6 +9,7 @@ each claim; the verdict stays the solver's, whatever the agent or the PR's text 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,26 @@ def test_the_llm_budget_cut_is_reported_not_silent(
     summary = setup.summary()
     assert "inconclusive (budget)" in summary and "2 model calls allowed" in summary
     assert "1 call refused by the LLM budget" in summary
+
+
+def test_a_job_run_again_answers_from_the_llm_cache(
+    tmp_path: Path, fake: FakeGitHub, fake_anthropic: FakeAnthropic
+) -> None:
+    """As after a worker killed mid-job: the second run asks the model nothing new and edits
+    the same summary comment."""
+    fake_anthropic.script(
+        analyzer_answer("equivalent", "Addition commutes."),
+        formalizer_facts("inc", 1),
+        analyzer_answer("not equivalent", "x * x is not x * 2."),
+        formalizer_facts("sq", 5),
+    )
+    setup = Setup(tmp_path, fake, fake_anthropic)
+    setup.deps = replace(setup.deps, settings=replace(setup.deps.settings, llm_cache=True))
+    first = setup.run()
+    second = setup.run()
+    assert len(fake_anthropic.requests) == 4
+    assert second.report.agent_usage.calls == 0 and second.report.agent_usage.cache_hits == 4
+    assert [i.agent.outcome for i in second.report.items] == [
+        i.agent.outcome for i in first.report.items
+    ]
+    assert "0 LLM calls, 0+0 tokens, 4 cache hits" in setup.summary()  # the one summary, edited
