@@ -117,7 +117,8 @@ def explain(item: UnitResult) -> str:
         f"on {describe_call(item.unit.entry, cex)}: before {cex.before.describe()}, "
         f"after {cex.after.describe()}"
     )
-    if cex.difference:
+    if cex.difference and cex.before.describe() == cex.after.describe():
+        # Same result, so the difference is elsewhere (arguments left changed, timing).
         text += f" ({cex.difference})"
     return text
 

@@ -28,26 +28,47 @@ _STRINGS = ["", "a", "b", "ab", "ba", "aa", "abc", " ", "A", "0"]
 
 
 def probe(
-    formula: z3.BoolRef, inputs: Sequence[V], *, samples: int = 64, seconds: float = 0.3
+    formula: z3.BoolRef,
+    inputs: Sequence[V],
+    *,
+    constants: Sequence[int] = (),
+    samples: int = 64,
+    seconds: float = 0.3,
 ) -> tuple[str, ...] | None:
-    """Argument literals of a sample on which ``formula`` holds, or None."""
+    """Argument literals of a sample on which ``formula`` holds, or None.
+
+    ``constants`` are integers worth trying besides the usual edge values (the code's own
+    literals and their neighbours).
+    """
     consts = _inputs_consts(inputs)
     if not consts:
         return None
     rng = random.Random(0)
+    ints = [*_INTS, *constants]
     deadline = time.monotonic() + seconds
     for n in range(samples):
         if time.monotonic() > deadline:
             return None
         pairs = []
         for c in consts:
-            value = _sample(c.sort(), rng, small=n < samples // 2)
+            value = _sample(c.sort(), rng, ints, small=n < samples // 2)
             if value is None:
                 return None
             pairs.append((c, value))
         if z3.is_true(reduce(z3.substitute(formula, *pairs))):
             return _literals(pairs, inputs)
     return None
+
+
+def small_inputs(inputs: Sequence[V], *, bound: int = 100, length: int = 4) -> list[z3.BoolRef]:
+    """Constraints that keep the integers and lengths of the inputs small."""
+    facts: list[z3.BoolRef] = []
+    for c in _inputs_consts(inputs):
+        if c.sort() == z3.IntSort():
+            facts.append(z3.And(c >= -bound, c <= bound))
+        elif isinstance(c.sort(), z3.SeqSortRef):
+            facts.append(z3.Length(c) <= length)
+    return facts
 
 
 def _inputs_consts(inputs: Sequence[V]) -> list[z3.ExprRef]:
@@ -73,9 +94,11 @@ def _terms(v: V) -> list[z3.ExprRef]:
     return []
 
 
-def _sample(sort: z3.SortRef, rng: random.Random, *, small: bool) -> z3.ExprRef | None:
+def _sample(
+    sort: z3.SortRef, rng: random.Random, ints: Sequence[int], *, small: bool
+) -> z3.ExprRef | None:
     if sort == z3.IntSort():
-        pool = _INTS[:7] if small else _INTS
+        pool = ints[:7] if small else ints
         return z3.IntVal(rng.choice(pool))
     if sort == z3.BoolSort():
         return z3.BoolVal(rng.random() < 0.5)
@@ -87,7 +110,7 @@ def _sample(sort: z3.SortRef, rng: random.Random, *, small: bool) -> z3.ExprRef 
     if isinstance(sort, z3.SeqSortRef):
         elem = sort.basis()
         length = rng.randint(0, 3 if small else 5)
-        items = [_sample(elem, rng, small=small) for _ in range(length)]
+        items = [_sample(elem, rng, ints, small=small) for _ in range(length)]
         if any(i is None for i in items):
             return None
         if not items:

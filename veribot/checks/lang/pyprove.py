@@ -245,14 +245,21 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
     within = [z3.Not(beyond)] if beyond is not None else []
     candidates: list[tuple[str, ...]] = []
     blocked: list[z3.BoolRef] = []
-    sampled = pyprobe.probe(z3.And(differ, *within), problem.inputs)
+    constants = _int_constants(problem)
+    sampled = pyprobe.probe(z3.And(differ, *within), problem.inputs, constants=constants)
     if sampled is not None:
         return Outcome(
             "candidates", "a sample input tells the versions apart in the model",
             candidates=(sampled,),
         )
+    # Small inputs first: a counterexample a person can read at a glance.
+    small = pyprobe.small_inputs(problem.inputs)
     for _ in range(tries):
-        answer = check([differ, *within, *blocked], solver)
+        facts = [differ, *within, *blocked]
+        answer = check([*facts, *small], _share(solver, 0.3)) if small else None
+        if answer is None or answer.status is not Status.SAT:
+            small = []  # nothing small: look everywhere from now on
+            answer = check(facts, solver)
         if answer.status is Status.SAT:
             assert answer.model is not None
             args = tuple(literal(answer.model, v) for v in problem.inputs)
@@ -294,6 +301,21 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
         construct=first.why,
         assumptions=tuple(problem.assumptions),
     )
+
+
+def _share(limits: SolverLimits, fraction: float) -> SolverLimits:
+    return SolverLimits(max(100, int(limits.timeout_ms * fraction)), limits.rlimit)
+
+
+def _int_constants(problem: Problem) -> list[int]:
+    """Integer literals of both functions, and their neighbours: likely boundaries."""
+    found: set[int] = set()
+    for fn in (problem.fn_a, problem.fn_b):
+        for node in ast.walk(fn) if fn is not None else ():
+            value = node.value if isinstance(node, ast.Constant) else None
+            if type(value) is int and abs(value) < 10**6:
+                found.update((value - 1, value, value + 1))
+    return sorted(found)
 
 
 def uncovered(exits: Sequence[Exit], facts: Sequence[z3.BoolRef], solver: SolverLimits) -> str:
