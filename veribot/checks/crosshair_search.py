@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 
 from veribot.checks.difftest import (
+    DRIVER_PRELUDE,
     SearchOutcome,
     build_spec,
     confirm_candidates,
@@ -90,35 +91,10 @@ def search(
     return SearchOutcome(cex, report.tried, report.message)
 
 
-# The child: runs under `python -I` in the sandbox's temporary directory next to
-# before.py, after.py and spec.json. It imports crosshair, never veribot.
-DRIVER = r'''
-import ast, collections, importlib.util, io, json, sys, typing
-
-MARKER = "@@veribot-search-result@@"
-_real_stdout = sys.stdout
-spec = json.load(open("spec.json"))
-
-
-def emit(obj):
-    _real_stdout.write("\n" + MARKER + json.dumps(obj) + "\n")
-    _real_stdout.flush()
-
-
-def load(name, path):
-    mod_spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(mod_spec)
-    sys.modules[name] = mod
-    mod_spec.loader.exec_module(mod)
-    return mod
-
-
-def resolve(mod, entry):
-    obj = mod
-    for part in entry.split("."):
-        obj = getattr(obj, part)
-    return obj
-
+# The child: the shared prelude (difftest.DRIVER_PRELUDE), then CrossHair. It imports
+# crosshair, never veribot.
+DRIVER = DRIVER_PRELUDE + r'''
+import ast, collections, io, typing
 
 def pytype(tj, top=False):
     k = tj["k"]

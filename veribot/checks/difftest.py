@@ -356,22 +356,44 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-# The child: runs under `python -I` in the sandbox's temporary directory, next to
-# before.py, after.py and spec.json. It imports hypothesis, never veribot or z3.
-DRIVER = r'''
-import copy, importlib.util, io, json, math, signal, sys, time
+# What every search child starts with: the result channel, and loading the two versions.
+# It runs under `python -I` in the sandbox's temporary directory, next to before.py,
+# after.py and spec.json, and imports neither veribot nor z3.
+DRIVER_PRELUDE = r'''
+import importlib.util, json, sys
 
 MARKER = "@@veribot-search-result@@"
 _real_stdout = sys.stdout
 spec = json.load(open("spec.json"))
-T0 = time.monotonic()
-CAP = float(spec["time_cap_s"])
-CALL_S = float(spec["call_s"])
 
 
 def emit(obj):
     _real_stdout.write("\n" + MARKER + json.dumps(obj) + "\n")
     _real_stdout.flush()
+
+
+def load(name, path):
+    mod_spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = mod
+    mod_spec.loader.exec_module(mod)
+    return mod
+
+
+def resolve(mod, entry):
+    obj = mod
+    for part in entry.split("."):
+        obj = getattr(obj, part)
+    return obj
+'''
+
+# The random-testing child (Hypothesis).
+DRIVER = DRIVER_PRELUDE + r'''
+import copy, io, math, signal, time
+
+T0 = time.monotonic()
+CAP = float(spec["time_cap_s"])
+CALL_S = float(spec["call_s"])
 
 
 class Hang(BaseException):
@@ -391,21 +413,6 @@ def _on_alarm(signum, frame):
 
 
 signal.signal(signal.SIGALRM, _on_alarm)
-
-
-def load(name, path):
-    mod_spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(mod_spec)
-    sys.modules[name] = mod
-    mod_spec.loader.exec_module(mod)
-    return mod
-
-
-def resolve(mod, entry):
-    obj = mod
-    for part in entry.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 canon = load("veribot_canonical", "canonical.py")
