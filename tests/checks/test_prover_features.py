@@ -260,3 +260,48 @@ def f(x: int) -> bool:
     assert "g" not in pyshared.shared_helpers(tree, tree, module, module)
     result = check_pair(before, after, "f", budget=FAST)
     assert result.verdict is Verdict.REFUTED
+
+
+DEDUPE = '''
+def dedupe(lst: list[int]) -> list[int]:
+    out = []
+    for v in lst:
+        if v not in out:
+            out.append(v)
+    return out
+'''
+
+
+def test_an_early_return_where_the_other_loop_would_not_run_and_a_head_start() -> None:
+    # The after version returns early on [] (where the other loop runs zero times) and
+    # starts its list with the first item: equal from the second iteration on.
+    after = '''
+def dedupe(lst: list[int]) -> list[int]:
+    if lst == []:
+        return lst
+    seen = [lst[0]]
+    for item in lst:
+        if item in seen:
+            continue
+        seen.append(item)
+    return seen
+'''
+    result = check_pair(DEDUPE, after, "dedupe", budget=FAST)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert "k > 0 -> out == seen'" in result.method
+
+
+def test_a_head_start_that_changes_the_result_is_refuted() -> None:
+    after = '''
+def dedupe(lst: list[int]) -> list[int]:
+    if lst == []:
+        return lst
+    seen = [lst[0], lst[0]]
+    for item in lst:
+        if item in seen:
+            continue
+        seen.append(item)
+    return seen
+'''
+    result = check_pair(DEDUPE, after, "dedupe", budget=FAST)
+    assert result.verdict is Verdict.REFUTED

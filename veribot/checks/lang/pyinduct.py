@@ -190,23 +190,47 @@ def _prove(
     g_a, g_b = a.entry.live, b.entry.live
     both = z3.And(g_a, g_b)
 
-    if bounded_ok:
+    if bounded_ok and problem.exhausted:
         # Inputs that reach the loop in one version only must be fully covered by the
         # bounded check (it found no difference on the inputs it covers).
-        if problem.exhausted:
-            beyond = z3.Or([e.guard for e in problem.exhausted])
-            if not _unsat([beyond, z3.Not(both)], solver()):
-                return None
-    else:
-        # Nothing is known from the bounded check: the loops must be reached together, and
-        # where neither is reached the prefixes must end the same way.
-        if not _unsat([z3.Xor(g_a, g_b)], solver()):
+        beyond = z3.Or([e.guard for e in problem.exhausted])
+        if not _unsat([beyond, z3.Not(both)], solver()):
             return None
-        if not _unsat([exits_differ(*prefix_exits)], solver()):
+
+    # Entry: whether each loop is entered at all (deciding may raise), and what the rest
+    # of the function does when it is not.
+    zero = z3.IntVal(0)
+    assert a.entry is not None and b.entry is not None
+    cont0_a, raised0_a, head0_a = _head(a, a.entry, zero)
+    cont0_b, raised0_b, head0_b = _head(b, b.entry, zero)
+    enter_a = z3.And(head0_a.live, cont0_a)
+    enter_b = z3.And(head0_b.live, cont0_b)
+    skip_a, exh_a = _run_suffix(a, head0_a.fork(z3.And(head0_a.live, z3.Not(cont0_a))), True)
+    skip_b, exh_b = _run_suffix(b, head0_b.fork(z3.And(head0_b.live, z3.Not(cont0_b))), True)
+    if exh_a or exh_b:
+        return None
+
+    if not bounded_ok:
+        # Nothing is known from the bounded check, so every input is accounted for here.
+        # Where neither loop is reached, the prefixes end the function the same way.
+        neither = z3.And(z3.Not(g_a), z3.Not(g_b))
+        if not _unsat([neither, exits_differ(*prefix_exits)], solver()):
             return None
         for side, exits in zip((a, b), prefix_exits, strict=True):
             assert side.entry is not None
             if uncovered(exits, [z3.Not(side.entry.live)], solver()):
+                return None
+        # Where only one version reaches its loop, that loop must not run even once, and
+        # skipping it must end the function as the other version's prefix does.
+        for region, enter, ends, other in (
+            (z3.And(g_a, z3.Not(g_b)), enter_a, raised0_a + skip_a, prefix_exits[1]),
+            (z3.And(g_b, z3.Not(g_a)), enter_b, raised0_b + skip_b, prefix_exits[0]),
+        ):
+            if not _unsat([region, enter], solver()):
+                return None
+            if not _unsat([region, exits_differ(ends, other)], solver()):
+                return None
+            if uncovered(ends, [region], solver()):
                 return None
 
     # Types of the loop-carried variables: run one iteration from the entry state.
@@ -226,18 +250,6 @@ def _prove(
         return None
     k = z3.Int(fresh.name("k"))
 
-    # Entry: deciding whether to enter the loops (which may raise) agrees, and where
-    # neither loop is entered the rest of the function behaves the same.
-    zero = z3.IntVal(0)
-    assert a.entry is not None and b.entry is not None
-    cont0_a, raised0_a, head0_a = _head(a, a.entry, zero)
-    cont0_b, raised0_b, head0_b = _head(b, b.entry, zero)
-    enter_a = z3.And(head0_a.live, cont0_a)
-    enter_b = z3.And(head0_b.live, cont0_b)
-    skip_a, exh_a = _run_suffix(a, head0_a.fork(z3.And(head0_a.live, z3.Not(cont0_a))), True)
-    skip_b, exh_b = _run_suffix(b, head0_b.fork(z3.And(head0_b.live, z3.Not(cont0_b))), True)
-    if exh_a or exh_b:
-        return None
     if not _unsat([both, z3.Xor(enter_a, enter_b)], solver()):
         return None
     if not _unsat([both, exits_differ(raised0_a + skip_a, raised0_b + skip_b)], solver()):
@@ -262,7 +274,15 @@ def _prove(
     next_b, ended_b, exh_b = _step(b, going_b, k)
     if exh_a or exh_b:
         return None
-    premise = [both, k >= 0, going_a.live, going_b.live]
+    # At head 0 every carried variable still has its value from before the loop: true at
+    # every head, so a fact, not a candidate.
+    first = [
+        z3.Implies(k == 0, _equal(h.env[n], side.entry.env[n]))
+        for side, h in ((a, ha), (b, hb))
+        if side.entry is not None
+        for n in side.carried
+    ]
+    premise = [both, k >= 0, going_a.live, going_b.live, *first]
     k1 = k + 1
     while True:
         inv = [c[1](ha.env, hb.env, k) for c in kept]
@@ -286,7 +306,10 @@ def _prove(
         if uncovered(ended, [*facts, z3.Not(nxt.live)], solver()):
             return None
 
-    names = "; ".join(c[0] for c in kept) or "true"
+    plain = {c[0] for c in kept}
+    names = "; ".join(
+        c[0] for c in kept if not (c[0].startswith("k > 0 -> ") and c[0][9:] in plain)
+    ) or "true"
     return Outcome(
         "proved",
         "no input tells the versions apart: the loops were proven equivalent for every "
@@ -485,6 +508,7 @@ def _candidates(a: Side, b: Side, ha: State, hb: State) -> list[Candidate]:
         for nb in b.carried:
             if _comparable(ha.env[na], hb.env[nb]):
                 cands.append((f"{na} == {nb}'", _pair(na, nb)))
+                cands.append((f"k > 0 -> {na} == {nb}'", _after_first(_pair(na, nb))))
     for side, name_of, tag in ((a, "a", ""), (b, "b", "'")):
         env = ha.env if name_of == "a" else hb.env
         for n in side.carried:
@@ -495,6 +519,17 @@ def _candidates(a: Side, b: Side, ha: State, hb: State) -> list[Candidate]:
             if isinstance(v, SUnion):
                 cands.append((f"{n}{tag} bound iff k > 0", _bound_after_first(name_of, n)))
     return cands
+
+
+def _after_first(
+    formula: Callable[[Env, Env, z3.ArithRef], z3.BoolRef],
+) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
+    """The candidate from the second iteration on (a first iteration may set things up)."""
+
+    def weaker(ea: Env, eb: Env, k: z3.ArithRef) -> z3.BoolRef:
+        return z3.Implies(k > 0, formula(ea, eb, k))
+
+    return weaker
 
 
 def _comparable(x: V, y: V) -> bool:
