@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -316,9 +317,16 @@ def _refuted(found: Counterexample, method: str, notes: list[str] | None = None)
     )
 
 
+def _slug(construct: str) -> str:
+    """A short machine-readable name for a construct: "methods (the type of ...)" -> methods."""
+    head = re.split(r" \(|: ", construct, maxsplit=1)[0]
+    slug = re.sub(r"[^a-z0-9.]+", "-", head.lower()).strip("-")
+    return slug[:48].rstrip("-") or "construct"
+
+
 def _inconclusive(outcome: pyprove.Outcome, notes: list[str], *, timed_out: bool) -> Result:
     if outcome.kind == "unsupported":
-        reason = Reason.unsupported(outcome.construct.replace(" ", "-"))
+        reason = Reason.unsupported(_slug(outcome.construct))
     elif outcome.kind == "unknown-type":
         reason = Reason.UNKNOWN_TYPE
     elif outcome.kind == "bounded":
