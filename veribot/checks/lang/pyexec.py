@@ -299,12 +299,10 @@ class Executor(Builtins):
             exc = exc.func
         if isinstance(exc, ast.Name):
             name = exc.id
-        if name is None or not (name in BUILTIN_EXCEPTIONS or self._is_module_exception(name)):
+        # Only builtin exception classes: the module's own classes are not modelled.
+        if name is None or name not in BUILTIN_EXCEPTIONS:
             raise Unsupported("raise of this expression", stmt.lineno)
         self.raise_if(TRUE, name, state)
-
-    def _is_module_exception(self, name: str) -> bool:
-        return False  # class definitions are not modelled yet
 
     def raise_if(
         self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
