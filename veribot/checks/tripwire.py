@@ -39,6 +39,7 @@ __all__ = [
     "Domain",
     "Outcome",
     "Param",
+    "annotation_and_docstring_ids",
     "check",
     "domain_of",
     "draw_inputs",
@@ -226,7 +227,7 @@ class Constants:
                 tree = ast.parse(source)
             except SyntaxError:
                 continue
-            skip = _annotations_and_docstrings(tree)
+            skip = annotation_and_docstring_ids(tree)
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
                     continue
@@ -246,7 +247,7 @@ class Constants:
         )
 
 
-def _annotations_and_docstrings(tree: ast.Module) -> set[int]:
+def annotation_and_docstring_ids(tree: ast.Module) -> set[int]:
     """The ids of the constants that are annotations or docstrings, not values."""
     skip: set[int] = set()
     for node in ast.walk(tree):
