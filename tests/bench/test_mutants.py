@@ -23,7 +23,9 @@ CLAMP = (
     "        return hi\n"
     "    return x\n"
 )
-CLAMP_MINMAX = "def clamp(x: int, lo: int = 0, hi: int = 10) -> int:\n    return max(lo, min(x, hi))\n"
+CLAMP_MINMAX = (
+    "def clamp(x: int, lo: int = 0, hi: int = 10) -> int:\n    return max(lo, min(x, hi))\n"
+)
 GREET = (
     "def greet(name: str, loud: bool) -> str:\n"
     "    '''Say hello.'''\n"
