@@ -150,3 +150,15 @@ def test_without_execution_the_tripwire_does_not_run() -> None:
     result = check_pair(before, after, "f", budget=Budget(timeout_s=10, execute=False))
     assert result.verdict is Verdict.VERIFIED
     assert not any("tripwire" in n for n in result.notes)
+
+
+def test_a_difference_only_between_calls_is_unstable_not_a_counterexample() -> None:
+    # A shared default list grows from call to call; each fresh process sees one call.
+    before = "def f(n: int) -> int:\n    acc = []\n    acc.append(n)\n    return len(acc)\n"
+    after = "def f(n: int, acc: list[int] = []) -> int:\n    acc.append(n)\n    return len(acc)\n"
+    outcome = tripwire.check(before, after, "f", time_s=3.0, confirm_limits=QUICK)
+    assert outcome.counterexample is None
+    assert outcome.unstable is not None
+    args, sentence = outcome.unstable
+    assert len(args) == 1
+    assert "returns 1" in sentence and "returns 2" in sentence
