@@ -16,16 +16,26 @@ from veribot.bench.equivalence import (
     Settings,
     add_arguments,
     engine_input,
+    format_summary,
     label_stats,
     main,
     parse_given,
     percentile,
     recheck,
+    result_record,
     run_engine,
     run_peer,
 )
+from veribot.checks import tripwire
 from veribot.checks.sandbox import Limits
-from veribot.checks.verdict import Result
+from veribot.checks.verdict import (
+    Behaviour,
+    BehaviourKind,
+    Counterexample,
+    Reason,
+    Result,
+    Verdict,
+)
 
 GCD = "def gcd(a, b):\n    if b == 0:\n        return a\n    return gcd(b, a % b)\n"
 GCD_SWAPPED = "def gcd(a, b):\n    if b == 0:\n        return a\n    return gcd(a % b, b)\n"
@@ -159,3 +169,20 @@ def test_parse_given_reads_crosshair_output() -> None:
     out = "Given: (a=nan, b=[1, 2]),\n  peer_before.f : returns 1\n"
     assert parse_given(out, ["a", "b"]) == ("float('nan')", "[1, 2]")
     assert parse_given("No differences found.", ["a"]) is None
+
+
+def test_refutations_by_the_tripwire_are_counted_as_model_defects() -> None:
+    returned = Behaviour(BehaviourKind.RETURNED, ("int", 1), "1")
+    other = Behaviour(BehaviourKind.RETURNED, ("bool", True), "True")
+
+    def refuted(found_by: str) -> Result:
+        cex = Counterexample(("True",), returned, other, found_by, "they differ")
+        return Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "d", counterexample=cex,
+                      method=tripwire.METHOD if found_by == tripwire.FOUND_BY else "smt")
+
+    defect = result_record("a", refuted(tripwire.FOUND_BY), 0.1)
+    plain = result_record("b", refuted("z3"), 0.1)
+    assert defect["model_defect"] is True and plain["model_defect"] is False
+    stats = label_stats("equivalent", [defect, plain], {"a": True, "b": True})
+    assert stats.model_defects == 1 and stats.finds == 2
+    assert "model defects" in format_summary([stats], "header")

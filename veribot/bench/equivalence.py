@@ -33,7 +33,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TextIO
 
-from veribot.checks import differential
+from veribot.checks import differential, tripwire
 from veribot.checks.crosshair_search import CHILD_THREADS
 from veribot.checks.difftest import entry_parameters
 from veribot.checks.equivalence import Budget, check_pair
@@ -154,6 +154,8 @@ def result_record(pair_id: str, result: Result, time_s: float) -> dict[str, obje
         "time_s": round(time_s, 3),
         "method": result.method,
         "detail": result.detail,
+        # A proof was found, then the tripwire reproduced a difference: the model was wrong.
+        "model_defect": cex is not None and cex.found_by == tripwire.FOUND_BY,
     }
 
 
@@ -169,6 +171,7 @@ def plain_record(pair_id: str, reason: str, detail: str, time_s: float) -> dict[
         "time_s": round(time_s, 3),
         "method": "harness",
         "detail": detail,
+        "model_defect": False,
     }
 
 
@@ -411,6 +414,7 @@ class LabelStats:
     skipped: int
     wrong: int
     finds: int  # reproduced refutations on pairs labelled equivalent*
+    model_defects: int  # refutations by the tripwire after a proof
     median_s: float
     p90_s: float
 
@@ -439,6 +443,7 @@ def label_stats(label: str, records: Iterable[Mapping[str, object]],
         label=label, total=len(rs), verified=len(verified), refuted=len(refuted),
         inconclusive=len(decided) - len(verified) - len(refuted),
         skipped=len(rs) - len(decided), wrong=wrong, finds=finds,
+        model_defects=sum(1 for r in refuted if r.get("model_defect") is True),
         median_s=statistics.median(times) if times else 0.0,
         p90_s=percentile(times, 90),
     )
@@ -448,15 +453,19 @@ def format_summary(stats: Sequence[LabelStats], header: str) -> str:
     """The engine's summary table, one row per label and a total."""
     lines = [header, "",
              f"{'label':<22}{'pairs':>6}{'verified':>10}{'refuted':>9}{'inconcl.':>10}"
-             f"{'skipped':>9}{'WRONG':>7}{'finds':>7}{'median s':>10}{'p90 s':>8}"]
+             f"{'skipped':>9}{'WRONG':>7}{'finds':>7}{'model defects':>15}{'median s':>10}"
+             f"{'p90 s':>8}"]
     for s in stats:
         lines.append(
             f"{s.label:<22}{s.total:>6}{s.verified:>10}{s.refuted:>9}{s.inconclusive:>10}"
-            f"{s.skipped:>9}{s.wrong:>7}{s.finds:>7}{s.median_s:>10.2f}{s.p90_s:>8.2f}")
+            f"{s.skipped:>9}{s.wrong:>7}{s.finds:>7}{s.model_defects:>15}{s.median_s:>10.2f}"
+            f"{s.p90_s:>8.2f}")
     lines.append("")
     lines.append("WRONG = verified on a `different` pair, or refuted with an input that does "
                  "not reproduce when the harness re-runs it.")
     lines.append("finds = reproduced refutations on pairs labelled equivalent*.")
+    lines.append("model defects = refutations by the tripwire: the model proved the pair, "
+                 "then running both versions showed a difference (a bug of the model).")
     return "\n".join(lines)
 
 

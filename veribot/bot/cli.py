@@ -1,9 +1,10 @@
 """The ``veribot`` command line: parse arguments, run the review, print the report.
 
 Commands: ``review`` (a git range), ``compare`` (two files), ``bench`` (the benchmark
-harness). Exit codes: 0 the review passed, 1 a result hit ``--fail-on``, 2 a usage or
-input error (bad revision, not a git repository, unreadable file, ...). Errors are one
-plain sentence on stderr; ``--verbose`` adds the debug log with tracebacks.
+harness), ``bench-mutants`` (the mutation soundness check). Exit codes: 0 the review
+passed, 1 a result hit ``--fail-on``, 2 a usage or input error (bad revision, not a git
+repository, unreadable file, ...). Errors are one plain sentence on stderr; ``--verbose``
+adds the debug log with tracebacks.
 
 This module is the only place that reads the environment (``CI``, ``NO_COLOR``,
 ``COLUMNS``), once, into :class:`Settings`.
@@ -221,6 +222,16 @@ def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
         from veribot.bench import equivalence as bench
 
         bench.add_arguments(bp)
+    mp = sub.add_parser(
+        "bench-mutants",
+        help="the mutation soundness check on the equivalent pairs of benchmark files",
+        description="Mutate the after versions of equivalent pairs; every verified mutant "
+        "gets a long differential run (see veribot/bench/mutants.py).",
+    )
+    if with_bench:
+        from veribot.bench import mutants as bench_mutants
+
+        bench_mutants.add_arguments(mp)
     _add_app_commands(sub)
     return parser
 
@@ -296,6 +307,10 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import equivalence as bench
 
         return int(bench.main(args))
+    if args.command == "bench-mutants":
+        from veribot.bench import mutants as bench_mutants
+
+        return int(bench_mutants.main(args))
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -414,7 +429,8 @@ def main(
         return EXIT_USAGE
 
     try:
-        args = build_parser(with_bench=argv[:1] == ["bench"]).parse_args(argv)
+        with_bench = argv[:1] in (["bench"], ["bench-mutants"])
+        args = build_parser(with_bench=with_bench).parse_args(argv)
     except UsageError as exc:
         return fail(str(exc))
     except ImportError as exc:  # only the bench harness is imported while parsing

@@ -16,7 +16,11 @@ How a verdict is reached:
 3. Where the model does not cover the code, or proves nothing, the search goes on beyond
    it: randomised differential testing from the parameter types (``difftest``), each
    found input confirmed in the sandbox. It can refute, never verify.
-4. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
+4. Before a proof is reported (when execution is allowed), the tripwire (``tripwire``)
+   runs both versions on edge values, the code's constants and random draws of the
+   domain. A difference it reproduces is a defect of the model: the unit is **refuted**
+   and a "model defect" warning is logged. It samples; it is not what the proof rests on.
+5. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
    bound, unknown parameter type, solver gave up, or time ran out.
 """
 
@@ -30,7 +34,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import difftest
+from veribot.checks import difftest, tripwire
 from veribot.checks.differential import confirm
 from veribot.checks.lang import pyinduct, pyprove
 from veribot.checks.lang.pyexec import Limits as ExecLimits
@@ -135,12 +139,35 @@ def _decide(
                 assumptions=outcome.assumptions,
             )
     if outcome.kind == "proved":
+        if budget.execute:
+            wire = _tripwire(before, after, entry, param_types, budget, deadline)
+            if wire.counterexample is not None:
+                log.warning("model defect: %s was proven equivalent, but on input (%s) %s",
+                            entry, ", ".join(wire.counterexample.args),
+                            wire.counterexample.difference)
+                return _refuted(wire.counterexample, tripwire.METHOD, [outcome.detail])
+            if wire.unstable is not None:
+                args, sentence = wire.unstable
+                log.warning("tripwire: %s was proven equivalent, but on input (%s) %s when "
+                            "called after other inputs; not reproduced in fresh children",
+                            entry, ", ".join(args), sentence)
+                return Result(
+                    Verdict.INCONCLUSIVE,
+                    Reason.NOT_REPRODUCED,
+                    f"the proof holds for a call on a freshly imported module, but on input "
+                    f"({', '.join(args)}) {sentence} when the versions were called after "
+                    "other inputs in one process; it did not happen again in fresh processes "
+                    "(state kept between calls, or nondeterminism), so verified is withheld",
+                    assumptions=outcome.assumptions,
+                )
+            notes.append(wire.note)
         return Result(
             Verdict.VERIFIED,
             Reason.PROOF,
             outcome.detail,
             assumptions=outcome.assumptions,
             method=outcome.method,
+            notes=tuple(notes),
         )
     if outcome.kind == "candidates" and not budget.execute:
         first = ", ".join(outcome.candidates[0])
@@ -180,6 +207,22 @@ def _decide(
             + (f" ({searched.note})" if searched.note else "")
         )
     return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
+
+
+def _tripwire(
+    before: str,
+    after: str,
+    entry: str,
+    param_types: Mapping[str, str] | None,
+    budget: Budget,
+    deadline: float,
+) -> tripwire.Outcome:
+    """Both versions on targeted inputs, after a proof; bounded by the pair's budget."""
+    left = deadline - time.monotonic()
+    time_s = max(1.0, min(budget.timeout_s * 0.3, left))
+    max_inputs = max(50, min(300, int(budget.timeout_s * 20)))
+    return tripwire.check(before, after, entry, param_types, time_s=time_s,
+                          max_inputs=max_inputs, confirm_limits=_sandbox(deadline))
 
 
 def _first_confirmed(
