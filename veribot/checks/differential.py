@@ -99,8 +99,9 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
                                  f"the after version {b.describe()}")
     if a.value != b.value:
         if a.kind is BehaviourKind.RAISED:
-            return Comparison(False, f"the before version raises {a.text}, "
-                                     f"the after version raises {b.text}")
+            before, after = (a.text, b.text) if a.text != b.text else (a.value, b.value)
+            return Comparison(False, f"the before version raises {before}, "
+                                     f"the after version raises {after}")
         before, after = a.text, b.text
         if before == after:  # same repr, different type or hidden detail
             before, after = render(a.value), render(b.value)

@@ -147,8 +147,14 @@ def _decide(
         unchecked = _module_unchecked(
             (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline
         )
-        if unchecked is not None:
+        if unchecked is not None and not budget.execute:
             return dataclasses.replace(unchecked, assumptions=outcome.assumptions)
+        if unchecked is not None:
+            # Search on: the loaded module may well behave differently on some input.
+            outcome = pyprove.Outcome(
+                "module-check", unchecked.detail, construct=unchecked.reason,
+                assumptions=outcome.assumptions,
+            )
     if outcome.kind == "proved":
         return Result(
             Verdict.VERIFIED,
@@ -182,6 +188,13 @@ def _decide(
     else:
         notes.append(outcome.detail)
 
+    if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
+        # Calls that leave defaults out: what the model read as the defaults may not be
+        # what the loaded module has.
+        calls = pysignature.calls_showing(sig_a, sig_b, _call_types(fn_a, fn_b, given))
+        found = _first_shown(before, after, entry, calls, deadline)
+        if found is not None:
+            return _refuted(found, "calls that exercise the signature", notes)
     remaining = deadline - time.monotonic()
     if budget.search and budget.execute and remaining > 0.5:
         types = _search_types(fn_a, fn_b, given)
@@ -331,7 +344,9 @@ def _call_types(
     types: dict[str, PyType] = {}
     for fn in (fn_b, fn_a):
         a = fn.args
-        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        for p in (*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg):
+            if p is None:
+                continue
             t = given.get(p.arg) or from_annotation(p.annotation)
             if is_known(t) or p.arg not in types:
                 types[p.arg] = t
@@ -432,6 +447,8 @@ def _inconclusive(outcome: pyprove.Outcome, notes: list[str], *, timed_out: bool
         )
     elif outcome.kind == "candidates":
         reason = Reason.NOT_REPRODUCED
+    elif outcome.kind == "module-check":
+        reason = outcome.construct  # the loaded module differs from the model's reading
     else:
         reason = Reason.INTERNAL_ERROR
     return Result(

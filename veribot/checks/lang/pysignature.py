@@ -310,6 +310,8 @@ def _shapes(sig: Signature) -> list[tuple[str, frozenset[str]]]:
     shapes = [("positional", frozenset[str]()), ("keyword", frozenset[str]())]
     shapes += [("positional", frozenset(defaulted)), ("keyword", frozenset(defaulted))]
     shapes += [("positional", frozenset({name})) for name in defaulted]
+    if any(p.kind in (VAR_POSITIONAL, VAR_KEYWORD) for p in sig.params):
+        shapes.append(("extra", frozenset()))  # one more argument, for *args or **kwargs
     return shapes
 
 
@@ -325,6 +327,13 @@ def _call(
     by_keyword = how == "keyword"
     for n, p in enumerate(sig.params):
         if p.kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            pool = values.get(p.name, ())
+            if how == "extra" and pool:
+                value = pool[(round_ + n) % len(pool)]
+                if p.kind == VAR_POSITIONAL and not keyword:
+                    positional.append(value)
+                elif p.kind == VAR_KEYWORD:
+                    keyword.append(f"{_unused_name(sig)}={value}")
             continue
         if p.name in omit:
             by_keyword = True  # what follows a left-out positional goes by keyword
@@ -344,3 +353,9 @@ def _call(
         else:
             positional.append(value)
     return positional + keyword
+
+
+def _unused_name(sig: Signature) -> str:
+    names = {p.name for p in sig.params}
+    return next(f"extra{n}" if n else "extra" for n in range(len(names) + 1)
+                if (f"extra{n}" if n else "extra") not in names)
