@@ -334,7 +334,12 @@ def _module_unchecked(
 
 
 def _mutable_default(*sigs: Signature) -> bool:
-    return any(p.default is not None and p.default.mutable for s in sigs for p in s.params)
+    """Whether a default may be an object kept between calls (mutable, or not a literal)."""
+    return any(
+        p.default is not None and (p.default.mutable or not p.default.known)
+        for s in sigs
+        for p in s.params
+    )
 
 
 def _call_types(

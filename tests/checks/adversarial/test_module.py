@@ -121,6 +121,11 @@ HARMLESS: list[tuple[str, str, str]] = [
      + "if __name__ == '__main__':\n    print(f(3))\n",
      "class Point:\n    x: int = 0\n" + _fn("x: int", "return -1 + x")
      + "if __name__ == '__main__':\n    print(f(3))\n"),
+    ("class-with-methods-that-set-attributes",
+     "class Box:\n    def __init__(self, v: int) -> None:\n        self.v = v\n"
+     + _fn("x: int", "return x * 2"),
+     "class Box:\n    def __init__(self, v: int) -> None:\n        self.v = v\n"
+     + _fn("x: int", "return x + x")),
     ("typing-annotations",
      "from typing import Optional\n" + _fn("x: Optional[int]", "return 0 if x is None else x"),
      "from typing import Optional\n" + _fn("x: Optional[int]", "return x or 0")),
@@ -132,3 +137,10 @@ HARMLESS: list[tuple[str, str, str]] = [
 def test_harmless_module_code_keeps_the_proof(before: str, after: str) -> None:
     result = check_pair(before, after, "f", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+def test_without_execution_harmless_module_code_keeps_the_proof() -> None:
+    before, after = HARMLESS[0][1], HARMLESS[0][2]
+    result = check_pair(before, after, "f", budget=Budget(timeout_s=4, execute=False))
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert any("module-level code" in a for a in result.assumptions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 
@@ -47,8 +48,20 @@ class Module:
             isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
             for n in ast.walk(tree)
         )
+        # Names that may hold this module's own code (functions, classes, lambdas, what a
+        # call returned): every name bound in it, except by an import or to a literal.
+        imported_only = {
+            (a.asname or a.name).split(".")[0]
+            for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in n.names
+        }
         own = {
-            n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)
+            name for name in bindings
+            if name not in imported_only or bindings[name] > 1
+        } - {
+            t.id
+            for n in tree.body if isinstance(n, ast.Assign) and _literal(n.value)
+            for t in n.targets if isinstance(t, ast.Name) and bindings[t.id] == 1
         }
         functions: dict[str, ast.FunctionDef] = {}
         constants: dict[str, object] = {}
@@ -138,13 +151,25 @@ def _bindings(tree: ast.Module) -> Counter[str]:
 # subscripted: a class that defines one runs its own code at import.
 _CLASS_HOOKS = {
     "__init_subclass__", "__class_getitem__", "__set_name__", "__mro_entries__",
-    "__prepare__", "__new__", "__init__", "__call__",
+    "__prepare__",
 }  # fmt: skip
 
 def _runs_own_code(node: ast.stmt, own: set[str]) -> bool:
-    """Whether module-level code may run a function or class defined in this module."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in own:
+    """Whether module-level code may run a function or class defined in this module.
+
+    Subclassing one of the module's classes runs nothing of its own unless a class
+    defines a hook, which counts where it is defined.
+    """
+    bases = {
+        id(b) for sub in ast.walk(node) if isinstance(sub, ast.ClassDef) for b in sub.bases
+    }
+    for sub in _at_import(node):
+        if (
+            isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and sub.id in own
+            and id(sub) not in bases
+        ):
             return True
         if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
             sub.decorator_list
@@ -155,6 +180,34 @@ def _runs_own_code(node: ast.stmt, own: set[str]) -> bool:
         ):
             return True
     return False
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _at_import(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``node`` that run when the module is imported: not function bodies."""
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            a = n.args
+            stack.extend(a.defaults)
+            stack.extend(d for d in a.kw_defaults if d is not None)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                stack.extend(n.decorator_list)
+                params = (*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg)
+                stack.extend(p.annotation for p in params if p is not None and p.annotation)
+                if n.returns is not None:
+                    stack.append(n.returns)
+        else:
+            stack.extend(ast.iter_child_nodes(n))
 
 
 def _defines(stmt: ast.stmt, names: set[str]) -> bool:
@@ -176,9 +229,10 @@ def _tampers(node: ast.stmt) -> bool:
 
     Binding a plain name is visible statically (the name stops being a constant); writes
     through attributes or subscripts, ``del``, ``global`` and the reflective builtins are
-    not, so they make every proof in the module unsupported.
+    not, so they make every proof in the module unsupported. Function bodies run only
+    when called: a call at import is the loaded module's check (``modulecheck``).
     """
-    for sub in ast.walk(node):
+    for sub in _at_import(node):
         if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(
             sub.ctx, ast.Store | ast.Del
         ):
