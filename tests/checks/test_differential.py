@@ -164,3 +164,23 @@ def test_an_exception_while_iterating_belongs_to_the_call() -> None:
     found = confirm(before, after, "f", ["0"], found_by="test")
     assert found is not None
     assert found.before.kind.value == "raise"
+
+
+def test_keyword_calls_and_defaults_left_out() -> None:
+    before = "def scale(x, k=2):\n    return x * k\n"
+    after = "def scale(x, k=3):\n    return x * k\n"
+    cex = confirm(before, after, "scale", ["x=1"], found_by="t", limits=QUICK)
+    assert cex is not None and cex.args == ("x=1",)
+    assert cex.call("scale") == "scale(x=1)"
+    assert confirm(before, after, "scale", ["x=1", "k=5"], found_by="t", limits=QUICK) is None
+
+
+def test_a_difference_after_earlier_calls_names_them() -> None:
+    fresh = "def f(x, acc=None):\n    acc = [] if acc is None else acc\n    acc.append(x)\n" \
+        "    return acc\n"
+    shared = "def f(x, acc=[]):\n    acc.append(x)\n    return acc\n"
+    assert confirm(fresh, shared, "f", ["2"], found_by="t", limits=QUICK) is None
+    cex = confirm(fresh, shared, "f", ["2"], found_by="t", limits=QUICK, prior=[["1"]])
+    assert cex is not None and cex.prior == (("1",),)
+    assert cex.before.text == "[2]" and cex.after.text == "[1, 2]"
+    assert cex.call("f") == "f(2) after f(1)"

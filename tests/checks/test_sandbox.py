@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from veribot.checks.sandbox import Limits, canonical, parse_literal, run_calls, run_script
+from veribot.checks.sandbox import (
+    Limits,
+    canonical,
+    parse_argument,
+    parse_literal,
+    run_calls,
+    run_script,
+)
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
 QUICK = Limits(wall_s=8.0, call_s=1.0)
@@ -63,6 +70,56 @@ def test_infinity_literals() -> None:
 def test_non_literals_are_rejected(text: str) -> None:
     with pytest.raises(ValueError):
         parse_literal(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("x=1", ("x", 1)), (" k = [1, 2]", ("k", [1, 2])), ("_a2='x=1'", ("_a2", "x=1")),
+     ("'x=1'", (None, "x=1")), ("nan", (None, None)), ("set()", (None, set()))],
+)
+def test_keyword_arguments_are_name_equals_literal(
+    text: str, expected: tuple[str | None, object]
+) -> None:
+    name, value = parse_argument(text)
+    assert name == expected[0]
+    if text == "nan":
+        assert isinstance(value, float) and math.isnan(value)
+    else:
+        assert value == expected[1]
+
+
+@pytest.mark.parametrize("text", ["x==1", "x=", "x=y", "1=2", "f(x=1)"])
+def test_bad_keyword_arguments_are_rejected(text: str) -> None:
+    with pytest.raises((ValueError, SyntaxError)):
+        parse_argument(text)
+
+
+def test_calls_pass_keywords_and_leave_defaults_out() -> None:
+    src = "def f(a, /, b=10, *, c=100):\n    return (a, b, c)\n"
+    calls = [["1"], ["1", "2"], ["1", "c=3"], ["1", "b=2", "c=3"], ["a=1"], ["1", "d=0"]]
+    got = run_calls(src, "f", calls, limits=QUICK)
+    assert [b.text for b in got[:4]] == ["(1, 10, 100)", "(1, 2, 100)", "(1, 10, 3)",
+                                          "(1, 2, 3)"]
+    assert got[4].kind is BehaviourKind.RAISED and got[4].value == "TypeError"
+    assert got[5].kind is BehaviourKind.RAISED and got[5].value == "TypeError"
+
+
+def test_keyword_arguments_count_for_mutation() -> None:
+    src = "def f(*, xs):\n    xs.append(1)\n"
+    [b] = run_calls(src, "f", [["xs=[0]"]], limits=QUICK)
+    assert b.args_after == canonical(([0, 1],))
+
+
+@pytest.mark.parametrize("call", [["x=1", "2"], ["x=1", "x=2"]])
+def test_malformed_calls_are_the_callers_error(call: list[str]) -> None:
+    with pytest.raises(ValueError):
+        run_calls("def f(x):\n    return x\n", "f", [call], limits=QUICK)
+
+
+def test_calls_share_the_module_so_a_default_object_persists() -> None:
+    src = "def f(x, acc=[]):\n    acc.append(x)\n    return len(acc)\n"
+    got = run_calls(src, "f", [["1"], ["1"]], limits=QUICK)
+    assert [b.text for b in got] == ["1", "2"]
 
 
 def test_canonical_distinguishes_types_but_not_nan_or_zero_sign() -> None:

@@ -102,9 +102,9 @@ def reason_base(reason: str) -> str:
 
 
 def describe_call(entry: str, cex: Counterexample) -> str:
-    """``f(3, [1])``: the function applied to the counterexample's arguments."""
-    name = entry.rsplit(".", 1)[-1]
-    return f"{name}({', '.join(cex.args)})"
+    """``f(3, k=[1])``: the function applied to the counterexample's arguments (after the
+    calls made first, when state kept between calls is what differs)."""
+    return cex.call(entry.rsplit(".", 1)[-1])
 
 
 def explain(item: UnitResult) -> str:

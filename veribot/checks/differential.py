@@ -99,8 +99,9 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
                                  f"the after version {b.describe()}")
     if a.value != b.value:
         if a.kind is BehaviourKind.RAISED:
-            return Comparison(False, f"the before version raises {a.text}, "
-                                     f"the after version raises {b.text}")
+            before, after = (a.text, b.text) if a.text != b.text else (a.value, b.value)
+            return Comparison(False, f"the before version raises {before}, "
+                                     f"the after version raises {after}")
         before, after = a.text, b.text
         if before == after:  # same repr, different type or hidden detail
             before, after = render(a.value), render(b.value)
@@ -224,19 +225,23 @@ def confirm(
     *,
     found_by: str,
     limits: Limits = DEFAULT_LIMITS,
+    prior: Sequence[Sequence[str]] = (),
 ) -> Counterexample | None:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ.
 
+    ``args`` may hold keyword arguments (``name=literal``). ``prior`` are calls made first
+    in the same module (state kept between calls); only the last call is compared.
     A difference that rests on a crash or a resource limit must happen again in a
     second pair of runs; otherwise the input is not a counterexample.
     """
     call = [str(a) for a in args]
-    [(before, after)] = run_both(before_src, after_src, entry, [call], limits=limits)
+    calls = [*([str(a) for a in c] for c in prior), call]
+    before, after = run_both(before_src, after_src, entry, calls, limits=limits)[-1]
     sentence = difference(before, after)
     if sentence is None:
         return None
     if _rests_on_limits(before) or _rests_on_limits(after):
-        [(before2, after2)] = run_both(before_src, after_src, entry, [call], limits=limits)
+        before2, after2 = run_both(before_src, after_src, entry, calls, limits=limits)[-1]
         if (before2.kind, after2.kind) != (before.kind, after.kind) or difference(
             before2, after2
         ) is None:
@@ -245,5 +250,6 @@ def confirm(
             return None
         sentence += " (seen in two runs)"
     return Counterexample(
-        args=tuple(call), before=before, after=after, found_by=found_by, difference=sentence
+        args=tuple(call), before=before, after=after, found_by=found_by, difference=sentence,
+        prior=tuple(tuple(c) for c in calls[:-1]),
     )

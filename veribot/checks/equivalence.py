@@ -34,14 +34,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import difftest, tripwire
-from veribot.checks.differential import confirm
-from veribot.checks.lang import pyinduct, pyprove
+from veribot.checks import difftest, modulecheck, tripwire
+from veribot.checks.differential import confirm, difference, run_both
+from veribot.checks.lang import pyinduct, pyprove, pysignature
 from veribot.checks.lang.pyexec import Limits as ExecLimits
-from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
+from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang.pysignature import Signature
+from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, is_known, parse_type
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
 from veribot.checks.sandbox import Limits as SandboxLimits
-from veribot.checks.sandbox import run_script
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
 
@@ -122,20 +123,40 @@ def _decide(
     given = {k: parse_type(v) for k, v in (param_types or {}).items()}
     deadline = start + budget.timeout_s
     notes: list[str] = []
-
-    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
-    if outcome.kind == "proved" and outcome.runs_at_import and budget.execute:
-        failed = [
-            label
-            for label, source in (("before", before), ("after", after))
-            if not _imports_cleanly(source, deadline)
-        ]
-        if failed:
+    module_a, module_b = Module.of(tree_a), Module.of(tree_b)
+    sig_a, sig_b = Signature.of(fn_a, module_a), Signature.of(fn_b, module_b)
+    if pysignature.changes(sig_a, sig_b) or _mutable_default(sig_a, sig_b):
+        found = None
+        if budget.execute:
+            types = _call_types(fn_a, fn_b, given)
+            calls = pysignature.calls_showing(sig_a, sig_b, types)
+            found = _first_shown(before, after, entry, calls, deadline)
+        if found is not None:
+            return _refuted(found, "calls that exercise the signature, executed on both versions")
+        if pysignature.changes(sig_a, sig_b):
+            tried = " (calls by position, by keyword and without the defaults showed no "
+            tried += "difference)"
             return Result(
                 Verdict.INCONCLUSIVE,
-                Reason.IMPORT_FAILED,
-                f"the proof holds, but the {' and '.join(failed)} version's module-level code "
-                "did not import cleanly in the sandbox, so calls may never reach the function",
+                Reason.unsupported("signature-change"),
+                pysignature.describe(sig_a, sig_b)
+                + "; callers may pass arguments by keyword and leave defaults out, so this "
+                "is a change of behaviour that the proof does not cover"
+                + (tried if budget.execute else ""),
+                line=fn_b.lineno,
+            )
+
+    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
+    if outcome.kind == "proved":
+        unchecked = _module_unchecked(
+            (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline
+        )
+        if unchecked is not None and not budget.execute:
+            return dataclasses.replace(unchecked, assumptions=outcome.assumptions)
+        if unchecked is not None:
+            # Search on: the loaded module may well behave differently on some input.
+            outcome = pyprove.Outcome(
+                "module-check", unchecked.detail, construct=unchecked.reason,
                 assumptions=outcome.assumptions,
             )
     if outcome.kind == "proved":
@@ -194,6 +215,13 @@ def _decide(
     else:
         notes.append(outcome.detail)
 
+    if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
+        # Calls that leave defaults out: what the model read as the defaults may not be
+        # what the loaded module has.
+        calls = pysignature.calls_showing(sig_a, sig_b, _call_types(fn_a, fn_b, given))
+        found = _first_shown(before, after, entry, calls, deadline)
+        if found is not None:
+            return _refuted(found, "calls that exercise the signature", notes)
     remaining = deadline - time.monotonic()
     if budget.search and budget.execute and remaining > 0.5:
         types = _search_types(fn_a, fn_b, given)
@@ -300,20 +328,103 @@ def _with_problem(outcome: pyprove.Outcome, problem: pyprove.Problem) -> pyprove
     )
 
 
-_IMPORT_SCRIPT = """
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("subject", "subject.py")
-module = importlib.util.module_from_spec(spec)
-sys.modules["subject"] = module
-spec.loader.exec_module(module)
-print("veribot: imported")
-"""
+def _module_unchecked(
+    before: tuple[str, ast.Module, Module],
+    after: tuple[str, ast.Module, Module],
+    budget: Budget,
+    deadline: float,
+) -> Result | None:
+    """Why a proof cannot stand for the modules as Python loads them, or None if it can.
+
+    With execution allowed, both modules are loaded in the sandbox and compared with
+    what the model assumed (``modulecheck``). Without it, module-level code that runs
+    this module's own functions or classes at import cannot be judged statically.
+    """
+    if not budget.execute:
+        lines = [m.runs_own_code for _, _, m in (before, after) if m.runs_own_code is not None]
+        if not lines:
+            return None
+        return Result(
+            Verdict.INCONCLUSIVE,
+            Reason.NOT_EXECUTED,
+            f"the proof holds for the code as written, but the module-level code at line "
+            f"{min(lines)} runs this module's own code at import, and running the code was not "
+            "allowed here to check that it leaves the function and its names as written",
+            line=min(lines),
+        )
+    loaded = modulecheck.check_both(before[:2], after[:2], _sandbox(deadline))
+    labels = ("before", "after")
+    failed = [(label, r) for label, r in zip(labels, loaded, strict=True) if not r.imported]
+    if failed:
+        why = "; ".join(f"the {label} version: {r.problems[0]}" for label, r in failed)
+        return Result(
+            Verdict.INCONCLUSIVE,
+            Reason.IMPORT_FAILED,
+            f"the proof holds, but the module does not import cleanly in the sandbox ({why}), "
+            "so calls may never reach the function",
+        )
+    changed = [(label, r) for label, r in zip(labels, loaded, strict=True) if r.problems]
+    if changed:
+        why = "; ".join(f"in the {label} version, {', '.join(r.problems[:3])}"
+                        for label, r in changed)
+        return Result(
+            Verdict.INCONCLUSIVE,
+            Reason.unsupported("module-level-code"),
+            "the proof holds for the code as written, but the module as Python loads it "
+            f"differs from what the model read: {why}",
+        )
+    return None
 
 
-def _imports_cleanly(source: str, deadline: float) -> bool:
-    """Whether the module imports without error or hang (run in the sandbox)."""
-    run = run_script(_IMPORT_SCRIPT, {"subject.py": source}, limits=_sandbox(deadline))
-    return run.returncode == 0 and not run.timed_out and "veribot: imported" in run.stdout
+def _mutable_default(*sigs: Signature) -> bool:
+    """Whether a default may be an object kept between calls (mutable, or not a literal)."""
+    return any(
+        p.default is not None and (p.default.mutable or not p.default.known)
+        for s in sigs
+        for p in s.params
+    )
+
+
+def _call_types(
+    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
+) -> dict[str, PyType]:
+    """Each parameter's type by name (either version's annotation), for sample calls."""
+    types: dict[str, PyType] = {}
+    for fn in (fn_b, fn_a):
+        a = fn.args
+        for p in (*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg):
+            if p is None:
+                continue
+            t = given.get(p.arg) or from_annotation(p.annotation)
+            if is_known(t) or p.arg not in types:
+                types[p.arg] = t
+    return types
+
+
+def _first_shown(
+    before: str, after: str, entry: str, calls: list[list[str]], deadline: float
+) -> Counterexample | None:
+    """Run ``calls`` on both versions; confirm the first that differs, alone or in sequence.
+
+    The calls run one after another in one module per version, so a default object kept
+    between calls shows; a difference is then confirmed in fresh modules, first as a
+    single call, else after the calls that came before it.
+    """
+    if not calls or deadline - time.monotonic() < 0.5:
+        return None
+    limits = _sandbox(deadline)
+    pairs = run_both(before, after, entry, calls, limits=limits)
+    for i, (a, b) in enumerate(pairs):
+        if difference(a, b) is None:
+            continue
+        found = confirm(before, after, entry, calls[i], found_by="signature", limits=limits)
+        for prior in ([calls[i]], calls[:i]) if i else ():
+            if found is None:
+                found = confirm(before, after, entry, calls[i], found_by="signature",
+                                limits=limits, prior=prior)
+        if found is not None or deadline - time.monotonic() < 0.5:
+            return found
+    return None
 
 
 def _solver(budget: Budget, deadline: float, cap_ms: int | None = None) -> SolverLimits:
@@ -344,6 +455,8 @@ def _search_types(
 
 def _refuted(found: Counterexample, method: str, notes: list[str] | None = None) -> Result:
     args = ", ".join(found.args)
+    if found.prior:
+        args += "), called after the call(s) (" + "), (".join(", ".join(c) for c in found.prior)
     detail = (
         f"on input ({args}) the before version {found.before.describe()} and the after "
         f"version {found.after.describe()}"
@@ -382,6 +495,8 @@ def _inconclusive(outcome: pyprove.Outcome, notes: list[str], *, timed_out: bool
         )
     elif outcome.kind == "candidates":
         reason = Reason.NOT_REPRODUCED
+    elif outcome.kind == "module-check":
+        reason = outcome.construct  # the loaded module differs from the model's reading
     else:
         reason = Reason.INTERNAL_ERROR
     return Result(

@@ -99,11 +99,22 @@ class Behaviour:
 class Counterexample:
     """An input on which the two versions were executed and behaved differently."""
 
-    args: tuple[str, ...]  # each positional argument as a Python literal (repr)
+    args: tuple[str, ...]  # each argument as a Python literal (repr), `name=literal` by keyword
     before: Behaviour
     after: Behaviour
     found_by: str  # "z3", "random-testing", "crosshair", ...
     difference: str = ""  # a sentence: what differs (value, exception, mutation, hang)
+    # Calls made first, in the same freshly imported module: state kept between calls
+    # (a default object) made the last call differ.
+    prior: tuple[tuple[str, ...], ...] = ()
+
+    def call(self, name: str) -> str:
+        """The call as Python code, ``f(1, k=2)``, after the calls that came first."""
+        text = f"{name}({', '.join(self.args)})"
+        if self.prior:
+            first = "; ".join(f"{name}({', '.join(c)})" for c in self.prior)
+            text += f" after {first}"
+        return text
 
 
 @dataclass(frozen=True)

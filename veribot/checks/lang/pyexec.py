@@ -186,7 +186,14 @@ class Executor(Builtins):
                 # mutating them is reported as unsupported.
                 self._escape(p)
         _check_plain_function(fn)
-        return self._enter(fn, list(params), {}, objects)
+        # The entry is called with every parameter: positional ones by position, the
+        # keyword-only ones by name (their defaults are part of the domain, see pyprove).
+        n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
+        kwonly = [p.arg for p in fn.args.kwonlyargs]
+        if len(params) != n_positional + len(kwonly):
+            raise Unsupported("a call with missing arguments", fn.lineno)
+        kwargs = dict(zip(kwonly, params[n_positional:], strict=True))
+        return self._enter(fn, list(params[:n_positional]), kwargs, objects)
 
     def run(self, fn: ast.FunctionDef, params: Sequence[V]) -> Result:
         """Execute ``fn`` on ``params`` and collect every exit."""
@@ -299,9 +306,12 @@ class Executor(Builtins):
             exc = exc.func
         if isinstance(exc, ast.Name):
             name = exc.id
-        # Only builtin exception classes: the module's own classes are not modelled.
+        # Only builtin exception classes: the module's own classes are not modelled, and
+        # neither is a builtin name the module binds (`class ValueError(Exception): ...`).
         if name is None or name not in BUILTIN_EXCEPTIONS:
             raise Unsupported("raise of this expression", stmt.lineno)
+        if self._shadowed(name):
+            raise Unsupported(f"raise of '{name}', a name the module binds", stmt.lineno)
         self.raise_if(TRUE, name, state)
 
     def raise_if(
@@ -737,13 +747,16 @@ class Executor(Builtins):
         parent: State | None = None,
     ) -> State:
         a = fn.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise Unsupported("*args, **kwargs or keyword-only parameters", fn.lineno)
+        if a.vararg or a.kwarg:
+            raise Unsupported("*args or **kwargs parameters", fn.lineno)
         if fn.decorator_list:
             raise Unsupported("a decorated function", fn.lineno)
-        names = [p.arg for p in a.args]
+        names = [p.arg for p in (*a.posonlyargs, *a.args)]
         if len(args) > len(names):
             raise Unsupported("a call with too many arguments", self.line)
+        kwonly = [p.arg for p in a.kwonlyargs]
+        if set(kwargs) - set(kwonly):
+            raise Unsupported("keyword arguments in a call", self.line)
         defaults = a.defaults
         env: dict[str, V] = {n: SUnbound() for n in _local_names(fn)}
         for n, v in zip(names, args, strict=False):
@@ -754,13 +767,14 @@ class Executor(Builtins):
             pos = len(args) + offset
             if pos < first_default:
                 raise Unsupported("a call with missing arguments", self.line)
-            d = defaults[pos - first_default]
-            try:
-                env[n] = constant(ast.literal_eval(d), fn.lineno)
-            except ValueError as err:
-                raise Unsupported("a non-literal default argument", fn.lineno) from err
-            if isinstance(env[n], SSeq):
-                raise Unsupported("a mutable default argument", fn.lineno)
+            env[n] = _default_value(defaults[pos - first_default], fn.lineno)
+        for n, d in zip(kwonly, a.kw_defaults, strict=True):
+            if n in kwargs:
+                env[n] = kwargs[n]
+            elif d is None:
+                raise Unsupported("a call with missing arguments", self.line)
+            else:
+                env[n] = _default_value(d, fn.lineno)
         live = parent.live if parent is not None else TRUE
         return State(live, env, dict(objects))
 
@@ -812,6 +826,17 @@ def constant(value: object, line: int) -> V:
     raise Unsupported(f"a constant of type {type(value).__name__}", line)
 
 
+def _default_value(node: ast.expr, line: int) -> V:
+    """A default argument that is a literal (a constant the ``def`` evaluated once)."""
+    try:
+        value = constant(ast.literal_eval(node), line)
+    except ValueError as err:
+        raise Unsupported("a non-literal default argument", line) from err
+    if isinstance(value, SSeq):
+        raise Unsupported("a mutable default argument", line)
+    return value
+
+
 def _sort(v: V) -> z3.SortRef:
     return term(v).sort()
 
@@ -819,7 +844,8 @@ def _sort(v: V) -> z3.SortRef:
 
 def _local_names(fn: ast.FunctionDef) -> frozenset[str]:
     """Names bound anywhere in ``fn``'s own body: Python makes them local throughout."""
-    names = {a.arg for a in fn.args.args}
+    a = fn.args
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p}
     for node in _walk_own(fn.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)

@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pyprobe, pyshared
+from veribot.checks.lang import pyprobe, pyshared, pysignature
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
 from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
 from veribot.checks.smt import SolverLimits, Status, check
+
+# `python -O` drops assert statements: a proof over code with asserts holds with them on.
+ASSERTS_ENABLED = "asserts are enabled (not run with python -O)"
 
 
 @dataclass(frozen=True)
@@ -83,28 +87,58 @@ def find_function(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
 
 
 def parameter_types(
-    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType] | None
+    fn_a: ast.FunctionDef,
+    fn_b: ast.FunctionDef,
+    given: Mapping[str, PyType] | None,
+    module_a: Module,
+    module_b: Module,
 ) -> tuple[list[str], list[PyType], list[str]]:
-    """Parameter names and types, and the assumptions they rest on (as sentences)."""
-    names_a = [a.arg for a in fn_a.args.args]
-    names_b = [a.arg for a in fn_b.args.args]
-    if len(names_a) != len(names_b):
-        raise Unsupported("a change in the number of parameters", fn_b.lineno)
+    """Parameter names and types, and the assumptions they rest on (as sentences).
+
+    The signatures must be the same (names, kinds, defaults: see ``pysignature``); every
+    parameter is listed, keyword-only ones included. A call may leave a defaulted
+    parameter out, so its domain is widened by its default's value (``k: int = None``
+    ranges over ``int | None``).
+    """
+    sig_a, sig_b = Signature.of(fn_a, module_a), Signature.of(fn_b, module_b)
+    if pysignature.changes(sig_a, sig_b):
+        raise Unsupported(f"a change of signature ({pysignature.describe(sig_a, sig_b)})",
+                          fn_b.lineno)
+    names: list[str] = []
     types: list[PyType] = []
     notes: list[str] = []
-    for n, (pa, pb) in enumerate(zip(fn_a.args.args, fn_b.args.args, strict=True)):
-        if given is not None and pa.arg in given:
-            t = given[pa.arg]
+    annotations_b = {p.name: p.annotation for p in sig_b.params}
+    for p in sig_a.params:
+        if p.kind in (pysignature.VAR_POSITIONAL, pysignature.VAR_KEYWORD):
+            raise Unsupported(f"{p.kind} parameters", fn_b.lineno)
+        if given is not None and p.name in given:
+            t = given[p.name]
             source = "given"
         else:
-            t = from_annotation(pa.annotation)
+            t = from_annotation(p.annotation)
             if not is_known(t):
-                t = from_annotation(pb.annotation)
+                t = from_annotation(annotations_b.get(p.name))
             source = "annotation"
+        if p.default is not None:
+            if not p.default.known:
+                raise Unsupported(
+                    f"the default of `{p.name}` ({p.default.text}: {p.default.why})",
+                    fn_b.lineno,
+                )
+            value_t = pysignature.type_of_default(p.default)
+            if value_t is None:
+                raise Unsupported(
+                    f"the default of `{p.name}` ({p.default.text}), a value outside the model",
+                    fn_b.lineno,
+                )
+            if is_known(t) and not pysignature.fits(p.default.value, t):
+                t = pysignature.widen(t, value_t)
+                source += f", widened by its default {p.default.text}"
+        names.append(p.name)
         types.append(t)
         if is_known(t):
-            notes.append(f"`{names_a[n]}`: {t.text()} ({source})")
-    return names_a, types, notes
+            notes.append(f"`{p.name}`: {t.text()} ({source})")
+    return names, types, notes
 
 
 def build(
@@ -122,13 +156,13 @@ def build(
         raise LookupError(entry)
     if "." in entry:
         raise Unsupported("methods (the type of `self` is not known)", fn_b.lineno)
-    names, types, notes = parameter_types(fn_a, fn_b, given)
+    module_a, module_b = Module.of(tree_a), Module.of(tree_b)
+    names, types, notes = parameter_types(fn_a, fn_b, given, module_a, module_b)
     unknown = [n for n, t in zip(names, types, strict=True) if not is_known(t)]
     if unknown:
         raise UnknownTypes(unknown)
     fresh = Fresh()
     inputs = [fresh.value(t, n) for n, t in zip(names, types, strict=True)]
-    module_a, module_b = Module.of(tree_a), Module.of(tree_b)
     if "." not in entry and (
         entry not in module_a.functions or entry not in module_b.functions
     ):
@@ -162,6 +196,8 @@ def build(
     result_b = ex_b.run(fn_b, inputs)
     if any(isinstance(t, ListT) for t in types):
         notes.append("list arguments are distinct objects (they do not alias each other)")
+    if any(isinstance(n, ast.Assert) for tree in (tree_a, tree_b) for n in ast.walk(tree)):
+        notes.append(ASSERTS_ENABLED)
     for name in sorted(helpers):
         notes.append(
             f"`{name}` is the same in both versions and was taken as an arbitrary function "

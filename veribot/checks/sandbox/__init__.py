@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veribot.checks.sandbox import _child
-from veribot.checks.sandbox._child import parse_literal
+from veribot.checks.sandbox._child import parse_argument, parse_literal, split_arguments
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
     "SandboxError",
     "SandboxRun",
     "canonical",
+    "parse_argument",
     "parse_literal",
     "run_calls",
     "run_script",
@@ -429,8 +430,10 @@ def run_calls(
 ) -> list[Behaviour]:
     """Import ``source`` in a sandboxed child and call ``entry`` once per argument list.
 
-    ``entry`` is ``func`` or ``Class.method``; each call is a sequence of argument
-    literals (see ``parse_literal``; a bad literal raises ``ValueError`` here). Returns
+    ``entry`` is ``func`` or ``Class.method``; each call is a sequence of arguments:
+    a literal (see ``parse_literal``) is positional, ``name=literal`` is a keyword argument
+    (see ``parse_argument``); a bad argument raises ``ValueError`` here. Arguments left out
+    take their defaults. Returns
     one ``Behaviour`` per call, in order. Calls share one child (module state persists
     between them); if the child dies during a call, that call gets the death as its
     behaviour and the rest run in a fresh child. Calls not started when ``wall_s`` runs
@@ -443,8 +446,7 @@ def run_calls(
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:
-        for literal in call:
-            parse_literal(literal)
+        split_arguments(call)
     results: list[Behaviour | None] = [None] * len(literal_calls)
     if not literal_calls:
         return []

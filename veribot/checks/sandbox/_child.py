@@ -118,6 +118,42 @@ def parse_literal(text: str) -> object:
     return _literal(tree.body)
 
 
+_KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
+
+
+def parse_argument(text: str) -> tuple[str | None, object]:
+    """One argument of a call: ``(None, value)`` for a positional literal, or
+    ``(name, value)`` for a keyword argument written ``name=literal`` (``x=1``).
+
+    A literal never starts with a name followed by ``=``, so the two cannot be confused.
+    """
+    match = _KEYWORD.match(text)
+    if match is None:
+        return None, parse_literal(text)
+    return match.group(1), parse_literal(text[match.end():])
+
+
+def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, object]]:
+    """The positional values and the keyword arguments of a call, in the order given.
+
+    A positional argument after a keyword one, or a keyword given twice, is refused
+    (``ValueError``), as Python refuses it in a call.
+    """
+    args: list[object] = []
+    kwargs: dict[str, object] = {}
+    for text in texts:
+        name, value = parse_argument(text)
+        if name is None:
+            if kwargs:
+                raise ValueError(f"a positional argument after a keyword one: {text[:80]}")
+            args.append(value)
+        elif name in kwargs:
+            raise ValueError(f"the keyword argument {name!r} is given twice")
+        else:
+            kwargs[name] = value
+    return args, kwargs
+
+
 def _literal(node: ast.expr) -> object:
     if isinstance(node, ast.Constant) and node.value is not Ellipsis:
         return node.value
@@ -651,9 +687,11 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     fn = loaded["fn"]
     recursion_limit = sys.getrecursionlimit()  # as the module left it
     for index, literals in enumerate(cfg["calls"]):
-        args = [parse_literal(text) for text in literals]
+        args, kwargs = split_arguments(literals)
         sys.setrecursionlimit(recursion_limit)
-        behaviour = _observe(functools.partial(fn, *args), args, call_s)
+        # Keyword arguments are compared after the call like positional ones (mutation).
+        passed = [*args, *kwargs.values()]
+        behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s)
         send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
 
 

@@ -1,0 +1,186 @@
+"""Load a module for real (in the sandbox) and check what a proof assumed about it.
+
+A proof models the functions as written and the module-level names as the static reader
+sees them (``lang.pymodule``). Module-level code can make that wrong in ways no static
+reading catches for sure: a call at import that replaces a function's ``__code__`` or
+``__defaults__``, ``globals()`` or ``setattr`` writes, class hooks
+(``__init_subclass__``, ``__class_getitem__``), a bad annotation or base class that makes
+the import fail. So before a "verified" is reported, each version's module is imported
+in a sandboxed child, which reports back, for every function the model may run, that
+the module attribute is still the function defined at that line (same code, same
+globals and builtins) with the defaults as written; the value of every constant the
+model used; and that no builtin the model relies on is shadowed or replaced.
+
+Code in the child could forge this report (it shares the interpreter); the script takes
+every tool it needs before the module runs and uses only C-level operations afterwards,
+so forging it takes code written against this script.
+"""
+
+from __future__ import annotations
+
+import ast
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from veribot.checks.lang.pymodule import BUILTIN_EXCEPTIONS, MODELLED_BUILTINS, Module
+from veribot.checks.lang.pysignature import (
+    KEYWORD_ONLY,
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    Signature,
+)
+from veribot.checks.sandbox import Limits, run_script
+
+__all__ = ["Loaded", "check_both", "check_loaded", "expectations"]
+
+_SUBJECT = "subject.py"
+_EXPECT = "expect.txt"
+
+# Runs in the sandbox child. Everything it uses after the import is taken before it.
+_SCRIPT = """
+import builtins, importlib.util, os, sys, types
+_pristine = dict(vars(builtins))
+_type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
+_function, _plain = types.FunctionType, (type(None), bool, int, float, str, bytes, complex)
+_missing = object()
+with open(%(expect)r, encoding="utf-8") as handle:
+    _expect = __import__("ast").literal_eval(handle.read())
+with open(%(subject)r, encoding="utf-8") as handle:
+    _compiled = compile(handle.read(), os.path.abspath(%(subject)r), "exec", dont_inherit=True)
+_codes = {(c.co_name, c.co_firstlineno): c for c in _compiled.co_consts
+          if _type(c) is _type(_compiled)}
+
+def _shown(v, depth=0):
+    if _type(v) in _plain:
+        return _repr(v)
+    if _type(v) is _tuple and depth < 20:
+        for item in v:
+            if _shown(item, depth + 1).startswith("<"):
+                return "<a tuple of other objects>"
+        return _repr(v)
+    if _type(v) is _dict and depth < 20:
+        for k in v:
+            if _type(k) is not str or _shown(v[k], depth + 1).startswith("<"):
+                return "<a dict of other objects>"
+        return _repr(v)
+    return "<an object of another type>"
+
+def _load():
+    spec = importlib.util.spec_from_file_location("subject", os.path.abspath(%(subject)r))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["subject"] = module
+    globals_ = module.__dict__
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        return None, "importing it raises " + _type(exc).__name__
+    return globals_, None
+
+_globals, _failed = _load()
+_problems = []
+if _globals is not None:
+    for name, line, defaults, kwdefaults in _expect["functions"]:
+        obj = _globals.get(name, _missing)
+        if _type(obj) is not _function:
+            _problems.append(f"`{name}` is no longer the function defined at line {line}")
+        elif obj.__code__ != _codes.get((name, line)):
+            _problems.append(f"`{name}` runs other code than its definition at line {line}")
+        elif obj.__globals__ is not _globals or obj.__builtins__ is not _vars(builtins):
+            _problems.append(f"`{name}` runs with other globals or builtins than the module's")
+        elif defaults is not None and _shown(obj.__defaults__) != defaults:
+            _problems.append(f"the defaults of `{name}` are {_shown(obj.__defaults__)}, "
+                             f"not {defaults} as written")
+        elif kwdefaults is not None and _shown(obj.__kwdefaults__) != kwdefaults:
+            _problems.append(f"the keyword-only defaults of `{name}` are "
+                             f"{_shown(obj.__kwdefaults__)}, not {kwdefaults} as written")
+    for name, text in _expect["constants"]:
+        shown = _shown(_globals.get(name, _missing))
+        if shown != text:
+            _problems.append(f"`{name}` is {shown} once the module is loaded, not {text}")
+    for name in _expect["builtins"]:
+        if name in _globals:
+            _problems.append(f"the module binds `{name}`, which the model took as the builtin")
+        elif _vars(builtins).get(name, _missing) is not _pristine.get(name, _missing):
+            _problems.append(f"the builtin `{name}` was replaced")
+_write(1, ("\\n%(marker)s" + _repr([_failed, _problems]) + "\\n").encode())
+"""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What loading one version showed: whether it imported, and what did not match."""
+
+    imported: bool
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.imported and not self.problems
+
+
+def expectations(tree: ast.Module) -> dict[str, object]:
+    """What the static reader assumes of the loaded module, for the child to check."""
+    module = Module.of(tree)
+    functions: list[tuple[str, int, str | None, str | None]] = []
+    for name, fn in module.functions.items():
+        line = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+        sig = Signature.of(fn, module)
+        positional = [
+            p.default for p in sig.params
+            if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD) and p.default is not None
+        ]
+        keyword = [
+            (p.name, p.default)
+            for p in sig.params if p.kind == KEYWORD_ONLY and p.default is not None
+        ]
+        defaults: str | None = None
+        if all(d.known for d in positional):
+            defaults = repr(tuple(d.value for d in positional)) if positional else "None"
+        kwdefaults: str | None = None
+        if all(d.known for _, d in keyword):
+            kwdefaults = repr({n: d.value for n, d in keyword}) if keyword else "None"
+        functions.append((name, line, defaults, kwdefaults))
+    constants = [
+        (name, repr(value))
+        for name, value in module.constants.items()
+        if _plain(value)
+    ]
+    builtins = sorted((MODELLED_BUILTINS | BUILTIN_EXCEPTIONS) - module.rebound)
+    return {"functions": functions, "constants": constants, "builtins": builtins}
+
+
+def _plain(value: object) -> bool:
+    if type(value) in (type(None), bool, int, float, str, bytes, complex):
+        return True
+    return type(value) is tuple and all(_plain(v) for v in value)
+
+
+def check_loaded(source: str, tree: ast.Module, limits: Limits) -> Loaded:
+    """Import ``source`` in the sandbox and compare it with the static reading of ``tree``."""
+    marker = f"veribot-loaded-{secrets.token_hex(8)}: "
+    script = _SCRIPT % {"expect": _EXPECT, "subject": _SUBJECT, "marker": marker}
+    files = {_SUBJECT: source, _EXPECT: repr(expectations(tree))}
+    run = run_script(script, files, limits=limits)
+    if run.timed_out:
+        return Loaded(False, ("importing it did not finish in the sandbox's time",))
+    reports = [line for line in run.stdout.splitlines() if line.startswith(marker)]
+    if run.returncode != 0 or len(reports) != 1:
+        return Loaded(False, (f"importing it ended with status {run.returncode}",))
+    try:
+        failed, problems = ast.literal_eval(reports[0][len(marker):])
+    except (ValueError, SyntaxError, TypeError):
+        return Loaded(False, ("the sandbox's report was unreadable",))
+    if failed is not None:
+        return Loaded(False, (str(failed),))
+    return Loaded(True, tuple(str(p) for p in problems))
+
+
+def check_both(
+    before: tuple[str, ast.Module], after: tuple[str, ast.Module], limits: Limits
+) -> tuple[Loaded, Loaded]:
+    """``check_loaded`` on both versions, concurrently (each in its own child)."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="veribot-load") as pool:
+        a = pool.submit(check_loaded, *before, limits)
+        b = pool.submit(check_loaded, *after, limits)
+        return a.result(), b.result()
