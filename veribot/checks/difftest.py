@@ -37,6 +37,7 @@ from veribot.checks.lang.pytypes import (
     TupleT,
     UnionT,
     Unknown,
+    domain,
 )
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
 from veribot.checks.verdict import Counterexample
@@ -187,7 +188,7 @@ def build_spec(
     params: list[list[object]] = []
     for name in names:
         t = param_types.get(name, Unknown(""))
-        tj = type_to_json(t)
+        tj = type_to_json(domain(t))
         if _has_unknown(tj):
             guessed.append(name)
         params.append([name, tj])
