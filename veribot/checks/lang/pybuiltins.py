@@ -34,9 +34,11 @@ from veribot.checks.lang.pyvalues import (
     SSeq,
     SStr,
     STuple,
+    SUnion,
     Unsupported,
     V,
     merge,
+    merge_many,
     number_of_code,
     sort_of,
     term,
@@ -63,6 +65,12 @@ class Builtins(Operators):
         raise NotImplementedError
 
     def builtin(self, name: str, args: list[V], state: State, line: int) -> V:
+        if name in ("len", "abs") and len(args) == 1 and isinstance(args[0], SUnion):
+            parts = []
+            for g, alt in args[0].alts:
+                with self.assuming(state, g):
+                    parts.append((g, self.builtin(name, [alt], state, line)))
+            return merge_many(parts[:-1], parts[-1][1])
         if name == "len" and len(args) == 1:
             (v,) = args
             if isinstance(v, SSeq | SStr):
