@@ -541,9 +541,14 @@ def _after_first(
 
 
 def _comparable(x: V, y: V) -> bool:
-    xs = [type(v) for _, v in alternatives(x) if not isinstance(v, SUnbound)]
-    ys = [type(v) for _, v in alternatives(y) if not isinstance(v, SUnbound)]
+    xs = [_kind(v) for _, v in alternatives(x) if not isinstance(v, SUnbound)]
+    ys = [_kind(v) for _, v in alternatives(y) if not isinstance(v, SUnbound)]
     return bool(xs) and xs == ys
+
+
+def _kind(v: V) -> type:
+    # An int, a bool and an int-or-bool compare by their codes (see SIntB).
+    return SIntB if isinstance(v, SInt | SBool) else type(v)
 
 
 def _pair(na: str, nb: str) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
