@@ -436,10 +436,11 @@ INTS = spec["int_constants"]
 STRS = spec["str_constants"]
 
 
-def ints():
+def ints(bools=False):
     near = sorted({c + d for c in INTS for d in (-1, 0, 1)})
+    edges = [0, 1, -1, 2, 255, 256, 2**31 - 1, -2**31, 2**63 - 1, -2**63, 2**64]
     parts = [st.integers(-10, 10), st.integers(-1000, 1000),
-             st.sampled_from([0, 1, -1, 2, 255, 256, 2**31 - 1, -2**31, 2**63 - 1, -2**63, 2**64])]
+             st.sampled_from(edges + [True, False] if bools else edges)]
     if near:
         parts.append(st.sampled_from(near))
     return st.one_of(*parts)
@@ -502,12 +503,11 @@ def strat(tj, top=False):
         return st.dictionaries(strat(key), strat(tj["value"]), max_size=5)
     if k == "union":
         kinds = [o["k"] for o in tj["options"]]
-        # A bool where an int is declared: drawn one time in eight, as the edge it is.
-        rare = "int" in kinds and "bool" in kinds
-        main = st.one_of(*[strat(o) for o in tj["options"] if not (rare and o["k"] == "bool")])
-        if rare:
-            return st.integers(0, 7).flatmap(lambda n: st.booleans() if n == 7 else main)
-        return main
+        if "int" in kinds and "bool" in kinds:
+            # A bool where an int is declared is one more edge value of the int strategy.
+            rest = [strat(o) for o in tj["options"] if o["k"] not in ("int", "bool")]
+            return st.one_of(*rest, ints(bools=True))
+        return st.one_of(*[strat(o) for o in tj["options"]])
     if top:
         return st.one_of(ints(), st.lists(ints(), max_size=8), texts())
     return unknown_elem()
