@@ -37,6 +37,8 @@ DIFFERENT = [
     ("x: int", "return [x]", "return [int(x)]", ("True", "False")),
     ("x: int", "return max(x, 0)", "return max(0, x)", ("False",)),
     ("x: int", "return abs(x)", "return x if x >= 0 else -x", ("True", "False")),
+    # max keeps the first of equal items: max(1, True) is 1
+    ("a: int, b: int", "return a if a > b else b", "return max(a, b)", ("True", "False")),
     # ... inside containers
     ("lst: list[int]", "return [v for v in lst]", "return [v + 0 for v in lst]",
      ("True", "False")),
@@ -47,6 +49,7 @@ DIFFERENT = [
     # float admits int and bool
     ("x: float", "return x", "return x * 1.0", ("0", "1", "True", "False")),
     ("x: float", "return -x", "return 0.0 - x", ("0", "1", "True", "False")),
+    ("x: float", "return x * 2.0", "return x + x", ("0", "1", "True", "False")),
     ("x: float", "return abs(x)", "return x if x >= 0 else -x", ("True", "False")),
     # Sequence admits tuple (and str)
     ("s: Sequence[int]", "return s[:1]", "return list(s[:1])", ("(",)),
@@ -63,6 +66,47 @@ DIFFERENT = [
     ("x: Optional[int]", "return x + 1 if x is not None else 0", "return x + 1", ("None",)),
     ("x: Optional[int]", "return x is not None and x < 5", "return x < 5", ("None",)),
 ]
+
+
+LOOP_DEDUP = (
+    "def f(lst: list[int]):\n    out = []\n    for v in lst:\n"
+    "        if v not in out:\n            out.append({item})\n    return out\n"
+)
+LOOP_MAX = (
+    "def f(lst: list[int]):\n    m = lst[0]\n    for v in lst:\n"
+    "        if v {op} m:\n            m = v\n    return m\n"
+)
+SEARCH = (
+    "def f(x: int, seq: tuple[int, ...]):\n{body}    return len(seq)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # Which of two equal items is kept (1 or True) is observable.
+        (LOOP_DEDUP.format(item="v"), LOOP_DEDUP.format(item="v + 0")),
+        (LOOP_MAX.format(op=">"), LOOP_MAX.format(op=">=")),
+    ],
+)
+def test_loops_over_int_lists_see_bools(before: str, after: str) -> None:
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.REFUTED, (result.reason, result.detail)
+    ce = result.counterexample
+    assert ce is not None
+    assert "True" in ce.args[0] or "False" in ce.args[0], ce.args
+    assert confirm(before, after, "f", list(ce.args), found_by="test") is not None
+
+
+def test_loop_proof_over_an_int_tuple_is_kept() -> None:
+    before = SEARCH.format(
+        body="    for i in range(len(seq)):\n        if x <= seq[i]:\n            return i\n"
+    )
+    after = SEARCH.format(
+        body="    for i, e in enumerate(seq):\n        if x <= e:\n            return i\n"
+    )
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, (result.reason, result.detail)
 
 
 @pytest.mark.parametrize(("params", "before", "after", "marks"), DIFFERENT)

@@ -65,7 +65,7 @@ class Builtins(Operators):
         raise NotImplementedError
 
     def builtin(self, name: str, args: list[V], state: State, line: int) -> V:
-        if name in ("len", "abs") and len(args) == 1 and isinstance(args[0], SUnion):
+        if name in ("len", "abs", "float") and len(args) == 1 and isinstance(args[0], SUnion):
             parts = []
             for g, alt in args[0].alts:
                 with self.assuming(state, g):
