@@ -37,6 +37,7 @@ from veribot.checks.lang.pytypes import (
     TupleT,
     UnionT,
     Unknown,
+    domain,
 )
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
 from veribot.checks.verdict import Counterexample
@@ -187,7 +188,7 @@ def build_spec(
     params: list[list[object]] = []
     for name in names:
         t = param_types.get(name, Unknown(""))
-        tj = type_to_json(t)
+        tj = type_to_json(domain(t))
         if _has_unknown(tj):
             guessed.append(name)
         params.append([name, tj])
@@ -435,10 +436,11 @@ INTS = spec["int_constants"]
 STRS = spec["str_constants"]
 
 
-def ints():
+def ints(bools=False):
     near = sorted({c + d for c in INTS for d in (-1, 0, 1)})
+    edges = [0, 1, -1, 2, 255, 256, 2**31 - 1, -2**31, 2**63 - 1, -2**63, 2**64]
     parts = [st.integers(-10, 10), st.integers(-1000, 1000),
-             st.sampled_from([0, 1, -1, 2, 255, 256, 2**31 - 1, -2**31, 2**63 - 1, -2**63, 2**64])]
+             st.sampled_from(edges + [True, False] if bools else edges)]
     if near:
         parts.append(st.sampled_from(near))
     return st.one_of(*parts)
@@ -500,6 +502,11 @@ def strat(tj, top=False):
         key = tj["key"] if hashable(tj["key"]) else {"k": "int"}
         return st.dictionaries(strat(key), strat(tj["value"]), max_size=5)
     if k == "union":
+        kinds = [o["k"] for o in tj["options"]]
+        if "int" in kinds and "bool" in kinds:
+            # A bool where an int is declared is one more edge value of the int strategy.
+            rest = [strat(o) for o in tj["options"] if o["k"] not in ("int", "bool")]
+            return st.one_of(*rest, ints(bools=True))
         return st.one_of(*[strat(o) for o in tj["options"]])
     if top:
         return st.one_of(ints(), st.lists(ints(), max_size=8), texts())

@@ -12,22 +12,34 @@ from typing import TYPE_CHECKING
 
 import z3
 
-from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS, TRUE, Operators, is_empty_literal
-from veribot.checks.lang.pytypes import BoolT, FloatT, IntT, PyType
+from veribot.checks.lang.pyops import (
+    FALSE,
+    MUTATING_METHODS,
+    TRUE,
+    Operators,
+    first_number,
+    is_empty_literal,
+    promote,
+)
+from veribot.checks.lang.pytypes import INT_OR_BOOL, BoolT, FloatT, IntT, PyType
 from veribot.checks.lang.pyvalues import (
     FLOAT,
     RM,
     SBool,
     SFloat,
     SInt,
+    SIntB,
     SNone,
     SRange,
     SSeq,
     SStr,
     STuple,
+    SUnion,
     Unsupported,
     V,
     merge,
+    merge_many,
+    number_of_code,
     sort_of,
     term,
     wrap,
@@ -53,6 +65,12 @@ class Builtins(Operators):
         raise NotImplementedError
 
     def builtin(self, name: str, args: list[V], state: State, line: int) -> V:
+        if name in ("len", "abs", "float") and len(args) == 1 and isinstance(args[0], SUnion):
+            parts = []
+            for g, alt in args[0].alts:
+                with self.assuming(state, g):
+                    parts.append((g, self.builtin(name, [alt], state, line)))
+            return merge_many(parts[:-1], parts[-1][1])
         if name == "len" and len(args) == 1:
             (v,) = args
             if isinstance(v, SSeq | SStr):
@@ -61,13 +79,13 @@ class Builtins(Operators):
                 return SInt(z3.IntVal(len(v.items)))
             if isinstance(v, SRange):
                 return SInt(v.length())
-            if isinstance(v, SInt | SBool | SFloat | SNone):
+            if isinstance(v, SInt | SBool | SIntB | SFloat | SNone):
                 self.raise_if(TRUE, "TypeError", state)
                 return SInt(z3.IntVal(0))
             raise Unsupported(f"len of a {type(v).__name__}", line)
         if name == "abs" and len(args) == 1:
             (v,) = args
-            if isinstance(v, SInt | SBool):
+            if isinstance(v, SInt | SBool | SIntB):
                 x = self._as_int(v, state)
                 return SInt(z3.If(x < 0, -x, x))
             if isinstance(v, SFloat):
@@ -101,9 +119,10 @@ class Builtins(Operators):
         if name in ("list", "tuple") and not args:
             empty = z3.Empty(z3.SeqSort(z3.IntSort()))
             return SSeq(name, IntT(), empty, self._new_origin() if name == "list" else None)
-        if name == "float" and len(args) == 1 and isinstance(args[0], SInt | SBool | SFloat):
+        numeric = len(args) == 1 and isinstance(args[0], SInt | SBool | SIntB | SFloat)
+        if name == "float" and numeric:
             return SFloat(self.to_float(args[0], state))
-        if name == "int" and len(args) == 1 and isinstance(args[0], SInt | SBool):
+        if name == "int" and len(args) == 1 and isinstance(args[0], SInt | SBool | SIntB):
             return SInt(self._as_int(args[0], state))
         if name == "isinstance":
             raise Unsupported("isinstance", line)
@@ -123,6 +142,8 @@ class Builtins(Operators):
         acc_i = z3.Int(self.fresh.name("acc"))
         x = z3.Const(self.fresh.name("x"), elem_sort)
         n = z3.Length(v.e)
+        if v.elem == INT_OR_BOOL:
+            return self._reduce_codes(name, v, state)
         if name == "sum":
             if isinstance(v.elem, IntT):
                 f = z3.Lambda([acc_i, x], acc_i + x)
@@ -161,6 +182,28 @@ class Builtins(Operators):
             return SInt(z3.SeqFoldLeft(f, first, rest))
         raise Unsupported(f"{name}() of {v.elem.text()} items", self.line)
 
+    def _reduce_codes(self, name: str, v: SSeq, state: State) -> V:
+        """``sum``/``min``/``max``/``any``/``all`` over ``int | bool`` items (see SIntB)."""
+        acc = z3.Int(self.fresh.name("acc"))
+        x = z3.Int(self.fresh.name("x"))
+        n = z3.Length(v.e)
+        num = number_of_code(x)
+        if name == "sum":
+            f = z3.Lambda([acc, x], acc + num)
+            return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), v.e))
+        if name in ("any", "all"):
+            flag = z3.Bool(self.fresh.name("acc"))
+            if name == "any":
+                g = z3.Lambda([flag, x], z3.Or(flag, num != 0))
+                return SBool(z3.SeqFoldLeft(g, FALSE, v.e))
+            g = z3.Lambda([flag, x], z3.And(flag, num != 0))
+            return SBool(z3.SeqFoldLeft(g, TRUE, v.e))
+        # min / max keep the first of equal items: the code says which one (True or 1).
+        self.raise_if(n == 0, "ValueError", state)
+        better = num < number_of_code(acc) if name == "min" else num > number_of_code(acc)
+        f = z3.Lambda([acc, x], z3.If(better, x, acc))
+        return SIntB(z3.SeqFoldLeft(f, v.e[0], z3.SubSeq(v.e, 1, n - 1)))
+
     def method_call(self, node: ast.Call, func: ast.Attribute, state: State) -> V:
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported(f"keyword or * arguments to .{func.attr}()", node.lineno)
@@ -171,6 +214,19 @@ class Builtins(Operators):
             if not isinstance(func.value, ast.Name):
                 raise Unsupported(f".{method}() on an expression", node.lineno)
             return self.list_mutation(func.value.id, obj, method, args, state)
+        numeric = isinstance(obj, SSeq) and obj.elem in (IntT(), INT_OR_BOOL) and len(args) == 1
+        if numeric and isinstance(args[0], SInt | SBool | SIntB) and method in ("index", "count"):
+            assert isinstance(obj, SSeq)
+            x = self._as_int(args[0], state)
+            if method == "index":
+                pos = first_number(obj, x)
+                self.raise_if(pos < 0, "ValueError", state)
+                return SInt(pos)
+            acc = z3.Int(self.fresh.name("acc"))
+            y = z3.Int(self.fresh.name("x"))
+            y_num = number_of_code(y) if obj.elem == INT_OR_BOOL else y
+            f = z3.Lambda([acc, y], acc + z3.If(y_num == x, 1, 0))
+            return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), obj.e))
         if isinstance(obj, SSeq) and method == "index" and len(args) == 1:
             item = args[0]
             if item.ty != obj.elem or not isinstance(item, SInt | SStr | SBool):
@@ -225,6 +281,15 @@ class Builtins(Operators):
             )
             self._mutate(name, seq, new, state)
             return SNone()
+        if method == "remove" and len(args) == 1 and seq.elem in (IntT(), INT_OR_BOOL) and (
+            isinstance(args[0], SInt | SBool | SIntB)
+        ):
+            n = z3.Length(seq.e)
+            pos = first_number(seq, self._as_int(args[0], state))
+            self.raise_if(pos < 0, "ValueError", state)
+            rest = z3.Concat(z3.SubSeq(seq.e, 0, pos), z3.SubSeq(seq.e, pos + 1, n - pos - 1))
+            self._mutate(name, seq, rest, state)
+            return SNone()
         if method == "remove" and len(args) == 1:
             item = args[0]
             if item.ty != seq.elem or not isinstance(item, SInt | SStr | SBool):
@@ -241,6 +306,7 @@ class Builtins(Operators):
         if isinstance(other, STuple):
             other = self._as_seq(other)
         if isinstance(other, SSeq):
+            seq, other = promote(seq, other)
             if other.elem != seq.elem:
                 if is_empty_literal(other.e):
                     return

@@ -27,6 +27,7 @@ from veribot.checks.lang.pyops import (
     common_elem_type,
 )
 from veribot.checks.lang.pytypes import (
+    INT_OR_BOOL,
     IntT,
     PyType,
 )
@@ -47,6 +48,8 @@ from veribot.checks.lang.pyvalues import (
     Unsupported,
     V,
     alternatives,
+    as_codes,
+    as_int_or_bool,
     merge,
     merge_many,
     sort_of,
@@ -361,6 +364,7 @@ class Executor(Builtins):
         n = z3.Length(seq.e)
         idx = z3.If(index < 0, index + n, index)
         self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
+        seq = self._adopt(seq, value)
         item = self._coerce_elem(value, seq.elem)
         new = z3.Concat(
             z3.SubSeq(seq.e, 0, idx), z3.Unit(term(item)), z3.SubSeq(seq.e, idx + 1, n - idx - 1)
@@ -605,14 +609,23 @@ class Executor(Builtins):
         """Fit ``value`` into a sequence of ``elem``; an empty list literal adopts the type."""
         if value.ty == elem:
             return value
+        if elem == INT_OR_BOOL:
+            coded = as_int_or_bool(value)
+            if coded is not None:
+                return coded
         raise Unsupported(f"a {value.ty.text()} stored in a list of {elem.text()}", self.line)
 
     # Lists created empty are typed int until something else is stored: see _adopt.
     def _adopt(self, seq: SSeq, item: V) -> SSeq:
         if item.ty == seq.elem:
             return seq
+        number = as_int_or_bool(item) is not None
         if z3.is_app(seq.e) and seq.e.decl().kind() == z3.Z3_OP_SEQ_EMPTY:
+            if isinstance(item, SUnion) and number:
+                return SSeq(seq.kind, INT_OR_BOOL, z3.Empty(z3.SeqSort(z3.IntSort())), seq.origin)
             return SSeq(seq.kind, item.ty, z3.Empty(z3.SeqSort(_sort(item))), seq.origin)
+        if number and seq.elem in (IntT(), INT_OR_BOOL):
+            return as_codes(seq)
         raise Unsupported(f"a {item.ty.text()} stored in a list of {seq.elem.text()}", self.line)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, state: State) -> V:
@@ -630,8 +643,7 @@ class Executor(Builtins):
         # The comprehension's variables live in their own scope: restore what they hid.
         targets = {t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)}
         hidden = {name: state.env[name] for name in targets if name in state.env}
-        parts: list[tuple[z3.BoolRef, z3.ExprRef]] = []
-        elem_t: PyType | None = None
+        parts: list[tuple[z3.BoolRef, V]] = []
         for k in range(self.limits.loop_bound + 1):
             more = z3.simplify(z3.IntVal(k) < n)
             if z3.is_false(more):
@@ -651,18 +663,20 @@ class Executor(Builtins):
                 with self.assuming(state, keep):
                     item = self.ev(node.elt, state)
                 self._escape(item)
-                if elem_t is None:
-                    elem_t = item.ty
-                item = self._coerce_elem(item, elem_t)
-                parts.append((z3.And(more, keep), term(item)))
+                parts.append((z3.And(more, keep), item))
         for name in targets:
             state.env.pop(name, None)
         state.env.update(hidden)
-        if elem_t is None:
-            elem_t = IntT()
+        elem_t: PyType = IntT()
+        if parts:
+            types = {item.ty for _, item in parts}
+            elem_t = parts[0][1].ty
+            if len(types) > 1 and all(as_int_or_bool(item) is not None for _, item in parts):
+                elem_t = INT_OR_BOOL
         sort = z3.SeqSort(sort_of(elem_t))
         e: z3.ExprRef = z3.Empty(sort)
-        for guard, t in parts:
+        for guard, item in parts:
+            t = term(self._coerce_elem(item, elem_t))
             e = z3.If(guard, z3.Concat(e, z3.Unit(t)), e)
         return SSeq("list", elem_t, e, self._new_origin())
 

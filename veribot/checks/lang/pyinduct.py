@@ -41,11 +41,13 @@ from veribot.checks.lang.pyexec import (
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS
 from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered
+from veribot.checks.lang.pytypes import INT_OR_BOOL, IntT
 from veribot.checks.lang.pyvalues import (
     Fresh,
     SBool,
     SFloat,
     SInt,
+    SIntB,
     SNone,
     SSeq,
     SStr,
@@ -55,6 +57,8 @@ from veribot.checks.lang.pyvalues import (
     Unsupported,
     V,
     alternatives,
+    as_codes,
+    as_int_or_bool,
     same_value,
 )
 from veribot.checks.smt import SolverLimits, Status, check
@@ -392,6 +396,10 @@ def _arbitrary(
         if value is None:
             return None
         return SUnion(((bound, value), (z3.Not(bound), SUnbound())))
+    if isinstance(later, SIntB) and as_int_or_bool(entry) is not None:
+        return SIntB(z3.Int(fresh.name(base)))
+    if isinstance(entry, SSeq) and isinstance(later, SSeq) and later.elem == INT_OR_BOOL:
+        entry = as_codes(entry)
     if type(entry) is not type(later):
         return None
     if isinstance(entry, SSeq):
@@ -533,9 +541,14 @@ def _after_first(
 
 
 def _comparable(x: V, y: V) -> bool:
-    xs = [type(v) for _, v in alternatives(x) if not isinstance(v, SUnbound)]
-    ys = [type(v) for _, v in alternatives(y) if not isinstance(v, SUnbound)]
+    xs = [_kind(v) for _, v in alternatives(x) if not isinstance(v, SUnbound)]
+    ys = [_kind(v) for _, v in alternatives(y) if not isinstance(v, SUnbound)]
     return bool(xs) and xs == ys
+
+
+def _kind(v: V) -> type:
+    # An int, a bool and an int-or-bool compare by their codes (see SIntB).
+    return SIntB if isinstance(v, SInt | SBool) else type(v)
 
 
 def _pair(na: str, nb: str) -> Callable[[Env, Env, z3.ArithRef], z3.BoolRef]:
@@ -573,7 +586,15 @@ def _equal(x: V, y: V) -> z3.BoolRef:
                 if isinstance(vx, SUnbound) and isinstance(vy, SUnbound):
                     parts.append(z3.And(gx, gy))
                 continue
+            if isinstance(vx, SIntB) or isinstance(vy, SIntB):
+                parts.append(z3.And(gx, gy, same_value(vx, vy)))
+                continue
             if type(vx) is not type(vy):
+                continue
+            if isinstance(vx, SSeq) and isinstance(vy, SSeq) and {vx.elem, vy.elem} == {
+                IntT(), INT_OR_BOOL
+            }:
+                parts.append(z3.And(gx, gy, same_value(vx, vy)))
                 continue
             if isinstance(vx, SSeq) and isinstance(vy, SSeq) and vx.elem != vy.elem:
                 if _empty(vx) or _empty(vy):

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING
 
 import z3
 
-from veribot.checks.lang.pytypes import BoolT, FloatT, IntT, ListT, PyType, StrT, TupleT
+from veribot.checks.lang.pytypes import (
+    INT_OR_BOOL,
+    BoolT,
+    FloatT,
+    IntT,
+    ListT,
+    PyType,
+    StrT,
+    TupleT,
+)
 from veribot.checks.lang.pyvalues import (
     FLOAT,
     RM,
@@ -21,6 +30,7 @@ from veribot.checks.lang.pyvalues import (
     SBool,
     SFloat,
     SInt,
+    SIntB,
     SNone,
     SRange,
     SSeq,
@@ -30,8 +40,12 @@ from veribot.checks.lang.pyvalues import (
     Unsupported,
     V,
     alternatives,
+    as_codes,
+    as_int_or_bool,
+    code_of_int,
     merge,
     merge_many,
+    numbers_of_codes,
     term,
     wrap,
 )
@@ -71,6 +85,8 @@ class Operators:
             return v.e
         if isinstance(v, SInt):
             return v.e != 0
+        if isinstance(v, SIntB):
+            return v.number() != 0
         if isinstance(v, SFloat):
             return z3.Not(z3.fpIsZero(v.e))
         if isinstance(v, SStr | SSeq):
@@ -100,11 +116,13 @@ class Operators:
             return v.e
         if isinstance(v, SBool):
             return z3.If(v.e, 1, 0)
+        if isinstance(v, SIntB):
+            return v.number()
         if isinstance(v, SUnion):
             result: z3.ArithRef = z3.IntVal(0)
             bad = []
             for g, a in v.alts:
-                if isinstance(a, SInt | SBool):
+                if isinstance(a, SInt | SBool | SIntB):
                     result = z3.If(g, self._as_int(a, state), result)
                 else:
                     bad.append(g)
@@ -123,14 +141,15 @@ class Operators:
                     with self.assuming(state, g):
                         parts.append((g, self.binop(op, va, vb, state)))
             return merge_many(parts[:-1], parts[-1][1])
-        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+        if isinstance(a, SInt | SBool | SIntB) and isinstance(b, SInt | SBool | SIntB):
             return self.int_op(op, self._as_int(a, state), self._as_int(b, state), state)
-        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+        if isinstance(a, NUMERIC) and isinstance(b, NUMERIC):
             return self.float_op(op, self.to_float(a, state), self.to_float(b, state), state)
         if isinstance(op, ast.Add):
             if isinstance(a, SStr) and isinstance(b, SStr):
                 return SStr(z3.Concat(a.e, b.e))
             if isinstance(a, SSeq) and isinstance(b, SSeq) and a.kind == b.kind:
+                a, b = promote(a, b)
                 if a.elem != b.elem:
                     if is_empty_literal(a.e):
                         a = SSeq(a.kind, b.elem, z3.Empty(b.e.sort()), a.origin)
@@ -161,7 +180,7 @@ class Operators:
         if not v.items:
             return SSeq("tuple", IntT(), z3.Empty(z3.SeqSort(z3.IntSort())))
         elem = common_elem_type(v.items, self.line)
-        units = [z3.Unit(term(i)) for i in v.items]
+        units = [z3.Unit(term(coerce_number(i, elem))) for i in v.items]
         return SSeq("tuple", elem, units[0] if len(units) == 1 else z3.Concat(*units))
 
     def int_op(self, op: ast.operator, x: z3.ArithRef, y: z3.ArithRef, state: State) -> V:
@@ -218,7 +237,7 @@ class Operators:
                 with self.assuming(state, g):
                     parts.append((g, self.unaryop(op, a, state)))
             return merge_many(parts[:-1], parts[-1][1])
-        if isinstance(v, SInt | SBool):
+        if isinstance(v, SInt | SBool | SIntB):
             x = self._as_int(v, state)
             if isinstance(op, ast.USub):
                 return SInt(-x)
@@ -275,11 +294,11 @@ class Operators:
 
     def py_eq(self, a: V, b: V, state: State) -> z3.BoolRef:
         """Python's ``==`` (not the behaviour equality: here 1 == 1.0 == True)."""
-        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+        if isinstance(a, SInt | SBool | SIntB) and isinstance(b, SInt | SBool | SIntB):
             if isinstance(a, SBool) and isinstance(b, SBool):
                 return a.e == b.e
             return self._as_int(a, state) == self._as_int(b, state)
-        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+        if isinstance(a, NUMERIC) and isinstance(b, NUMERIC):
             return self._num_cmp(ast.Eq(), a, b, state)
         if isinstance(a, SStr) and isinstance(b, SStr):
             return a.e == b.e
@@ -294,6 +313,9 @@ class Operators:
                 return z3.And(z3.Length(sa.e) == 0, z3.Length(sb.e) == 0)
             if sa.elem == sb.elem and isinstance(sa.elem, IntT | BoolT | StrT):
                 return sa.e == sb.e
+            if {sa.elem, sb.elem} <= {IntT(), INT_OR_BOOL}:
+                # == compares numbers: [True] == [1].
+                return numbers(sa) == numbers(sb)
             raise Unsupported(f"== between sequences of {sa.elem.text()}", self.line)
         if type(a) is type(b) and isinstance(a, SRange):
             raise Unsupported("== between ranges", self.line)
@@ -329,10 +351,10 @@ class Operators:
         return z3.Or(z3.And(finite, exact), neg_inf)
 
     def order(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
-        if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
+        if isinstance(a, SInt | SBool | SIntB) and isinstance(b, SInt | SBool | SIntB):
             x, y = self._as_int(a, state), self._as_int(b, state)
             return {ast.Lt: x < y, ast.LtE: x <= y, ast.Gt: x > y, ast.GtE: x >= y}[type(op)]
-        if isinstance(a, SInt | SBool | SFloat) and isinstance(b, SInt | SBool | SFloat):
+        if isinstance(a, NUMERIC) and isinstance(b, NUMERIC):
             return self._num_cmp(op, a, b, state)
         if isinstance(a, SStr) and isinstance(b, SStr):
             x_s, y_s = a.e, b.e
@@ -360,6 +382,8 @@ class Operators:
             if is_empty_literal(container.e):
                 return FALSE
             elem = container.elem
+            if elem in (IntT(), INT_OR_BOOL) and isinstance(item, SInt | SBool | SIntB):
+                return has_number(container, self._as_int(item, state))
             if item.ty == elem and isinstance(item, SInt | SStr | SBool):
                 return z3.Contains(container.e, z3.Unit(item.e))
             numeric = (IntT, BoolT, FloatT)
@@ -402,7 +426,7 @@ class Operators:
                 return SNone()
             parts_t = [(idx == k, item) for k, item in enumerate(value.items)]
             return merge_many(parts_t[:-1], parts_t[-1][1])
-        if not isinstance(index, SInt | SBool):
+        if not isinstance(index, SInt | SBool | SIntB):
             if isinstance(value, SSeq | SStr):
                 self.raise_if(TRUE, "TypeError", state)
                 return SNone()
@@ -456,11 +480,70 @@ def floor_div(x: z3.ArithRef, y: z3.ArithRef) -> z3.ArithRef:
     return z3.If(y > 0, x / y, z3.If(y < 0, (-x) / (-y), 0))
 
 
+NUMERIC = (SInt, SBool, SIntB, SFloat)
+
+
+def numbers(seq: SSeq) -> z3.SeqRef:
+    """The numeric values of a sequence of ``int`` or of ``int | bool`` items."""
+    return numbers_of_codes(seq.e) if seq.elem == INT_OR_BOOL else seq.e
+
+
+def has_number(seq: SSeq, x: z3.ArithRef) -> z3.BoolRef:
+    """Whether a sequence of ``int`` or ``int | bool`` items has an item ``== x``."""
+    if seq.elem == IntT():
+        return z3.Contains(seq.e, z3.Unit(x))
+    return z3.Or(
+        z3.Contains(seq.e, z3.Unit(code_of_int(x))),
+        z3.And(x == 1, z3.Contains(seq.e, z3.Unit(z3.IntVal(1)))),
+        z3.And(x == 0, z3.Contains(seq.e, z3.Unit(z3.IntVal(0)))),
+    )
+
+
+def first_number(seq: SSeq, x: z3.ArithRef) -> z3.ArithRef:
+    """The index of the first item ``== x`` in a sequence of ``int`` or ``int | bool``
+    items, or -1."""
+    if seq.elem == IntT():
+        return z3.IndexOf(seq.e, z3.Unit(x), 0)
+    as_int = z3.IndexOf(seq.e, z3.Unit(code_of_int(x)), 0)
+    as_bool = z3.If(
+        x == 1,
+        z3.IndexOf(seq.e, z3.Unit(z3.IntVal(1)), 0),
+        z3.If(x == 0, z3.IndexOf(seq.e, z3.Unit(z3.IntVal(0)), 0), z3.IntVal(-1)),
+    )
+    return z3.If(
+        as_int < 0,
+        as_bool,
+        z3.If(z3.Or(as_bool < 0, as_int < as_bool), as_int, as_bool),
+    )
+
+
+def promote(a: SSeq, b: SSeq) -> tuple[SSeq, SSeq]:
+    """Two sequences, one of ``int`` and one of ``int | bool``, both as ``int | bool``."""
+    if {a.elem, b.elem} != {IntT(), INT_OR_BOOL}:
+        return a, b
+    return as_codes(a), as_codes(b)
+
+
+
+
+def coerce_number(v: V, elem: PyType) -> V:
+    """``v`` ready to be stored in a sequence of ``elem`` (ints and bools into codes)."""
+    if elem == INT_OR_BOOL:
+        coded = as_int_or_bool(v)
+        if coded is not None:
+            return coded
+    return v
+
+
 def common_elem_type(items: Sequence[V], line: int) -> PyType:
     types = {i.ty for i in items}
+    if len(types) > 1 and types <= {IntT(), BoolT(), INT_OR_BOOL}:
+        return INT_OR_BOOL
     if len(types) != 1:
         raise Unsupported("a list with items of different types", line)
     (t,) = types
+    if t == INT_OR_BOOL:
+        return t
     if not isinstance(t, IntT | BoolT | FloatT | StrT | ListT | TupleT) or (
         isinstance(t, TupleT) and t.homogeneous is None
     ):

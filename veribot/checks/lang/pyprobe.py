@@ -44,7 +44,8 @@ def probe(
     if not consts:
         return None
     rng = random.Random(0)
-    ints = [*_INTS, *constants]
+    # An int parameter is coded (see SIntB): n >= 0 is n + 2, so try the shifted constants.
+    ints = [*_INTS, *constants, *(c + 2 for c in constants if c >= 0)]
     deadline = time.monotonic() + seconds
     for n in range(samples):
         if time.monotonic() > deadline:
@@ -83,9 +84,9 @@ def _inputs_consts(inputs: Sequence[V]) -> list[z3.ExprRef]:
 
 
 def _terms(v: V) -> list[z3.ExprRef]:
-    from veribot.checks.lang.pyvalues import SBool, SFloat, SInt, SSeq, SStr, STuple
+    from veribot.checks.lang.pyvalues import SBool, SFloat, SInt, SIntB, SSeq, SStr, STuple
 
-    if isinstance(v, SInt | SBool | SFloat | SStr | SSeq):
+    if isinstance(v, SInt | SIntB | SBool | SFloat | SStr | SSeq):
         return [v.e]
     if isinstance(v, STuple):
         return [t for item in v.items for t in _terms(item)]

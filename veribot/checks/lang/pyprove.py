@@ -20,7 +20,7 @@ from veribot.checks.lang import pyprobe, pyshared, pysignature
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
-from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
+from veribot.checks.lang.pytypes import ListT, PyType, domain, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
 from veribot.checks.smt import SolverLimits, Status, check
 
@@ -162,7 +162,8 @@ def build(
     if unknown:
         raise UnknownTypes(unknown)
     fresh = Fresh()
-    inputs = [fresh.value(t, n) for n, t in zip(names, types, strict=True)]
+    # The typing rules widen each annotation: an int parameter also takes True and False.
+    inputs = [fresh.value(domain(t), n) for n, t in zip(names, types, strict=True)]
     if "." not in entry and (
         entry not in module_a.functions or entry not in module_b.functions
     ):
@@ -198,6 +199,8 @@ def build(
         notes.append("list arguments are distinct objects (they do not alias each other)")
     if any(isinstance(n, ast.Assert) for tree in (tree_a, tree_b) for n in ast.walk(tree)):
         notes.append(ASSERTS_ENABLED)
+    if names:
+        notes.append(DOMAIN_ASSUMPTION)
     for name in sorted(helpers):
         notes.append(
             f"`{name}` is the same in both versions and was taken as an arbitrary function "
@@ -218,6 +221,14 @@ def build(
         calls,
         bool(active_lines),
     )
+
+
+DOMAIN_ASSUMPTION = (
+    "arguments are instances of the builtin types as the typing rules admit them (a bool "
+    "where int is declared, an int or a bool where float is, a list or a tuple, or a str, "
+    "where Sequence is), not of user subclasses that override operators (an IntEnum, "
+    "`class I(int)`) nor other sequence types (range, bytes, deque)"
+)
 
 
 class UnknownTypes(Exception):
@@ -369,12 +380,21 @@ def uncovered(exits: Sequence[Exit], facts: Sequence[z3.BoolRef], solver: Solver
 
 def _block(model: z3.ModelRef, inputs: Sequence[V]) -> z3.BoolRef:
     """A constraint that excludes the concrete input of ``model``."""
-    from veribot.checks.lang.pyvalues import SBool, SFloat, SInt, SSeq, SStr, STuple, SUnion
+    from veribot.checks.lang.pyvalues import (
+        SBool,
+        SFloat,
+        SInt,
+        SIntB,
+        SSeq,
+        SStr,
+        STuple,
+        SUnion,
+    )
 
     terms: list[z3.ExprRef] = []
 
     def collect(v: V) -> None:
-        if isinstance(v, SInt | SBool | SFloat | SStr | SSeq):
+        if isinstance(v, SInt | SIntB | SBool | SFloat | SStr | SSeq):
             terms.append(v.e)
         elif isinstance(v, STuple):
             for i in v.items:

@@ -2,8 +2,11 @@
 
 The domain of a check is built from these: ``int``, ``bool``, ``float``, ``str``,
 ``None``, ``list[T]``, ``tuple[T, ...]``, ``tuple[A, B]``, ``dict[K, V]``, ``set[T]``,
-``Optional[T]`` / ``T | None`` and ``Union``. Anything else is ``Unknown`` with the text
-kept, so a verdict can say which type it could not use.
+``Optional[T]`` / ``T | None``, ``Union`` and ``Sequence[T]`` (read as ``list[T] |
+tuple[T, ...]``, and ``| str`` for ``Sequence[str]``). Anything else (``Iterable``,
+``Collection``, ``MutableSequence``, ...) is ``Unknown`` with the text kept, so a verdict
+can say which type it could not use. ``domain`` widens an annotation by the typing rules
+(``bool`` where ``int`` is declared, ``int`` and ``bool`` where ``float`` is).
 """
 
 from __future__ import annotations
@@ -168,8 +171,10 @@ def from_annotation(node: ast.expr | None) -> PyType:
         head = _dotted_name(node.value)
         short = head.rsplit(".", 1)[-1] if head else ""
         args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if short in ("list", "List", "Sequence") and len(args) == 1:
+        if short in ("list", "List") and len(args) == 1:
             return ListT(from_annotation(args[0]))
+        if short == "Sequence" and len(args) == 1:
+            return _sequence(from_annotation(args[0]))
         if short in ("set", "Set", "frozenset", "FrozenSet") and len(args) == 1:
             return SetT(from_annotation(args[0]))
         if short in ("dict", "Dict", "Mapping") and len(args) == 2:
@@ -185,6 +190,52 @@ def from_annotation(node: ast.expr | None) -> PyType:
         if short == "Union":
             return _union([from_annotation(a) for a in args])
     return Unknown(source)
+
+
+def _sequence(elem: PyType) -> PyType:
+    """``Sequence[T]``: the builtin sequences of ``T`` (``str`` too when ``T`` is ``str``)."""
+    if isinstance(elem, Unknown):
+        return Unknown(f"Sequence[{elem.text()}]")
+    options: list[PyType] = [ListT(elem), TupleT(homogeneous=elem)]
+    if isinstance(elem, StrT):
+        options.append(StrT())
+    return UnionT(tuple(options))
+
+
+INT_OR_BOOL = UnionT((IntT(), BoolT()))
+NUMBER = UnionT((FloatT(), IntT(), BoolT()))
+
+
+def domain(t: PyType) -> PyType:
+    """The values Python's typing rules admit for annotation ``t``.
+
+    ``bool`` is a subtype of ``int``, and ``int`` (so ``bool`` too) is accepted where
+    ``float`` is declared; this holds inside containers as well. The result is what the
+    engine must cover: ``int`` becomes ``int | bool``, ``float`` becomes
+    ``float | int | bool``.
+    """
+    if isinstance(t, IntT):
+        return INT_OR_BOOL
+    if isinstance(t, FloatT):
+        return NUMBER
+    if isinstance(t, ListT):
+        return ListT(domain(t.elem))
+    if isinstance(t, SetT):
+        return SetT(domain(t.elem))
+    if isinstance(t, DictT):
+        return DictT(domain(t.key), domain(t.value))
+    if isinstance(t, TupleT):
+        if t.homogeneous is not None:
+            return TupleT(homogeneous=domain(t.homogeneous))
+        return TupleT(items=tuple(domain(i) for i in t.items))
+    if isinstance(t, UnionT):
+        return _union([domain(o) for o in t.options])
+    return t
+
+
+def is_int_or_bool(t: PyType) -> bool:
+    """Whether ``t`` is exactly ``int | bool`` (in either order)."""
+    return isinstance(t, UnionT) and set(t.options) == {IntT(), BoolT()}
 
 
 def _union(parts: list[PyType]) -> PyType:

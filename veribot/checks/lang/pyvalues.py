@@ -4,6 +4,7 @@ Each value has a static Python type (a ``PyType``) and a Z3 term of the matching
 
 - ``int`` -> Int (unbounded), ``bool`` -> Bool, ``float`` -> IEEE double (Float64),
   ``str`` -> String, ``None`` -> no term;
+- ``int | bool`` (what an ``int`` annotation admits) -> Int holding a code (``SIntB``);
 - ``list[T]`` and ``tuple[T, ...]`` -> a Z3 sequence of ``T``'s sort (symbolic length);
 - ``tuple[A, B]`` -> a Python tuple of values (fixed length);
 - a value whose type differs between paths -> ``SUnion``: disjoint (guard, value) pairs.
@@ -26,6 +27,7 @@ from typing import Any
 import z3
 
 from veribot.checks.lang.pytypes import (
+    INT_OR_BOOL,
     BoolT,
     FloatT,
     IntT,
@@ -35,6 +37,7 @@ from veribot.checks.lang.pytypes import (
     StrT,
     TupleT,
     Unknown,
+    is_int_or_bool,
 )
 
 FLOAT = z3.Float64()
@@ -85,6 +88,80 @@ class SBool(V):
     @property
     def ty(self) -> PyType:
         return BoolT()
+
+
+@dataclass(frozen=True)
+class SIntB(V):
+    """An ``int`` or a ``bool``, as one integer code: ``False`` is 0, ``True`` is 1, an int
+    ``n >= 0`` is ``n + 2`` and an int ``n < 0`` is ``n``.
+
+    The code is a bijection between all integers and ``int | bool``, so a sequence of codes
+    ranges over every list of ints and bools with no side condition, and two values are the
+    same (same type and equal) exactly when their codes are equal.
+    """
+
+    e: z3.ArithRef
+
+    @property
+    def ty(self) -> PyType:
+        return INT_OR_BOOL
+
+    def number(self) -> z3.ArithRef:
+        """The value as Python arithmetic sees it (``True`` is 1)."""
+        return number_of_code(self.e)
+
+    def is_bool(self) -> z3.BoolRef:
+        return is_bool_code(self.e)
+
+
+def number_of_code(c: z3.ArithRef) -> z3.ArithRef:
+    return z3.If(c >= 2, c - 2, c)
+
+
+def is_bool_code(c: z3.ArithRef) -> z3.BoolRef:
+    return z3.And(c >= 0, c <= 1)
+
+
+def code_of_int(n: z3.ArithRef) -> z3.ArithRef:
+    return z3.If(n >= 0, n + 2, n)
+
+
+def code_of_bool(b: z3.BoolRef) -> z3.ArithRef:
+    return z3.If(b, z3.IntVal(1), z3.IntVal(0))
+
+
+def as_int_or_bool(v: V) -> SIntB | None:
+    """``v`` as an ``int | bool`` value, if it is an int, a bool or already one."""
+    if isinstance(v, SIntB):
+        return v
+    if isinstance(v, SInt):
+        return SIntB(code_of_int(v.e))
+    if isinstance(v, SBool):
+        return SIntB(code_of_bool(v.e))
+    if isinstance(v, SUnion):
+        coded: list[tuple[z3.BoolRef, z3.ArithRef]] = []
+        for g, alt in v.alts:
+            one = as_int_or_bool(alt)
+            if one is None:
+                return None
+            coded.append((g, one.e))
+        code = coded[-1][1]
+        for g, c in reversed(coded[:-1]):
+            code = z3.If(g, c, code)
+        return SIntB(code)
+    return None
+
+
+def codes_of_ints(s: z3.SeqRef) -> z3.SeqRef:
+    """A sequence of ints as the sequence of their ``int | bool`` codes."""
+    n = z3.Int("code_n")
+    return z3.SeqMap(z3.Lambda([n], code_of_int(n)), s)
+
+
+def numbers_of_codes(s: z3.SeqRef) -> z3.SeqRef:
+    """A sequence of ``int | bool`` codes as the sequence of their numeric values."""
+    c = z3.Int("code_c")
+    return z3.SeqMap(z3.Lambda([c], number_of_code(c)), s)
 
 
 @dataclass(frozen=True)
@@ -187,7 +264,7 @@ class SUnion(V):
 
 def sort_of(t: PyType) -> z3.SortRef:
     """The Z3 sort used for values of ``t`` stored inside a sequence."""
-    if isinstance(t, IntT):
+    if isinstance(t, IntT) or is_int_or_bool(t):
         return z3.IntSort()
     if isinstance(t, BoolT):
         return z3.BoolSort()
@@ -206,6 +283,8 @@ def wrap(t: PyType, e: z3.ExprRef, origin: frozenset[int] | None = None) -> V:
     """Make a value of type ``t`` from a term of ``sort_of(t)``."""
     if isinstance(t, IntT):
         return SInt(e)
+    if is_int_or_bool(t):
+        return SIntB(e)
     if isinstance(t, BoolT):
         return SBool(e)
     if isinstance(t, FloatT):
@@ -221,7 +300,7 @@ def wrap(t: PyType, e: z3.ExprRef, origin: frozenset[int] | None = None) -> V:
 
 def term(v: V) -> z3.ExprRef:
     """The Z3 term of a value that has one (to store it in a sequence)."""
-    if isinstance(v, SInt | SBool | SFloat | SStr | SSeq):
+    if isinstance(v, SInt | SIntB | SBool | SFloat | SStr | SSeq):
         return v.e
     raise Unsupported(f"a {type(v).__name__} stored in a sequence")
 
@@ -247,6 +326,12 @@ class Fresh:
 
         if isinstance(t, NoneT):
             return SNone()
+        if is_int_or_bool(t):
+            return SIntB(z3.Int(self.name(base)))
+        if isinstance(t, UnionT) and IntT() in t.options and BoolT() in t.options:
+            # int and bool are one alternative, coded together (see SIntB).
+            rest = tuple(o for o in t.options if o not in (IntT(), BoolT()))
+            t = UnionT((INT_OR_BOOL, *rest))
         if isinstance(t, TupleT) and t.homogeneous is None:
             return STuple(tuple(self.value(i, f"{base}_{n}") for n, i in enumerate(t.items)))
         if isinstance(t, UnionT):
@@ -313,6 +398,11 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
         return SInt(_ite(c, a.e, b.e))
     if isinstance(a, SBool) and isinstance(b, SBool):
         return SBool(_ite(c, a.e, b.e))
+    if isinstance(a, SIntB) or isinstance(b, SIntB):
+        ca, cb = as_int_or_bool(a), as_int_or_bool(b)
+        if ca is not None and cb is not None:
+            return SIntB(_ite(c, ca.e, cb.e))
+        return None
     if isinstance(a, SFloat) and isinstance(b, SFloat):
         return SFloat(_ite(c, a.e, b.e))
     if isinstance(a, SStr) and isinstance(b, SStr):
@@ -321,6 +411,8 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
         return a
     if isinstance(a, SUnbound) and isinstance(b, SUnbound):
         return a
+    if isinstance(a, SSeq) and isinstance(b, SSeq) and {a.elem, b.elem} == {IntT(), INT_OR_BOOL}:
+        a, b = as_codes(a), as_codes(b)
     if isinstance(a, SSeq) and isinstance(b, SSeq) and a.kind == b.kind and a.elem == b.elem:
         origin = a.origin | b.origin if a.origin is not None and b.origin is not None else None
         return SSeq(a.kind, a.elem, _ite(c, a.e, b.e), origin)
@@ -329,6 +421,15 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
     if isinstance(a, SRange) and isinstance(b, SRange):
         return SRange(_ite(c, a.start, b.start), _ite(c, a.stop, b.stop), _ite(c, a.step, b.step))
     return None
+
+
+def as_codes(s: SSeq) -> SSeq:
+    """A sequence of ``int`` items as one of ``int | bool`` codes (others unchanged)."""
+    if s.elem != IntT():
+        return s
+    if z3.is_app(s.e) and s.e.decl().kind() == z3.Z3_OP_SEQ_EMPTY:
+        return SSeq(s.kind, INT_OR_BOOL, s.e, s.origin)
+    return SSeq(s.kind, INT_OR_BOOL, codes_of_ints(s.e), s.origin)
 
 
 def _ite(c: z3.BoolRef, a: Any, b: Any) -> Any:
@@ -364,11 +465,20 @@ def same_value(a: V, b: V) -> z3.BoolRef:
         return z3.Or(z3.fpEQ(a.e, b.e), z3.And(z3.fpIsNaN(a.e), z3.fpIsNaN(b.e)))
     if isinstance(a, SInt | SBool | SStr) and type(a) is type(b):
         return a.e == b.e
+    if isinstance(a, SIntB) or isinstance(b, SIntB):
+        ca, cb = as_int_or_bool(a), as_int_or_bool(b)
+        if ca is not None and cb is not None:
+            return ca.e == cb.e
+        return z3.BoolVal(False)
     if isinstance(a, SSeq) and isinstance(b, SSeq):
         if a.kind != b.kind:
             return z3.BoolVal(False)
         if a.elem == b.elem:
             return a.e == b.e
+        if {a.elem, b.elem} == {IntT(), INT_OR_BOOL}:
+            ea = a.e if a.elem == INT_OR_BOOL else codes_of_ints(a.e)
+            eb = b.e if b.elem == INT_OR_BOOL else codes_of_ints(b.e)
+            return ea == eb
         return z3.And(z3.Length(a.e) == 0, z3.Length(b.e) == 0)
     if isinstance(a, STuple) and isinstance(b, STuple):
         if len(a.items) != len(b.items):
@@ -419,6 +529,9 @@ def concrete(model: z3.ModelRef, v: V) -> object:
         return ev(v.e).as_long()
     if isinstance(v, SBool):
         return z3.is_true(ev(v.e))
+    if isinstance(v, SIntB):
+        code = ev(v.e).as_long()
+        return bool(code) if code in (0, 1) else (code - 2 if code >= 2 else code)
     if isinstance(v, SFloat):
         # The bits of a NaN are unspecified in Z3 (it may say 0): ask for NaN first.
         if z3.is_true(ev(z3.fpIsNaN(v.e))):
