@@ -39,6 +39,11 @@ from veribot.checks.lang.pytypes import (
 
 FLOAT = z3.Float64()
 _ORIGINS = itertools.count(1)
+# Stands for "some list whose identity is not tracked" in an origin set that also holds
+# known identities (a merge of a known list with an untracked one). Two ids, so the set is
+# never a single identity: mutation through it is refused, and every known list it may be
+# stays visible to the alias check.
+UNTRACKED = frozenset({-1, -2})
 RM = z3.RNE()
 
 
@@ -322,7 +327,9 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
     if isinstance(a, SUnbound) and isinstance(b, SUnbound):
         return a
     if isinstance(a, SSeq) and isinstance(b, SSeq) and a.kind == b.kind and a.elem == b.elem:
-        origin = a.origin | b.origin if a.origin is not None and b.origin is not None else None
+        origin = None
+        if a.origin is not None or b.origin is not None:
+            origin = (a.origin or UNTRACKED) | (b.origin or UNTRACKED)
         return SSeq(a.kind, a.elem, _ite(c, a.e, b.e), origin)
     if isinstance(a, STuple) and isinstance(b, STuple) and len(a.items) == len(b.items):
         return STuple(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
