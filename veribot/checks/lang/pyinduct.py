@@ -481,13 +481,13 @@ def _arbitrary(
         origin = _head_origin(entry.origin, later.origin, mark)
         # Only a name that is always the same list shares its contents with the others
         # that are; one that may be several lists gets its own (it cannot be mutated).
-        single = origin is not None and len(origin) == 1
-        if single and origin in by_origin:
-            e = by_origin[origin]
+        single = origin if origin is not None and len(origin) == 1 else None
+        if single is not None and single in by_origin:
+            e = by_origin[single]
         else:
             e = z3.Const(fresh.name(base), later.e.sort())
-            if single:
-                by_origin[origin] = e
+            if single is not None:
+                by_origin[single] = e
         return SSeq(entry.kind, later.elem, e, origin)
     if isinstance(entry, SInt):
         return SInt(z3.Int(fresh.name(base)))
