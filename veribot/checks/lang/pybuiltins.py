@@ -101,7 +101,9 @@ class Builtins(Operators):
         if name in ("list", "tuple") and not args:
             empty = z3.Empty(z3.SeqSort(z3.IntSort()))
             return SSeq(name, IntT(), empty, self._new_origin() if name == "list" else None)
-        if name == "float" and len(args) == 1 and isinstance(args[0], SInt | SBool | SFloat):
+        if name == "float" and len(args) == 1 and isinstance(args[0], SFloat):
+            return args[0]  # float(x) is x itself for a float x
+        if name == "float" and len(args) == 1 and isinstance(args[0], SInt | SBool):
             return SFloat(self.to_float(args[0], state))
         if name == "int" and len(args) == 1 and isinstance(args[0], SInt | SBool):
             return SInt(self._as_int(args[0], state))

@@ -94,7 +94,12 @@ class SBool(V):
 
 @dataclass(frozen=True)
 class SFloat(V):
+    """A float. ``obj`` names the float object where that matters and is known (the
+    parameters): containers compare items with ``is`` before ``==``, so a NaN equals
+    itself inside a tuple. ``None``: which object it is, is not known."""
+
     e: z3.FPRef
+    obj: z3.ArithRef | None = None
 
     @property
     def ty(self) -> PyType:
@@ -267,6 +272,8 @@ class Fresh:
                     guard = tag == n
                 alts.append((guard, self.value(option, f"{base}_{n}")))
             return SUnion(tuple(alts))
+        if isinstance(t, FloatT):
+            return SFloat(z3.FP(self.name(base), FLOAT), z3.Int(self.name(f"{base}_obj")))
         if isinstance(t, ListT | TupleT | IntT | BoolT | FloatT | StrT):
             origin = frozenset({self.origin()}) if isinstance(t, ListT) else None
             return wrap(t, z3.Const(self.name(base), sort_of(t)), origin)
@@ -319,7 +326,8 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
     if isinstance(a, SBool) and isinstance(b, SBool):
         return SBool(_ite(c, a.e, b.e))
     if isinstance(a, SFloat) and isinstance(b, SFloat):
-        return SFloat(_ite(c, a.e, b.e))
+        obj = None if a.obj is None or b.obj is None else _ite(c, a.obj, b.obj)
+        return SFloat(_ite(c, a.e, b.e), obj)
     if isinstance(a, SStr) and isinstance(b, SStr):
         return SStr(_ite(c, a.e, b.e))
     if isinstance(a, SNone) and isinstance(b, SNone):
