@@ -119,7 +119,9 @@ class Builtins(Operators):
         if name in ("list", "tuple") and not args:
             empty = z3.Empty(z3.SeqSort(z3.IntSort()))
             return SSeq(name, IntT(), empty, self._new_origin() if name == "list" else None)
-        numeric = len(args) == 1 and isinstance(args[0], SInt | SBool | SIntB | SFloat)
+        if name == "float" and len(args) == 1 and isinstance(args[0], SFloat):
+            return args[0]  # float(x) is x itself for a float x
+        numeric = len(args) == 1 and isinstance(args[0], SInt | SBool | SIntB)
         if name == "float" and numeric:
             return SFloat(self.to_float(args[0], state))
         if name == "int" and len(args) == 1 and isinstance(args[0], SInt | SBool | SIntB):

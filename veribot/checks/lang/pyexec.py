@@ -61,6 +61,9 @@ from veribot.checks.lang.pyvalues import (
 # or None when it cannot be applied to these arguments (see pyshared).
 SharedCall = Callable[[Sequence[V]], "tuple[V, z3.BoolRef, z3.ArithRef] | None"]
 
+# Builtins a generator expression may be passed to, as the only argument.
+CONSUMERS = frozenset({"any", "all", "sum", "min", "max", "list", "tuple"})
+
 
 
 
@@ -167,6 +170,7 @@ class Executor(Builtins):
         self.exits: list[Exit] = []
         self.exhausted: list[Exhausted] = []
         self.escaped: set[int] = set()
+        self.mutated: set[int] = set()  # list objects mutated so far (read by induction)
         self.param_origins: list[int] = []
         self.steps = 0
         self.line = 0
@@ -408,6 +412,7 @@ class Executor(Builtins):
                             "mutation of a list that another name may alias", self.line
                         )
                     aliases.append(other_name)
+        self.mutated.add(origin)
         updated = SSeq("list", seq.elem, new, seq.origin)
         for other_name in aliases:
             state.env[other_name] = updated
@@ -562,8 +567,16 @@ class Executor(Builtins):
         if isinstance(node, ast.List):
             items_ = [self.ev(e, state) for e in node.elts]
             return self.make_list(items_, node.lineno)
-        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        if isinstance(node, ast.ListComp):
             return self.comprehension(node, state)
+        if isinstance(node, ast.GeneratorExp):
+            # A generator runs only as far as its consumer pulls it (and only once): the
+            # model evaluates one where it is consumed at once (see ``call``), nowhere else.
+            raise Unsupported(
+                "a generator expression other than the argument of "
+                + ", ".join(f"{n}()" for n in sorted(CONSUMERS)),
+                node.lineno,
+            )
         raise Unsupported(_construct_name(node), getattr(node, "lineno", self.line))
 
     @contextmanager
@@ -628,7 +641,11 @@ class Executor(Builtins):
             return as_codes(seq)
         raise Unsupported(f"a {item.ty.text()} stored in a list of {seq.elem.text()}", self.line)
 
-    def comprehension(self, node: ast.ListComp | ast.GeneratorExp, state: State) -> V:
+    def comprehension(
+        self, node: ast.ListComp | ast.GeneratorExp, state: State, lazy: str | None = None
+    ) -> V:
+        """The list a comprehension builds; with ``lazy`` ("any" or "all"), that builtin
+        applied to the generator, which stops at the first item that decides it."""
         if len(node.generators) != 1 or node.generators[0].is_async:
             raise Unsupported("a comprehension with several 'for' clauses", node.lineno)
         gen = node.generators[0]
@@ -644,8 +661,9 @@ class Executor(Builtins):
         targets = {t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)}
         hidden = {name: state.env[name] for name in targets if name in state.env}
         parts: list[tuple[z3.BoolRef, V]] = []
+        decided: z3.BoolRef = FALSE  # lazy: an item so far decided any() or all()
         for k in range(self.limits.loop_bound + 1):
-            more = z3.simplify(z3.IntVal(k) < n)
+            more = z3.simplify(z3.And(z3.IntVal(k) < n, z3.Not(decided)))
             if z3.is_false(more):
                 break
             if k == self.limits.loop_bound:
@@ -662,11 +680,18 @@ class Executor(Builtins):
                         keep = z3.And(keep, self.truthy(self.ev(cond, state), state))
                 with self.assuming(state, keep):
                     item = self.ev(node.elt, state)
+                if lazy is not None:
+                    truth = self.truthy(item, state)
+                    hit = truth if lazy == "any" else z3.Not(truth)
+                    decided = z3.Or(decided, z3.And(more, keep, hit))
+                    continue
                 self._escape(item)
                 parts.append((z3.And(more, keep), item))
         for name in targets:
             state.env.pop(name, None)
         state.env.update(hidden)
+        if lazy is not None:
+            return SBool(decided if lazy == "any" else z3.Not(decided))
         elem_t: PyType = IntT()
         if parts:
             types = {item.ty for _, item in parts}
@@ -717,6 +742,17 @@ class Executor(Builtins):
             raise Unsupported(f"keyword arguments to {name}()", node.lineno)
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported("*args in a call", node.lineno)
+        if len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp):
+            gen = node.args[0]
+            if name in ("any", "all"):
+                return self.comprehension(gen, state, lazy=name)
+            if name in CONSUMERS:
+                # These pull every item before they can fail or observe anything, so the
+                # items evaluated in advance behave the same.
+                items = self.comprehension(gen, state)
+                if name in ("list", "tuple"):
+                    return self.builtin(name, [items], state, node.lineno)
+                return self.reduce(name, items, state)
         if name in ("sum", "any", "all", "min", "max") and len(node.args) == 1:
             arg = self.ev(node.args[0], state)
             return self.reduce(name, arg, state)

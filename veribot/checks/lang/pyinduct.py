@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
@@ -43,6 +43,7 @@ from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS
 from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered
 from veribot.checks.lang.pytypes import INT_OR_BOOL, IntT
 from veribot.checks.lang.pyvalues import (
+    UNTRACKED,
     Fresh,
     SBool,
     SFloat,
@@ -82,6 +83,10 @@ class Side:
     n: z3.ArithRef | None = None  # trip count of a for loop
     source: IterSource | None = None
     carried: tuple[str, ...] = ()
+    # Lists that existed before the loop have identities up to ``mark``; the lists an
+    # iteration creates are newer, and are one untracked identity at an arbitrary head.
+    mark: int = 0
+    mutated: set[int] = field(default_factory=set)  # lists mutated by the code run since
 
 
 def prove(
@@ -186,11 +191,14 @@ def _prove(
         side.ex.exec_block(side.prefix, state, Frame())
         if isinstance(side.loop, ast.For):
             side.n, side.source = side.ex.iteration(side.loop.iter, state)
+            # A list mutated while it is iterated changes the trip count under us.
+            side.ex._escape_if_mutated(side.loop, side.source)
         side.entry = state
         prefix_exits.append(list(side.ex.exits))
         if side.ex.exhausted:
             return None
     assert a.entry is not None and b.entry is not None
+    a.mark = b.mark = fresh.origin()
     g_a, g_b = a.entry.live, b.entry.live
     both = z3.And(g_a, g_b)
 
@@ -237,16 +245,25 @@ def _prove(
             if uncovered(ends, [region], solver()):
                 return None
 
-    # Types of the loop-carried variables: run one iteration from the entry state.
-    for side in (a, b):
-        side.carried = _carried_names(side)
+    # Types of the loop-carried variables: run one iteration from the entry state. A list
+    # mutated there through a name bound in the loop (``zs = ys; zs.append(1)``) changes
+    # every name that holds it before the loop: those are carried too.
     havoc_types = {}
     for side, tag in ((a, "a"), (b, "b")):
-        probe = _havoc(side, fresh, tag, None)
-        if probe is None:
+        side.carried = _carried_names(side, set())
+        for _ in range(4):
+            probe = _havoc(side, fresh, tag, None)
+            if probe is None:
+                return None
+            k0 = z3.Int(fresh.name("k"))
+            side.mutated = set()
+            after, _, _ = _iterate(side, probe, k0)
+            carried = _carried_names(side, side.mutated)
+            if carried == side.carried:
+                break
+            side.carried = carried
+        else:
             return None
-        k0 = z3.Int(fresh.name("k"))
-        after, _, _ = _iterate(side, probe, k0)
         havoc_types[tag] = {n: after.env.get(n, SUnbound()) for n in side.carried}
     ha = _havoc(a, fresh, "a", havoc_types["a"])
     hb = _havoc(b, fresh, "b", havoc_types["b"])
@@ -270,6 +287,7 @@ def _prove(
         if _unsat([both, enter_a, enter_b, z3.Not(c[1](head0_a.env, head0_b.env, zero))],
                   solver())
     ]  # fmt: skip
+    a.mutated, b.mutated = set(), set()
     cont_a, _, head_a = _head(a, ha, k)
     cont_b, _, head_b = _head(b, hb, k)
     going_a = head_a.fork(z3.And(head_a.live, cont_a))
@@ -277,6 +295,9 @@ def _prove(
     next_a, ended_a, exh_a = _step(a, going_a, k)
     next_b, ended_b, exh_b = _step(b, going_b, k)
     if exh_a or exh_b:
+        return None
+    if not (_aliasing_closed(a, ha, next_a) and _aliasing_closed(b, hb, next_b)):
+        log.debug("induction does not apply: a list may change through a name not carried")
         return None
     # At head 0 every carried variable still has its value from before the loop: true at
     # every head, so a fact, not a candidate.
@@ -327,8 +348,9 @@ def _unsat(facts: Sequence[z3.BoolRef], limits: SolverLimits) -> bool:
     return check(list(facts), limits).status is Status.UNSAT
 
 
-def _carried_names(side: Side) -> tuple[str, ...]:
-    """Variables an iteration may change: stored, augmented, or mutated through a method."""
+def _carried_names(side: Side, mutated: set[int]) -> tuple[str, ...]:
+    """Variables an iteration may change: stored, augmented, or mutated through a method,
+    and every name that holds a list in ``mutated`` (mutated through another name)."""
     names: set[str] = set()
     for node in ast.walk(side.loop):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -348,7 +370,7 @@ def _carried_names(side: Side) -> tuple[str, ...]:
             names.add(node.value.id)
     assert side.entry is not None
     # Every alias of a list that may change changes with it.
-    origins: set[int] = set()
+    origins: set[int] = set(mutated)
     for n in names:
         for _, alt in alternatives(side.entry.env.get(n, SUnbound())):
             if isinstance(alt, SSeq) and alt.origin:
@@ -358,6 +380,59 @@ def _carried_names(side: Side) -> tuple[str, ...]:
             if isinstance(alt, SSeq) and alt.origin and alt.origin & origins:
                 names.add(n)
     return tuple(sorted(n for n in names if n in side.entry.env))
+
+
+def _aliasing_closed(side: Side, head: State, nxt: State) -> bool:
+    """Whether the arbitrary head covers every list an iteration can change or rebind.
+
+    A list mutated from the head (one that existed then) must be held only by carried
+    names, and by a name that holds nothing else, so every alias sees the change; each
+    carried name must hold at the next head only lists it may hold at this one.
+    """
+    mutated = {o for o in side.mutated if o <= side.mark}
+    singles: set[int] = set()
+    for name, value in head.env.items():
+        held = _origins(value, side.mark)
+        if name not in side.carried:
+            if held & mutated:
+                return False
+            continue
+        if not _origins(nxt.env.get(name, SUnbound()), side.mark) <= held:
+            return False
+        for _, alt in alternatives(value):
+            if isinstance(alt, SSeq) and alt.origin is not None and len(alt.origin) == 1:
+                singles |= alt.origin
+    return all(o in singles for o in mutated if o in head.objects)
+
+
+def _origins(value: V, mark: int) -> set[int]:
+    """Every list identity ``value`` may hold, those newer than ``mark`` as untracked."""
+    found: set[int] = set()
+    for _, alt in alternatives(value):
+        if isinstance(alt, SSeq) and alt.kind == "list":
+            found |= _canon(alt.origin, mark) or UNTRACKED
+        elif isinstance(alt, STuple):
+            for item in alt.items:
+                found |= _origins(item, mark)
+    return found
+
+
+def _canon(origin: frozenset[int] | None, mark: int) -> frozenset[int] | None:
+    if origin is None:
+        return None
+    if all(o <= mark for o in origin):
+        return origin
+    return frozenset(o for o in origin if o <= mark) | UNTRACKED
+
+
+def _head_origin(
+    entry: frozenset[int] | None, later: frozenset[int] | None, mark: int
+) -> frozenset[int] | None:
+    """The lists a carried name may hold at an arbitrary head: before the loop or later."""
+    first, then = _canon(entry, mark), _canon(later, mark)
+    if first == then:
+        return first
+    return (first or UNTRACKED) | (then or UNTRACKED)
 
 
 def _havoc(side: Side, fresh: Fresh, tag: str, types: dict[str, V] | None) -> State | None:
@@ -372,19 +447,24 @@ def _havoc(side: Side, fresh: Fresh, tag: str, types: dict[str, V] | None) -> St
     for name in side.carried:
         entry = side.entry.env[name]
         later = types.get(name, entry) if types is not None else entry
-        value = _arbitrary(entry, later, fresh, f"{tag}_{name}", by_origin)
+        value = _arbitrary(entry, later, fresh, f"{tag}_{name}", by_origin, side.mark)
         if value is None:
             return None
         state.env[name] = value
     for origin_set, e in by_origin.items():
-        for o in origin_set:
-            if o in state.objects:
-                state.objects[o] = e
+        (o,) = origin_set
+        if o in state.objects:
+            state.objects[o] = e
     return state
 
 
 def _arbitrary(
-    entry: V, later: V, fresh: Fresh, base: str, by_origin: dict[frozenset[int], z3.ExprRef]
+    entry: V,
+    later: V,
+    fresh: Fresh,
+    base: str,
+    by_origin: dict[frozenset[int], z3.ExprRef],
+    mark: int,
 ) -> V | None:
     if isinstance(later, SUnion) or isinstance(entry, SUnion):
         return None
@@ -392,7 +472,7 @@ def _arbitrary(
         if isinstance(later, SUnbound):
             return entry
         bound = z3.Bool(fresh.name(f"{base}_bound"))
-        value = _arbitrary(later, later, fresh, base, by_origin)
+        value = _arbitrary(later, later, fresh, base, by_origin, mark)
         if value is None:
             return None
         return SUnion(((bound, value), (z3.Not(bound), SUnbound())))
@@ -406,13 +486,17 @@ def _arbitrary(
         assert isinstance(later, SSeq)
         if entry.kind != later.kind or (entry.elem != later.elem and not _empty(entry)):
             return None
-        if entry.origin is not None and entry.origin in by_origin:
-            e = by_origin[entry.origin]
+        origin = _head_origin(entry.origin, later.origin, mark)
+        # Only a name that is always the same list shares its contents with the others
+        # that are; one that may be several lists gets its own (it cannot be mutated).
+        single = origin if origin is not None and len(origin) == 1 else None
+        if single is not None and single in by_origin:
+            e = by_origin[single]
         else:
             e = z3.Const(fresh.name(base), later.e.sort())
-            if entry.origin is not None:
-                by_origin[entry.origin] = e
-        return SSeq(entry.kind, later.elem, e, entry.origin)
+            if single is not None:
+                by_origin[single] = e
+        return SSeq(entry.kind, later.elem, e, origin)
     if isinstance(entry, SInt):
         return SInt(z3.Int(fresh.name(base)))
     if isinstance(entry, SBool):
@@ -429,7 +513,7 @@ def _arbitrary(
             return None
         items = []
         for n, (x, y) in enumerate(zip(entry.items, later.items, strict=True)):
-            item = _arbitrary(x, y, fresh, f"{base}_{n}", by_origin)
+            item = _arbitrary(x, y, fresh, f"{base}_{n}", by_origin, mark)
             if item is None:
                 return None
             items.append(item)
@@ -444,12 +528,14 @@ def _empty(v: SSeq) -> bool:
 def _head(side: Side, state: State, k: z3.ArithRef) -> tuple[z3.BoolRef, list[Exit], State]:
     """Whether iteration ``k`` runs, exceptions raised deciding it, and the state after."""
     side.ex.exits = []
+    side.ex.mutated = set()
     head = state.fork(state.live)
     if isinstance(side.loop, ast.For):
         assert side.n is not None
         cont = k < side.n
     else:
         cont = side.ex.truthy(side.ex.ev(side.loop.test, head), head)
+    side.mutated |= side.ex.mutated
     return cont, list(side.ex.exits), head
 
 
@@ -466,7 +552,9 @@ def _iterate(side: Side, state: State, k: z3.ArithRef) -> tuple[State, list[Exit
     if isinstance(side.loop, ast.For):
         assert side.source is not None
         ex.assign(side.loop.target, side.source.at(k), st)
+    ex.mutated = set()
     ex.exec_block(side.loop.body, st, frame)
+    side.mutated |= ex.mutated
     breaks = frame.breaks.pop()
     continues = frame.continues.pop()
     going = merge_states([st, *continues], st)

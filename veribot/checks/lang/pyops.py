@@ -304,6 +304,12 @@ class Operators:
             return a.e == b.e
         if isinstance(a, SNone) and isinstance(b, SNone):
             return TRUE
+        if isinstance(a, STuple) and isinstance(b, STuple):
+            # Item by item, each with ``is`` before ``==`` (so (nan,) == (nan,) may hold).
+            if len(a.items) != len(b.items):
+                return FALSE
+            pairs = zip(a.items, b.items, strict=True)
+            return z3.And([self.item_eq(x, y, state) for x, y in pairs] or [TRUE])
         if isinstance(a, SSeq | STuple) and isinstance(b, SSeq | STuple):
             if _kind(a) != _kind(b):
                 return FALSE
@@ -320,6 +326,34 @@ class Operators:
         if type(a) is type(b) and isinstance(a, SRange):
             raise Unsupported("== between ranges", self.line)
         return FALSE
+
+    def item_eq(self, a: V, b: V, state: State) -> z3.BoolRef:
+        """How containers compare items (``in``, ``==`` of tuples): ``a is b or a == b``.
+
+        Identity matters only for a NaN, the one value not equal to itself. Whether two
+        floats are the same object is known for the same value read twice, and for the
+        parameters (each its own object, which may be another parameter's); elsewhere (an
+        item read from a list, a computed float) it is not, and then both answers are
+        possible, so a proof must hold for each.
+        """
+        if isinstance(a, SUnion) or isinstance(b, SUnion):
+            parts = []
+            for ga, va in alternatives(a):
+                for gb, vb in alternatives(b):
+                    g = z3.And(ga, gb)
+                    with self.assuming(state, g):
+                        parts.append(z3.And(g, self.item_eq(va, vb, state)))
+            return z3.Or(parts)
+        if isinstance(a, SFloat) and isinstance(b, SFloat):
+            if a is b:
+                same: z3.BoolRef = TRUE
+            elif a.obj is not None and b.obj is not None:
+                same = a.obj == b.obj
+            else:
+                same = z3.Bool(self.fresh.name("same_object"))
+            both_nan = z3.And(z3.fpIsNaN(a.e), z3.fpIsNaN(b.e))
+            return z3.Or(z3.fpEQ(a.e, b.e), z3.And(both_nan, same))
+        return self.py_eq(a, b, state)
 
     def _num_cmp(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
         if isinstance(a, SFloat) and isinstance(b, SFloat):
@@ -395,7 +429,7 @@ class Operators:
                 f"'in' for a {item.ty.text()} in a sequence of {elem.text()}", self.line
             )
         if isinstance(container, STuple):
-            return z3.Or([self.py_eq(x, item, state) for x in container.items] or [FALSE])
+            return z3.Or([self.item_eq(x, item, state) for x in container.items] or [FALSE])
         if isinstance(container, SRange):
             raise Unsupported("'in' on a range", self.line)
         self.raise_if(TRUE, "TypeError", state)

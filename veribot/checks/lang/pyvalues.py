@@ -42,6 +42,11 @@ from veribot.checks.lang.pytypes import (
 
 FLOAT = z3.Float64()
 _ORIGINS = itertools.count(1)
+# Stands for "some list whose identity is not tracked" in an origin set that also holds
+# known identities (a merge of a known list with an untracked one). Two ids, so the set is
+# never a single identity: mutation through it is refused, and every known list it may be
+# stays visible to the alias check.
+UNTRACKED = frozenset({-1, -2})
 RM = z3.RNE()
 
 
@@ -166,7 +171,12 @@ def numbers_of_codes(s: z3.SeqRef) -> z3.SeqRef:
 
 @dataclass(frozen=True)
 class SFloat(V):
+    """A float. ``obj`` names the float object where that matters and is known (the
+    parameters): containers compare items with ``is`` before ``==``, so a NaN equals
+    itself inside a tuple. ``None``: which object it is, is not known."""
+
     e: z3.FPRef
+    obj: z3.ArithRef | None = None
 
     @property
     def ty(self) -> PyType:
@@ -347,6 +357,8 @@ class Fresh:
                     guard = tag == n
                 alts.append((guard, self.value(option, f"{base}_{n}")))
             return SUnion(tuple(alts))
+        if isinstance(t, FloatT):
+            return SFloat(z3.FP(self.name(base), FLOAT), z3.Int(self.name(f"{base}_obj")))
         if isinstance(t, ListT | TupleT | IntT | BoolT | FloatT | StrT):
             origin = frozenset({self.origin()}) if isinstance(t, ListT) else None
             return wrap(t, z3.Const(self.name(base), sort_of(t)), origin)
@@ -404,7 +416,8 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
             return SIntB(_ite(c, ca.e, cb.e))
         return None
     if isinstance(a, SFloat) and isinstance(b, SFloat):
-        return SFloat(_ite(c, a.e, b.e))
+        obj = None if a.obj is None or b.obj is None else _ite(c, a.obj, b.obj)
+        return SFloat(_ite(c, a.e, b.e), obj)
     if isinstance(a, SStr) and isinstance(b, SStr):
         return SStr(_ite(c, a.e, b.e))
     if isinstance(a, SNone) and isinstance(b, SNone):
@@ -414,7 +427,9 @@ def _merge_same(c: z3.BoolRef, a: V, b: V) -> V | None:
     if isinstance(a, SSeq) and isinstance(b, SSeq) and {a.elem, b.elem} == {IntT(), INT_OR_BOOL}:
         a, b = as_codes(a), as_codes(b)
     if isinstance(a, SSeq) and isinstance(b, SSeq) and a.kind == b.kind and a.elem == b.elem:
-        origin = a.origin | b.origin if a.origin is not None and b.origin is not None else None
+        origin = None
+        if a.origin is not None or b.origin is not None:
+            origin = (a.origin or UNTRACKED) | (b.origin or UNTRACKED)
         return SSeq(a.kind, a.elem, _ite(c, a.e, b.e), origin)
     if isinstance(a, STuple) and isinstance(b, STuple) and len(a.items) == len(b.items):
         return STuple(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
