@@ -72,7 +72,7 @@ EQUIVALENT: list[tuple[str, str, str]] = [
     ("none-branch",
      _fn("x: int | None", "if x is None:", "    return 0", "return x"),
      _fn("x: int | None", "return 0 if x is None else x")),
-    ("float-double", _fn("x: float", "return 2 * x"), _fn("x: float", "return x + x")),
+    ("float-double", _fn("x: float", "return x * 2.0"), _fn("x: float", "return 2.0 * x")),
     ("float-abs", _fn("x: float", "return x if x >= 0 else -x"),
      _fn("x: float", "return -x if x < 0 else x")),
     ("int-plus-float", _fn("x: int", "return x + 0.5"),

@@ -127,8 +127,8 @@ HARMLESS: list[tuple[str, str, str]] = [
      "class Box:\n    def __init__(self, v: int) -> None:\n        self.v = v\n"
      + _fn("x: int", "return x + x")),
     ("typing-annotations",
-     "from typing import Optional\n" + _fn("x: Optional[int]", "return 0 if x is None else x"),
-     "from typing import Optional\n" + _fn("x: Optional[int]", "return x or 0")),
+     "from typing import Optional\n" + _fn("x: Optional[int]", "return 0 if x is None else x + 1"),
+     "from typing import Optional\n" + _fn("x: Optional[int]", "return 0 if x is None else 1 + x")),
 ]
 
 

@@ -79,7 +79,7 @@ def test_a_mutable_default_is_never_verified() -> None:
 
 def test_a_default_outside_the_annotation_widens_the_domain() -> None:
     # k: int = None: a call without k passes None, where the versions differ.
-    before = _fn("x: int, k: int = None", "return x if k is None else x + k")
+    before = _fn("x: int, k: int = None", "return x + 0 if k is None else x + k")
     after = _fn("x: int, k: int = None", "return x + (k or 0)")
     result = check_pair(before, after, "f", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED
