@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from veribot.checks import difftest
-from veribot.checks.differential import confirm
+from veribot.checks.differential import Confirmation, examine
 from veribot.checks.lang import pyinduct, pyprove
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
@@ -150,14 +150,17 @@ def _decide(
             f"the solver found an input that seems to tell the versions apart ({first}), but "
             "running the code was not allowed here, so it was not confirmed",
         )
+    # The first input that differed without refuting, for a reason the verdict must name.
+    undecided: Confirmation | None = None
     if outcome.kind == "candidates":
-        found = _first_confirmed(before, after, entry, outcome, deadline)
+        found, undecided = _first_confirmed(before, after, entry, outcome, deadline)
         if found is None and outcome.shared_helpers:
             # The helpers were arbitrary functions there; with their bodies inlined the
             # solver's inputs follow what they really compute.
             inlined = _prove(tree_a, tree_b, entry, given, budget, deadline, shared=False)
             if inlined.kind == "candidates":
-                found = _first_confirmed(before, after, entry, inlined, deadline)
+                found, again = _first_confirmed(before, after, entry, inlined, deadline)
+                undecided = undecided or again
         if found is not None:
             return _refuted(found, "smt: the solver's input, executed on both versions")
         notes.append(
@@ -175,21 +178,38 @@ def _decide(
         )
         if searched.counterexample is not None:
             return _refuted(searched.counterexample, "random differential testing", notes)
+        undecided = undecided or searched.undecided
         notes.append(
             f"random testing tried {searched.inputs_tried} inputs without a difference"
             + (f" ({searched.note})" if searched.note else "")
+        )
+    if undecided is not None:
+        # An input on which the versions differed, but not in a way that counts: say so,
+        # rather than the model's reason, which is kept in the notes.
+        notes.insert(0, outcome.detail)
+        return Result(
+            Verdict.INCONCLUSIVE,
+            undecided.reason,
+            f"the versions differed, but not reproducibly as a difference of the code: "
+            f"{undecided.detail}",
+            assumptions=outcome.assumptions,
+            notes=tuple(notes),
         )
     return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
 
 
 def _first_confirmed(
     before: str, after: str, entry: str, outcome: pyprove.Outcome, deadline: float
-) -> Counterexample | None:
+) -> tuple[Counterexample | None, Confirmation | None]:
+    """The first candidate that refutes, and the first undecided one with a reason."""
+    undecided: Confirmation | None = None
     for args in outcome.candidates:
-        found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
-        if found is not None:
-            return found
-    return None
+        seen = examine(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
+        if seen.counterexample is not None:
+            return seen.counterexample, undecided
+        if seen.reason and undecided is None:
+            undecided = seen
+    return None, undecided
 
 
 def _prove(
@@ -291,7 +311,9 @@ def _search_types(
     fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
 ) -> dict[str, PyType]:
     types: dict[str, PyType] = {}
-    for pa, pb in zip(fn_a.args.args, fn_b.args.args, strict=False):
+    params_a = [*fn_a.args.posonlyargs, *fn_a.args.args]
+    params_b = [*fn_b.args.posonlyargs, *fn_b.args.args]
+    for pa, pb in zip(params_a, params_b, strict=False):
         t = given.get(pa.arg) or from_annotation(pa.annotation)
         if isinstance(t, Unknown):
             t = from_annotation(pb.annotation)

@@ -613,8 +613,34 @@ class _NotPlain(Exception):
     """A value the snapshot cannot capture exactly."""
 
 
-def _loop_is_pure(loop: ast.While) -> frozenset[str] | None:
-    """The names a simple ``while`` loop reads, or None if it is not that simple."""
+class _LoopNames:
+    """The names a simple loop uses; ``counters`` only ever get ``+=``/``-=`` a value
+    computed from the other names, so they cannot steer the loop and are left out of its
+    state (if they hold an ``int`` or ``float``)."""
+
+    def __init__(self, names: frozenset[str], counters: frozenset[str]) -> None:
+        self.names = names
+        self.counters = counters
+
+
+def _counters(loop: ast.While) -> frozenset[str]:
+    updated: set[str] = set()
+    targets: set[int] = set()
+    for node in ast.walk(loop):
+        if (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub)
+                and isinstance(node.target, ast.Name)):
+            name = node.target.id
+            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value)):
+                updated.add(name)
+                targets.add(id(node.target))
+    other_uses = {
+        node.id for node in ast.walk(loop) if isinstance(node, ast.Name) and id(node) not in targets
+    }
+    return frozenset(updated - other_uses)
+
+
+def _loop_is_pure(loop: ast.While) -> _LoopNames | None:
+    """The names a simple ``while`` loop uses, or None if it is not that simple."""
     names: set[str] = set()
     for node in ast.walk(loop):
         if isinstance(node, ast.Call):
@@ -637,21 +663,37 @@ def _loop_is_pure(loop: ast.While) -> frozenset[str] | None:
                         ast.YieldFrom | ast.Await | ast.With | ast.AsyncWith | ast.Import |
                         ast.ImportFrom | ast.Match | ast.AsyncFor | ast.Set):
             return None
-    return frozenset(names)
+    return _LoopNames(frozenset(names), _counters(loop))
 
 
-def watch_points(source: str) -> dict[int, frozenset[str]]:
-    """Lines where a repeated state proves an endless loop, with the names the loop reads.
+def watch_points(source: str) -> dict[int, _LoopNames]:
+    """Lines where a repeated state proves an endless loop, with what the loop uses.
 
-    These are the first lines of the statements directly in the body of a simple ``while``
-    loop (``_loop_is_pure``) whose only enclosing statements in its function are ``if``,
-    ``while`` and ``try`` bodies, so that nothing but the locals is live there.
+    For each simple ``while`` loop (``_loop_is_pure``) that no other loop of its function
+    encloses, and whose enclosing statements are only ``if`` and ``try`` bodies (so it runs
+    at most once per call of the function, and nothing but the locals is live there):
+    the first lines of the statements directly in its body, or in the body of a ``while``
+    nested in it through ``if``, ``while`` and ``try`` bodies only.
     """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
-    points: dict[int, frozenset[str]] = {}
+    points: dict[int, _LoopNames] = {}
+
+    def mark(body: list[ast.stmt], loop: _LoopNames, direct: bool) -> None:
+        lines = [stmt.lineno for stmt in body]
+        if direct and len(set(lines)) == len(lines):  # one statement per line
+            for line in lines:
+                points[line] = loop
+        for stmt in body:
+            if isinstance(stmt, ast.While):
+                mark(stmt.body, loop, True)
+            elif isinstance(stmt, ast.If):
+                mark(stmt.body, loop, False)
+                mark(stmt.orelse, loop, False)
+            elif isinstance(stmt, ast.Try):
+                mark(stmt.body, loop, False)
 
     def visit(body: list[ast.stmt], plain_context: bool) -> None:
         for stmt in body:
@@ -660,13 +702,10 @@ def watch_points(source: str) -> dict[int, frozenset[str]]:
             elif isinstance(stmt, ast.ClassDef):
                 visit(stmt.body, False)
             elif isinstance(stmt, ast.While):
-                names = _loop_is_pure(stmt) if plain_context else None
-                if names is not None:
-                    lines = [s.lineno for s in stmt.body]
-                    if len(set(lines)) == len(lines):  # one statement per line
-                        for line in lines:
-                            points[line] = names
-                visit(stmt.body, plain_context)
+                loop = _loop_is_pure(stmt) if plain_context else None
+                if loop is not None:
+                    mark(stmt.body, loop, True)
+                visit(stmt.body, False)
                 visit(stmt.orelse, False)
             elif isinstance(stmt, ast.If):
                 visit(stmt.body, plain_context)
@@ -720,7 +759,7 @@ def _plain(value: object, seen: dict[int, int], out: list[str]) -> None:
 class _Watch:
     """State of the endless-loop watch for the current call."""
 
-    points: ClassVar[dict[int, frozenset[str]]] = {}
+    points: ClassVar[dict[int, _LoopNames]] = {}
     filename = ""
     first_offset: ClassVar[dict[tuple[int, int], int]] = {}
     seen: ClassVar[dict[int, set[tuple[int, str]]]] = {}
@@ -729,16 +768,18 @@ class _Watch:
     builtins: ClassVar[dict[str, object]] = {}
 
 
-def _snapshot(frame: FrameType, names: frozenset[str]) -> str | None:
+def _snapshot(frame: FrameType, loop: _LoopNames) -> str | None:
     """The frame's exact state for the watch, or None if it cannot be captured."""
     local = frame.f_locals
     seen: dict[int, int] = {}
     out: list[str] = []
     try:
         for name in sorted(local):
+            if name in loop.counters and type(local[name]) in (int, float):
+                continue
             out.append(f"{name}=")
             _plain(local[name], seen, out)
-        for name in sorted(names - local.keys()):
+        for name in sorted(loop.names - local.keys()):
             if name in frame.f_globals:
                 out.append(f"{name}:=")
                 _plain(frame.f_globals[name], seen, out)
