@@ -293,15 +293,30 @@ def _alike(x: Behaviour, y: Behaviour) -> bool:
     return x.kind is y.kind and (x.kind is BehaviourKind.HUNG or x.value == y.value)
 
 
-def _unstable(name: str, runs: Sequence[Behaviour]) -> str | None:
+def _unstable(name: str, runs: Sequence[Behaviour]) -> Confirmation | None:
+    """Why the runs of one version did not all behave alike, or None if they did."""
     for other in runs[1:]:
-        if not _alike(runs[0], other):
-            return (
-                f"the {name} version {runs[0].describe()} in one run and {other.describe()} "
-                "in another on the same input: it depends on something besides its input "
-                "(random numbers, the clock, the environment, object ids, the order of a set "
-                "of strings), so the difference is not a stable one"
+        first = runs[0]
+        if _alike(first, other):
+            continue
+        stopped = [x for x in (first, other) if x.kind is BehaviourKind.HUNG]
+        if stopped and stopped[0].value != ENDLESS and (
+            first.kind in _FINISHED or other.kind in _FINISHED
+        ):
+            return Confirmation(
+                None,
+                Reason.SANDBOX_LIMIT,
+                f"the {name} version finished in one run and was stopped by the sandbox's "
+                "per-call timer in another: it is slow there, which is not a difference",
             )
+        return Confirmation(
+            None,
+            Reason.NONDETERMINISTIC,
+            f"the {name} version {first.describe()} in one run and {other.describe()} "
+            "in another on the same input: it depends on something besides its input "
+            "(random numbers, the clock, the environment, object ids, the order of a set "
+            "of strings), so the difference is not a stable one",
+        )
     return None
 
 
@@ -353,9 +368,12 @@ def examine(
     for name, runs in (("before", befores), ("after", afters)):
         unstable = _unstable(name, runs)
         if unstable is not None:
-            log.info("differential: %s(%s): %s", entry, ", ".join(call), unstable)
-            return Confirmation(None, Reason.NONDETERMINISTIC, unstable)
+            log.info("differential: %s(%s): %s", entry, ", ".join(call), unstable.detail)
+            return unstable
     comparisons = [compare(b, a) for b, a in zip(befores, afters, strict=True)]
+    refused = next((c for c in comparisons if c.reason == Reason.SANDBOX_REFUSED), None)
+    if refused is not None:  # in a later run only
+        return Confirmation(None, Reason.SANDBOX_REFUSED, refused.undecided or "")
     for (b, a), shown in zip(zip(befores, afters, strict=True), comparisons, strict=True):
         if shown.difference is not None:
             sentence = f"{shown.difference} (seen in each of {RUNS} runs of each version)"

@@ -12,12 +12,15 @@ How a verdict is reached:
    input that tells them apart (``lang.pyprove``). ``unsat`` with every loop covered (fully
    unrolled, or proven for all trip counts by ``lang.pyinduct``) is a proof: **verified**.
 2. A candidate input from the solver is executed on both versions in the sandbox; only a
-   reproduced difference is a refutation: **refuted**.
+   reproduced, stable difference that is not the sandbox's doing is a refutation
+   (``differential.examine``): **refuted**.
 3. Where the model does not cover the code, or proves nothing, the search goes on beyond
    it: randomised differential testing from the parameter types (``difftest``), each
    found input confirmed in the sandbox. It can refute, never verify.
 4. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
-   bound, unknown parameter type, solver gave up, or time ran out.
+   bound, unknown parameter type, solver gave up, or time ran out; or, when an input
+   differed without refuting, why: nondeterministic, the sandbox refused an operation, or
+   a limit of the sandbox was hit.
 """
 
 from __future__ import annotations
