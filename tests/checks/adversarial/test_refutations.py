@@ -92,6 +92,16 @@ def test_a_slow_but_finite_loop_is_not_a_hang() -> None:
     assert seen.counterexample is None and seen.reason == Reason.SANDBOX_LIMIT
 
 
+def test_an_inner_loop_repeating_its_state_is_not_an_endless_outer_loop() -> None:
+    # The inner loop comes back to x == 3 each round, but the outer one counts rounds.
+    before = ("def f(n: int) -> int:\n    rounds = 0\n    x = 3\n    while True:\n"
+              "        while x > 0:\n            x -= 1\n            rounds += 1\n"
+              "        if rounds > 10**8:\n            return n\n        x = 3\n")
+    after = "def f(n: int) -> int:\n    return n\n"
+    seen = examine(before, after, "f", ["1"], found_by="test", limits=Limits(call_s=0.3))
+    assert seen.counterexample is None and seen.reason == Reason.SANDBOX_LIMIT
+
+
 def test_a_large_temporary_is_the_sandboxs_memory_limit() -> None:
     before = ("def f(x: int) -> int:\n    scratch = bytearray(10**9)\n"
               "    return x + 1 + scratch[0]\n")

@@ -20,7 +20,6 @@ import ast
 import builtins
 import collections.abc
 import ctypes
-import dis
 import errno
 import functools
 import hashlib
@@ -793,6 +792,8 @@ def _snapshot(frame: FrameType, loop: _LoopNames) -> str | None:
 def _first_offset(code: Any, line: int) -> int:
     key = (id(code), line)
     if key not in _Watch.first_offset:
+        import dis  # only watched runs need it; every child pays for top-level imports
+
         offsets = [o for o, n in dis.findlinestarts(code) if n == line]
         _Watch.first_offset[key] = min(offsets) if offsets else -1
     return _Watch.first_offset[key]
