@@ -8,12 +8,13 @@ from veribot.checks.differential import (
     compare,
     confirm,
     difference,
+    examine,
     render,
     run_both,
     same_behaviour,
 )
 from veribot.checks.sandbox import Limits, canonical
-from veribot.checks.verdict import Behaviour, BehaviourKind
+from veribot.checks.verdict import ENDLESS, Behaviour, BehaviourKind, Reason
 
 QUICK = Limits(wall_s=8.0, call_s=0.5)
 
@@ -21,12 +22,12 @@ GCD = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
 GCD_SWAPPED = "def gcd(a, b):\n    while b:\n        a, b = a % b, b\n    return a\n"
 
 
-def test_gcd_with_swapped_assignment_is_refuted_as_a_hang() -> None:
+def test_gcd_with_swapped_assignment_is_refuted_as_an_endless_loop() -> None:
     cex = confirm(GCD, GCD_SWAPPED, "gcd", ["35", "21"], found_by="test", limits=QUICK)
     assert cex is not None
     assert cex.before.kind is BehaviourKind.RETURNED and cex.before.text == "7"
-    assert cex.after.kind is BehaviourKind.HUNG
-    assert "still running after 0.5 s" in cex.difference
+    assert cex.after.kind is BehaviourKind.HUNG and cex.after.value == ENDLESS
+    assert "endless loop: the same state repeats at line 3" in cex.difference
     assert "when the before version returned in" in cex.difference
     assert cex.args == ("35", "21") and cex.found_by == "test"
 
@@ -112,19 +113,19 @@ def test_a_crash_is_never_silently_equal() -> None:
     crashes = "import os\ndef f(x):\n    os._exit(3)\n"
     cex = confirm(returns, crashes, "f", ["1"], found_by="t", limits=QUICK)
     assert cex is not None and cex.after.kind is BehaviourKind.CRASHED
-    assert "seen in two runs" in cex.difference
+    assert "seen in each of 3 runs" in cex.difference
     [(a, b)] = run_both(crashes, crashes, "f", [["1"]], limits=QUICK)
     comparison = compare(a, b)
     assert not comparison.same and comparison.difference is None and comparison.undecided
 
 
-def test_memory_blowup_against_a_return_says_it_is_resource_use() -> None:
+def test_memory_blowup_against_a_return_is_the_sandboxs_limit_not_a_difference() -> None:
     small = "def f(n):\n    return n\n"
     huge = "def f(n):\n    return len(bytearray(n * 10**9))\n"
     limits = Limits(wall_s=8.0, call_s=0.5, memory_mb=256)
-    cex = confirm(small, huge, "f", ["4"], found_by="t", limits=limits)
-    assert cex is not None
-    assert "MemoryError" in cex.difference or "resource use" in cex.difference
+    seen = examine(small, huge, "f", ["4"], found_by="t", limits=limits)
+    assert seen.counterexample is None
+    assert seen.reason == Reason.SANDBOX_LIMIT and "memory" in seen.detail
 
 
 def test_batch_keeps_the_order_and_isolates_versions() -> None:

@@ -267,7 +267,8 @@ DIFFERENT_BEYOND_MODEL: list[tuple[str, str, str]] = [
      _fn("n: int", "s = 0", "for i in range(n):", "    if i == 7:", "        return -1",
          "    s += 2", "return s"),
      _fn("n: int", "s = 0", "for i in range(n):", "    s += 2", "return s")),
-    ("unknown-type-found-by-testing", _fn("x", "return x * 2"), _fn("x", "return x + 1")),
+    ("object-type-found-by-testing", _fn("x: object", "return x * 2"),
+     _fn("x: object", "return x + 1")),
 ]
 
 
@@ -276,6 +277,12 @@ DIFFERENT_BEYOND_MODEL: list[tuple[str, str, str]] = [
 def test_difference_beyond_the_model_is_refuted_by_search(before: str, after: str) -> None:
     result = _check(before, after, SEARCH)
     _assert_refuted(result, before, after)
+
+
+def test_without_a_type_nothing_is_searched_and_the_reason_says_so() -> None:
+    result = _check(_fn("x", "return x * 2"), _fn("x", "return x + 1"), SEARCH)
+    assert result.verdict is Verdict.INCONCLUSIVE and result.reason == "unknown-type"
+    assert any("no usable type for `x`" in note for note in result.notes)
 
 
 # -- pairs that must never be verified ---------------------------------------------------

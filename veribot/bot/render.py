@@ -75,6 +75,14 @@ REASON_TEXT: dict[str, str] = {
     "changed; it is not compared.",
     Reason.BUDGET: "The review's budget was spent before this unit.",
     Reason.INTERNAL_ERROR: "veribot itself failed on this unit; the rest of the review ran.",
+    Reason.NONDETERMINISTIC: "The versions differed, but a version behaves differently from "
+    "run to run on the same input (random numbers, the clock, the environment, ...).",
+    Reason.SANDBOX_REFUSED: "The versions differed, but the sandbox refused an operation "
+    "(a write outside its directory, a socket, a process or thread), so the difference "
+    "may be the sandbox's.",
+    Reason.SANDBOX_LIMIT: "The versions differed, but only by hitting a limit of the sandbox "
+    "(memory, file size, or a call still running at its timer) that a normal machine may "
+    "not have.",
 }
 
 

@@ -50,9 +50,11 @@ def search(
     """Ask CrossHair for an input on which ``entry`` differs; confirm it in the sandbox."""
     start = time.monotonic()
     time_cap = max(0.5, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
-    spec, _names, guessed = build_spec(
+    spec, _names, why_not = build_spec(
         before_src, after_src, entry, param_types, time_cap_s=time_cap, call_s=limits.call_s
     )
+    if why_not:
+        return SearchOutcome(None, 0, why_not.replace("random testing", "crosshair"))
     child_limits = Limits(
         wall_s=time_cap + _STARTUP_S + 3.0,
         call_s=limits.call_s,
@@ -63,19 +65,16 @@ def search(
     )
     files = {"before.py": before_src, "after.py": after_src, "spec.json": json.dumps(spec)}
     run = run_script(DRIVER, files, limits=child_limits, allow_ctypes=True)
-    guess_note = f"no type for {', '.join(guessed)}" if guessed else ""
     report = parse_report(run.stdout)
     if report is None:
         why = "timed out" if run.timed_out else f"exit code {run.returncode}"
         tail = run.stderr.strip().splitlines()[-1:] or [""]
-        note = "; ".join(p for p in (f"crosshair gave no result ({why}) {tail[0]}".strip(),
-                                     guess_note) if p)
+        note = f"crosshair gave no result ({why}) {tail[0]}".strip()
         log.info("crosshair child failed: %s", note)
         return SearchOutcome(None, 0, note)
     if report.status != "found" or not report.candidates:
-        note = "; ".join(p for p in (report.message or "no difference found", guess_note) if p)
-        return SearchOutcome(None, report.tried, note)
-    cex, tried = confirm_candidates(
+        return SearchOutcome(None, report.tried, report.message or "no difference found")
+    cex, tried, undecided = confirm_candidates(
         before_src,
         after_src,
         entry,
@@ -85,9 +84,10 @@ def search(
         until=start + deadline_s,
     )
     if cex is None:
-        return SearchOutcome(
-            None, report.tried, f"{tried} input(s) found by crosshair did not reproduce"
-        )
+        note = f"{tried} input(s) found by crosshair did not reproduce"
+        if undecided is not None:
+            note += f" ({undecided.detail})"
+        return SearchOutcome(None, report.tried, note, undecided)
     return SearchOutcome(cex, report.tried, report.message)
 
 
@@ -105,6 +105,10 @@ def pytype(tj, top=False):
         return list[pytype(tj["elem"])]
     if k == "set":
         return set[pytype(tj["elem"])]
+    if k == "frozenset":
+        return frozenset[pytype(tj["elem"])]
+    if k == "any":
+        return typing.Any
     if k == "tuple":
         if "homog" in tj:
             return tuple[pytype(tj["homog"]), ...]

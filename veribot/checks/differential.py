@@ -9,18 +9,29 @@ Equivalence, as executed (the definition users read in the report):
 * and the **arguments** are left equal after the call (in-place mutation of a list or
   dict argument is part of the behaviour).
 
-Everything else is a difference only when it is shown:
+Everything else is a difference only when it is shown, and never when it may be the
+sandbox's doing rather than the code's:
 
-* a version **hangs** (the per-call timer fires, ``call_s``, 2 s by default) while the
-  other finished at least ten times sooner: a difference ("still running after 2 s,
-  when the other returned in 0.001 s"). If both hang, nothing is shown.
-* a version hits a **resource** limit (memory, CPU, file size) while the other finished
-  at least ten times sooner than the call limit: a difference, and the sentence says
-  it is one of resource use. ``confirm`` requires it to happen again in a second run.
+* a version **hangs** where the other finished: a difference only when the hang is
+  proven, i.e. the version was seen to repeat a state in a simple loop (the sandbox's
+  "watch" run, ``BehaviourKind.HUNG`` with value ``ENDLESS``). A call the per-call timer
+  stopped (``call_s``, 2 s by default) may just be slow or waiting (``time.sleep``):
+  *undecided*, reason ``sandbox-limit``.
+* a version hits a **resource** limit (memory, CPU, file size, the result channel) or
+  raises ``MemoryError``: undecided (``sandbox-limit``); a normal machine may have more.
+* the sandbox **refused** an operation during either call (a write outside its
+  directory, a socket, a process or thread start: ``Behaviour.refused``): undecided
+  (``sandbox-refused``), whatever the behaviours were.
 * a **crash** of the interpreter (a signal, ``os._exit``) against a version that
-  finished: a difference, reproduced by a second run in ``confirm``. Two crashes, a
-  crash against a hang, or a call that was never run are never called equal: they
-  are *undecided* (``same_behaviour`` is False and ``difference`` is None).
+  finished: a difference. Two crashes, a crash against a hang, or a call that was never
+  run are never called equal: they are *undecided* (``same_behaviour`` is False and
+  ``difference`` is None).
+
+A difference found once is only a candidate. ``examine`` (and ``confirm``) runs each
+version twice more, in fresh children with other hash seeds, and the difference refutes
+only if each version behaved the same in all its runs and the difference held in each;
+a version that did not is *nondeterministic* (random numbers, the clock, the
+environment, object ids, the order of a set of strings) and the input is undecided.
 
 Each version runs in its own sandbox child, so one cannot affect the other.
 """
@@ -28,18 +39,21 @@ Each version runs in its own sandbox child, so one cannot affect the other.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_calls
-from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample
+from veribot.checks.verdict import ENDLESS, Behaviour, BehaviourKind, Counterexample, Reason
 
 __all__ = [
     "Comparison",
+    "Confirmation",
     "compare",
     "confirm",
     "difference",
+    "examine",
     "render",
     "run_both",
     "same_behaviour",
@@ -47,11 +61,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# A hang or a resource failure is shown when the other version finished this many
-# times sooner than the failing one ran.
-_SHOWN_RATIO = 10.0
 _FINISHED = (BehaviourKind.RETURNED, BehaviourKind.RAISED)
-_NOT_FINISHED = (BehaviourKind.HUNG, BehaviourKind.RESOURCE)
+# Runs of each version on a candidate input that differed, the first one included.
+RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,7 @@ class Comparison:
     same: bool
     difference: str | None = None  # set iff a difference is shown
     undecided: str | None = None  # why neither could be said
+    reason: str | None = None  # with ``undecided``: a Reason code worth reporting, if any
 
 
 def same_behaviour(a: Behaviour, b: Behaviour) -> bool:
@@ -81,19 +94,52 @@ def compare(a: Behaviour, b: Behaviour) -> Comparison:
     if "not-run" in (a.value, b.value):
         return Comparison(False, undecided="a call was not run")
     if a.kind in _FINISHED and b.kind in _FINISHED:
-        return _compare_finished(a, b)
-    if a.kind in _FINISHED or b.kind in _FINISHED:
-        return _compare_one_finished(a, b)
-    if a.kind is BehaviourKind.HUNG and b.kind is BehaviourKind.HUNG:
+        found = _compare_finished(a, b)
+    elif a.kind in _FINISHED or b.kind in _FINISHED:
+        found = _compare_one_finished(a, b)
+    elif a.kind is BehaviourKind.HUNG and b.kind is BehaviourKind.HUNG:
         return Comparison(False, undecided="both versions were still running at the time limit")
-    return Comparison(
-        False,
-        undecided=f"neither version finished: the before version {a.describe()}, "
-        f"the after version {b.describe()}",
+    else:
+        return Comparison(
+            False,
+            undecided=f"neither version finished: the before version {a.describe()}, "
+            f"the after version {b.describe()}",
+        )
+    if found.same:
+        return found
+    refusal = _refusal(a, b)
+    if refusal is not None:
+        return Comparison(False, undecided=refusal, reason=Reason.SANDBOX_REFUSED)
+    return found
+
+
+def _refusal(a: Behaviour, b: Behaviour) -> str | None:
+    parts = [
+        f"{', '.join(x.refused)} in the {name} version"
+        for x, name in ((a, "before"), (b, "after"))
+        if x.refused
+    ]
+    if not parts:
+        return None
+    return (
+        f"the sandbox refused {'; and '.join(parts)}, so the difference seen may be the "
+        "sandbox's doing, not the code's"
     )
 
 
+def _out_of_memory(b: Behaviour) -> bool:
+    return b.kind is BehaviourKind.RAISED and b.value == "MemoryError"
+
+
 def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
+    if (a.value != b.value or a.kind is not b.kind) and (_out_of_memory(a) or _out_of_memory(b)):
+        name = "before" if _out_of_memory(a) else "after"
+        return Comparison(
+            False,
+            undecided=f"the {name} version ran out of memory in the sandbox (its memory "
+            "limit is smaller than a normal machine's), so the difference is not shown",
+            reason=Reason.SANDBOX_LIMIT,
+        )
     if a.kind is not b.kind:
         return Comparison(False, f"the before version {a.describe()}, "
                                  f"the after version {b.describe()}")
@@ -125,20 +171,22 @@ def _compare_one_finished(a: Behaviour, b: Behaviour) -> Comparison:
     done_name, other_name = ("before", "after") if done is a else ("after", "before")
     verb = "returned" if done.kind is BehaviourKind.RETURNED else "raised"
     finished = f"when the {done_name} version {verb} in {_seconds(done.elapsed_s)}"
-    quick = done.elapsed_s * _SHOWN_RATIO <= max(other.elapsed_s, 1e-3)
-    if other.kind is BehaviourKind.HUNG:
-        if not quick:
-            return Comparison(False, undecided=f"the {other_name} version {other.describe()}, "
-                                               f"but the {done_name} version was not much faster")
+    if other.kind is BehaviourKind.HUNG and other.value == ENDLESS:
         return Comparison(False, f"the {other_name} version is {other.text}, {finished}")
-    if other.kind is BehaviourKind.RESOURCE:
-        if not quick and other.value not in ("memory", "file-size", "output"):
-            return Comparison(False, undecided=f"the {other_name} version {other.describe()}, "
-                                               f"but the {done_name} version was not much faster")
+    if other.kind is BehaviourKind.HUNG:
         return Comparison(
             False,
-            f"the {other_name} version {other.describe()}, {finished} (a difference in "
-            f"resource use: the limit was hit on one side only)",
+            undecided=f"the {other_name} version {other.describe()}, {finished}; a slow or "
+            "waiting computation is not a difference, and no endless loop was seen",
+            reason=Reason.SANDBOX_LIMIT,
+        )
+    if other.kind is BehaviourKind.RESOURCE:
+        return Comparison(
+            False,
+            undecided=f"the {other_name} version {other.describe()}, {finished}; the "
+            "sandbox's limits are smaller than a normal machine's, so this is not shown to "
+            "be a difference",
+            reason=Reason.SANDBOX_LIMIT,
         )
     return Comparison(False, f"the {other_name} version {other.describe()}, {finished}")
 
@@ -202,19 +250,142 @@ def run_both(
     calls: Sequence[Sequence[str]],
     *,
     limits: Limits = DEFAULT_LIMITS,
+    hash_seed: int | None = None,
 ) -> list[tuple[Behaviour, Behaviour]]:
-    """Run every call on both versions, each version in its own child (concurrently)."""
+    """Run every call on both versions, each version in its own child (concurrently).
+
+    ``hash_seed``: the same ``PYTHONHASHSEED`` for both children (default: each its own).
+    """
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="veribot-differential") as pool:
-        before = pool.submit(run_calls, before_src, entry, calls, limits=limits)
-        after = pool.submit(run_calls, after_src, entry, calls, limits=limits)
+        before = pool.submit(run_calls, before_src, entry, calls, limits=limits,
+                             hash_seed=hash_seed)
+        after = pool.submit(run_calls, after_src, entry, calls, limits=limits,
+                            hash_seed=hash_seed)
         return list(zip(before.result(), after.result(), strict=True))
 
 
-def _rests_on_limits(b: Behaviour) -> bool:
-    """A crash, a resource limit, or a MemoryError: may depend on the machine's state."""
-    return b.kind in (BehaviourKind.CRASHED, BehaviourKind.RESOURCE) or (
-        b.kind is BehaviourKind.RAISED and b.value == "MemoryError"
-    )
+@dataclass(frozen=True)
+class Confirmation:
+    """What executing a candidate input showed: a counterexample, or why not.
+
+    ``reason`` and ``detail`` are set when the input was undecided for a cause the
+    verdict should name (``Reason.NONDETERMINISTIC``, ``SANDBOX_REFUSED``,
+    ``SANDBOX_LIMIT``); both empty when the versions simply behaved the same.
+    """
+
+    counterexample: Counterexample | None
+    reason: str = ""
+    detail: str = ""
+
+
+def _seeds(n: int) -> list[int]:
+    seeds: list[int] = []
+    while len(seeds) < n:
+        seed = 1 + secrets.randbelow(2**32 - 1)  # 0 would turn hash randomisation off
+        if seed not in seeds:
+            seeds.append(seed)
+    return seeds
+
+
+def _alike(x: Behaviour, y: Behaviour) -> bool:
+    """Whether two runs of one version behaved the same (a hang is alike any hang)."""
+    if x.kind in _FINISHED or y.kind in _FINISHED:
+        return x.kind is y.kind and compare(x, y).same
+    return x.kind is y.kind and (x.kind is BehaviourKind.HUNG or x.value == y.value)
+
+
+def _unstable(name: str, runs: Sequence[Behaviour]) -> Confirmation | None:
+    """Why the runs of one version did not all behave alike, or None if they did."""
+    for other in runs[1:]:
+        first = runs[0]
+        if _alike(first, other):
+            continue
+        stopped = [x for x in (first, other) if x.kind is BehaviourKind.HUNG]
+        if stopped and stopped[0].value != ENDLESS and (
+            first.kind in _FINISHED or other.kind in _FINISHED
+        ):
+            return Confirmation(
+                None,
+                Reason.SANDBOX_LIMIT,
+                f"the {name} version finished in one run and was stopped by the sandbox's "
+                "per-call timer in another: it is slow there, which is not a difference",
+            )
+        return Confirmation(
+            None,
+            Reason.NONDETERMINISTIC,
+            f"the {name} version {first.describe()} in one run and {other.describe()} "
+            "in another on the same input: it depends on something besides its input "
+            "(random numbers, the clock, the environment, object ids, the order of a set "
+            "of strings), so the difference is not a stable one",
+        )
+    return None
+
+
+def _may_be_endless(a: Behaviour, b: Behaviour) -> bool:
+    """One version finished, the other was stopped by the per-call timer."""
+    hung = [x for x in (a, b) if x.kind is BehaviourKind.HUNG and x.value == "timeout"]
+    return len(hung) == 1 and (a.kind in _FINISHED or b.kind in _FINISHED)
+
+
+def examine(
+    before_src: str,
+    after_src: str,
+    entry: str,
+    args: Sequence[str],
+    *,
+    found_by: str,
+    limits: Limits = DEFAULT_LIMITS,
+    prior: Sequence[Sequence[str]] = (),
+) -> Confirmation:
+    """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ stably.
+
+    The first pair of runs shares one hash seed. If the versions differ (or one did not
+    finish), each version runs ``RUNS - 1`` more times in fresh children, each pair with
+    a new hash seed, and a version that did not finish is watched for an endless loop.
+    The input refutes only if every version behaved alike in all its runs and a
+    difference was shown; otherwise it is undecided, with the reason.
+    """
+    call = [str(a) for a in args]
+    calls = [*([str(a) for a in c] for c in prior), call]
+    seeds = _seeds(RUNS)
+    before, after = run_both(before_src, after_src, entry, calls, limits=limits,
+                             hash_seed=seeds[0])[-1]
+    first = compare(before, after)
+    if first.same:
+        return Confirmation(None)
+    if first.difference is None and not _may_be_endless(before, after):
+        return Confirmation(None, first.reason or "", first.undecided or "")
+    jobs = [
+        (source, seed, first_run.kind is BehaviourKind.HUNG)
+        for seed in seeds[1:]
+        for source, first_run in ((before_src, before), (after_src, after))
+    ]
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="veribot-rerun") as pool:
+        futures = [
+            pool.submit(run_calls, source, entry, calls, limits=limits, hash_seed=seed,
+                        watch=watch)
+            for source, seed, watch in jobs
+        ]
+        reruns = [f.result()[-1] for f in futures]
+    befores, afters = [before, *reruns[0::2]], [after, *reruns[1::2]]
+    for name, runs in (("before", befores), ("after", afters)):
+        unstable = _unstable(name, runs)
+        if unstable is not None:
+            log.info("differential: %s(%s): %s", entry, ", ".join(call), unstable.detail)
+            return unstable
+    comparisons = [compare(b, a) for b, a in zip(befores, afters, strict=True)]
+    refused = next((c for c in comparisons if c.reason == Reason.SANDBOX_REFUSED), None)
+    if refused is not None:  # in a later run only
+        return Confirmation(None, Reason.SANDBOX_REFUSED, refused.undecided or "")
+    for (b, a), shown in zip(zip(befores, afters, strict=True), comparisons, strict=True):
+        if shown.difference is not None:
+            sentence = f"{shown.difference} (seen in each of {RUNS} runs of each version)"
+            return Confirmation(Counterexample(
+                args=tuple(call), before=b, after=a, found_by=found_by, difference=sentence,
+                prior=tuple(tuple(c) for c in calls[:-1]),
+            ))
+    undecided = next((c for c in comparisons if c.reason), comparisons[0])
+    return Confirmation(None, undecided.reason or "", undecided.undecided or "")
 
 
 def confirm(
@@ -231,25 +402,9 @@ def confirm(
 
     ``args`` may hold keyword arguments (``name=literal``). ``prior`` are calls made first
     in the same module (state kept between calls); only the last call is compared.
-    A difference that rests on a crash or a resource limit must happen again in a
-    second pair of runs; otherwise the input is not a counterexample.
+    The difference must be stable and not the sandbox's doing (see ``examine``, which
+    also says why an input did not refute).
     """
-    call = [str(a) for a in args]
-    calls = [*([str(a) for a in c] for c in prior), call]
-    before, after = run_both(before_src, after_src, entry, calls, limits=limits)[-1]
-    sentence = difference(before, after)
-    if sentence is None:
-        return None
-    if _rests_on_limits(before) or _rests_on_limits(after):
-        before2, after2 = run_both(before_src, after_src, entry, calls, limits=limits)[-1]
-        if (before2.kind, after2.kind) != (before.kind, after.kind) or difference(
-            before2, after2
-        ) is None:
-            log.info("differential: %s(%s) did not reproduce: %s", entry, ", ".join(call),
-                     sentence)
-            return None
-        sentence += " (seen in two runs)"
-    return Counterexample(
-        args=tuple(call), before=before, after=after, found_by=found_by, difference=sentence,
-        prior=tuple(tuple(c) for c in calls[:-1]),
-    )
+    return examine(
+        before_src, after_src, entry, args, found_by=found_by, limits=limits, prior=prior
+    ).counterexample

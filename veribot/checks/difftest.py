@@ -6,10 +6,13 @@ input is shrunk cheaply there; the parent only reads the candidate inputs the ch
 prints and confirms each with ``differential.confirm`` in fresh children. Only a
 confirmed difference is returned. No code of either version runs in this process.
 
-Strategies come from the parameter types (``lang.pytypes``). A parameter whose type is
-unknown is tried as an ``int``, a ``list[int]`` or a ``str``; an unknown element type is
-tried as small numbers and the string constants found in the code. Either is said in
-the outcome's ``note``.
+Strategies come from the parameter types (``lang.pytypes``), and every generated value
+is of the declared type: a refutation on an input the annotations exclude would say
+nothing about the code's callers. Where a type means "anything" (``Any``, ``object``,
+the elements of a bare ``list``), small numbers, lists and the code's string constants
+are tried. Where a parameter's type is unknown (no annotation, a class of the code), or
+the entry is an instance method (``self`` would have to be built), there is no search,
+and the outcome's ``note`` says why.
 """
 
 from __future__ import annotations
@@ -56,11 +59,16 @@ _MAX_CANDIDATES = 3
 
 @dataclass(frozen=True)
 class SearchOutcome:
-    """What a search found: a confirmed counterexample, or none and why."""
+    """What a search found: a confirmed counterexample, or none and why.
+
+    ``undecided``: the first candidate that differed but did not refute for a reason the
+    verdict should name (nondeterministic, the sandbox's refusal or limit), if any.
+    """
 
     counterexample: Counterexample | None
     inputs_tried: int
     note: str
+    undecided: differential.Confirmation | None = None
 
 
 @dataclass(frozen=True)
@@ -82,8 +90,12 @@ class ChildReport:
     message: str
 
 
-def type_to_json(t: PyType) -> dict[str, object]:
-    """Serialise a type tree for the child (which must not import veribot)."""
+def type_to_json(t: PyType, *, top: bool = True) -> dict[str, object]:
+    """Serialise a type tree for the child (which must not import veribot).
+
+    ``{"k": "any"}`` is a type every value has (``Any``, ``object``, the elements of a bare
+    ``list``); ``{"k": "unknown"}`` one the search cannot generate (and then does not run).
+    """
     if isinstance(t, BoolT):
         return {"k": "bool"}
     if isinstance(t, IntT):
@@ -95,26 +107,30 @@ def type_to_json(t: PyType) -> dict[str, object]:
     if isinstance(t, NoneT):
         return {"k": "none"}
     if isinstance(t, ListT):
-        return {"k": "list", "elem": type_to_json(t.elem)}
+        return {"k": "list", "elem": type_to_json(t.elem, top=False)}
     if isinstance(t, SetT):
-        return {"k": "set", "elem": type_to_json(t.elem)}
+        return {"k": "frozenset" if t.frozen else "set", "elem": type_to_json(t.elem, top=False)}
     if isinstance(t, TupleT):
         if t.homogeneous is not None:
-            return {"k": "tuple", "homog": type_to_json(t.homogeneous)}
-        return {"k": "tuple", "items": [type_to_json(i) for i in t.items]}
+            return {"k": "tuple", "homog": type_to_json(t.homogeneous, top=False)}
+        return {"k": "tuple", "items": [type_to_json(i, top=False) for i in t.items]}
     if isinstance(t, DictT):
-        return {"k": "dict", "key": type_to_json(t.key), "value": type_to_json(t.value)}
+        return {"k": "dict", "key": type_to_json(t.key, top=False),
+                "value": type_to_json(t.value, top=False)}
     if isinstance(t, UnionT):
-        return {"k": "union", "options": [type_to_json(o) for o in t.options]}
-    return {"k": "unknown", "source": t.text() if isinstance(t, Unknown) else ""}
+        return {"k": "union", "options": [type_to_json(o, top=False) for o in t.options]}
+    source = t.source if isinstance(t, Unknown) else "?"
+    anything = source.rsplit(".", 1)[-1] in _ANYTHING or (source == "" and not top)
+    return {"k": "any" if anything else "unknown", "source": source}
 
 
-def entry_parameters(source: str, entry: str) -> list[str] | None:
-    """The positional parameter names of ``entry`` in ``source``, read without running it.
+# Annotations under which every value is in the domain.
+_ANYTHING = frozenset({"Any", "object"})
 
-    Parameters with a default are left out (the call uses the default). ``None`` if the
-    source does not parse or has no such function.
-    """
+
+def _find_def(source: str, entry: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef,
+                                                 bool] | None:
+    """The definition of ``entry`` and whether it is inside a class, read without running."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -133,16 +149,77 @@ def entry_parameters(source: str, entry: str) -> list[str] | None:
         if found is None:
             return None
         if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
-            args = found.args
-            positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-            with_default = len(args.defaults)
-            names = positional[: len(positional) - with_default] if with_default else positional
-            if len(parts) > 1 and names and names[0] in ("self", "cls"):
-                names = names[1:]
-            return names
+            return found, len(parts) > 1
         assert isinstance(found, ast.ClassDef)
         scope = found.body
     return None
+
+
+def _decorators(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for d in fn.decorator_list:
+        node = d.func if isinstance(d, ast.Call) else d
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    return names
+
+
+def bound_parameter(source: str, entry: str) -> str | None:
+    """The name of the parameter Python binds itself (``self``, ``cls``), if any."""
+    found = _find_def(source, entry)
+    if found is None or not found[1]:
+        return None
+    fn = found[0]
+    if "staticmethod" in _decorators(fn):
+        return None
+    first = [*fn.args.posonlyargs, *fn.args.args][:1]
+    return first[0].arg if first else None
+
+
+def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType]]) -> str:
+    """Why random search must not run on ``entry`` with these parameters ("" if it may).
+
+    Only inputs of the declared types may be generated: an unknown type, or an instance
+    method (whose ``self`` would have to be built), means no search.
+    """
+    found = _find_def(source, entry)
+    if found is not None and found[1]:
+        decorators = _decorators(found[0])
+        if not decorators & {"staticmethod", "classmethod"}:
+            cls = entry.rsplit(".", 1)[0]
+            return (f"random testing was not run: `{entry}` is an instance method, and it "
+                    f"does not build instances of `{cls}`")
+    unknown = [
+        f"`{name}` ({t.text() if not isinstance(t, Unknown) or t.source else 'no annotation'})"
+        for name, t in params
+        if _has_unknown(type_to_json(t))
+    ]
+    if unknown:
+        return (f"random testing was not run: no usable type for {', '.join(unknown)}, and it "
+                "only tries inputs of the declared types")
+    return ""
+
+
+def entry_parameters(source: str, entry: str) -> list[str] | None:
+    """The positional parameter names of ``entry`` in ``source``, read without running it.
+
+    Parameters with a default are left out (the call uses the default), and so is the one
+    Python binds itself (``self``, ``cls``). ``None`` if the source does not parse or has
+    no such function.
+    """
+    found = _find_def(source, entry)
+    if found is None:
+        return None
+    args = found[0].args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    with_default = len(args.defaults)
+    names = positional[: len(positional) - with_default] if with_default else positional
+    bound = bound_parameter(source, entry)
+    if bound is not None and names and names[0] == bound:
+        names = names[1:]
+    return names
 
 
 def code_constants(*sources: str) -> tuple[list[int], list[str]]:
@@ -175,23 +252,20 @@ def build_spec(
     time_cap_s: float,
     call_s: float,
     max_examples: int = 5000,
-) -> tuple[dict[str, object], list[str], list[str]]:
-    """The child's JSON spec; also the parameter names and the guessed ones."""
+) -> tuple[dict[str, object], list[str], str]:
+    """The child's JSON spec; also the parameter names, and why not to search ("" if
+    the search may run: see ``why_not_searched``)."""
     names = entry_parameters(before_src, entry)
+    bound = bound_parameter(before_src, entry)
     if names is None:
-        names = list(param_types)
+        names = [n for n in param_types if n != bound]
     # A type given for a parameter with a default still gets a value.
     for name in param_types:
-        if name not in names:
+        if name not in names and name != bound:
             names.append(name)
-    guessed: list[str] = []
-    params: list[list[object]] = []
-    for name in names:
-        t = param_types.get(name, Unknown(""))
-        tj = type_to_json(domain(t))
-        if _has_unknown(tj):
-            guessed.append(name)
-        params.append([name, tj])
+    typed = [(name, param_types.get(name, Unknown(""))) for name in names]
+    # The typing rules widen each type: bools where int is declared, ints where float is.
+    params: list[list[object]] = [[name, type_to_json(domain(t))] for name, t in typed]
     ints, strs = code_constants(before_src, after_src)
     spec: dict[str, object] = {
         "entry": entry,
@@ -203,7 +277,7 @@ def build_spec(
         "str_constants": strs,
         "max_candidates": _MAX_CANDIDATES,
     }
-    return spec, names, guessed
+    return spec, names, why_not_searched(before_src, entry, typed)
 
 
 def _has_unknown(tj: Mapping[str, object]) -> bool:
@@ -261,23 +335,28 @@ def confirm_candidates(
     found_by: str,
     limits: Limits,
     until: float,
-) -> tuple[Counterexample | None, int]:
+) -> tuple[Counterexample | None, int, differential.Confirmation | None]:
     """Confirm candidates in order until one reproduces or time ``until`` passes.
 
-    Returns the counterexample (or ``None``) and how many candidates were run.
+    Returns the counterexample (or ``None``), how many candidates were run, and the
+    first that was undecided for a reason the verdict should name (or ``None``).
     """
     run = 0
+    undecided: differential.Confirmation | None = None
     for cand in candidates:
         if run and time.monotonic() >= until:
             break
         run += 1
-        cex = differential.confirm(
+        seen = differential.examine(
             before_src, after_src, entry, cand.args, found_by=found_by, limits=limits
         )
-        if cex is not None:
-            return cex, run
-        log.info("candidate %s from %s did not reproduce", cand.args, found_by)
-    return None, run
+        if seen.counterexample is not None:
+            return seen.counterexample, run, undecided
+        if seen.reason and undecided is None:
+            undecided = seen
+        log.info("candidate %s from %s did not reproduce: %s", cand.args, found_by,
+                 seen.detail or "the versions behaved the same")
+    return None, run, undecided
 
 
 def search(
@@ -291,22 +370,19 @@ def search(
 ) -> SearchOutcome:
     """Look for an input on which ``entry`` behaves differently in the two sources.
 
-    ``param_types`` maps parameter names to types; parameters missing from it are
-    guessed. The whole search, confirmation included, aims to end within
-    ``deadline_s`` seconds (plus process start-up slack).
+    ``param_types`` maps parameter names to types. Only inputs of those types are tried;
+    with a parameter of unknown type, or an instance method, nothing is (the note says
+    why). The whole search, confirmation included, aims to end within ``deadline_s``
+    seconds (plus process start-up slack).
     """
     start = time.monotonic()
     time_cap = max(0.3, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
     call_s = min(limits.call_s, max(0.2, time_cap / 8))
-    spec, _names, guessed = build_spec(
+    spec, _names, why_not = build_spec(
         before_src, after_src, entry, param_types, time_cap_s=time_cap, call_s=call_s
     )
-    guess_note = (
-        f"type of {', '.join(guessed)} guessed (int, list[int], str; unknown elements: "
-        "numbers and the code's string constants)"
-        if guessed
-        else ""
-    )
+    if why_not:
+        return SearchOutcome(None, 0, why_not)
     child_limits = Limits(
         wall_s=time_cap + _STARTUP_S + 2 * call_s + 1.0,
         call_s=call_s,
@@ -326,13 +402,12 @@ def search(
     if report is None:
         why = "timed out" if run.timed_out else f"exit code {run.returncode}"
         tail = run.stderr.strip().splitlines()[-1:] or [""]
-        note = _join(f"search child gave no result ({why}) {tail[0]}".strip(), guess_note)
+        note = f"search child gave no result ({why}) {tail[0]}".strip()
         log.info("difftest child failed: %s", note)
         return SearchOutcome(None, 0, note)
     if report.status != "found" or not report.candidates:
-        msg = report.message or "no difference found"
-        return SearchOutcome(None, report.tried, _join(msg, guess_note))
-    cex, confirmed_runs = confirm_candidates(
+        return SearchOutcome(None, report.tried, report.message or "no difference found")
+    cex, confirmed_runs, undecided = confirm_candidates(
         before_src,
         after_src,
         entry,
@@ -343,8 +418,10 @@ def search(
     )
     if cex is None:
         note = f"{confirmed_runs} candidate input(s) found by random testing did not reproduce"
-        return SearchOutcome(None, report.tried, _join(note, guess_note))
-    return SearchOutcome(cex, report.tried, _join(report.message, guess_note))
+        if undecided is not None:
+            note += f" ({undecided.detail})"
+        return SearchOutcome(None, report.tried, note, undecided)
+    return SearchOutcome(cex, report.tried, report.message)
 
 
 def canonical_source() -> str:
@@ -463,17 +540,21 @@ def texts():
     return st.one_of(*parts)
 
 
-def unknown_elem():
-    parts = [st.integers(-10, 10), st.floats(-10, 10, allow_nan=False)]
+def anything(top):
+    """Values of a type that takes every value (Any, object, a bare list's elements)."""
+    parts = [st.integers(-10, 10), st.floats(-10, 10, allow_nan=False), st.none()]
     if STRS:
         parts.append(st.sampled_from(STRS))
+    if top:
+        parts += [ints(), st.lists(ints(), max_size=8), texts()]
     return st.one_of(*parts)
 
 
 def hashable(tj):
-    return tj["k"] in ("int", "bool", "float", "str", "none") or (
+    """Whether every value of the type is hashable (else a set or key of it is empty)."""
+    return tj["k"] in ("int", "bool", "float", "str", "none", "frozenset") or (
         tj["k"] == "tuple"
-        and all(hashable(i) for i in tj.get("items", []) or [tj.get("homog", {"k": "int"})])
+        and all(hashable(i) for i in tj.get("items", []) or [tj["homog"]])
     ) or (tj["k"] == "union" and all(hashable(o) for o in tj["options"]))
 
 
@@ -491,16 +572,18 @@ def strat(tj, top=False):
         return st.none()
     if k == "list":
         return st.lists(strat(tj["elem"]), max_size=8)
-    if k == "set":
-        elem = tj["elem"] if hashable(tj["elem"]) else {"k": "int"}
-        return st.sets(strat(elem), max_size=6)
+    if k in ("set", "frozenset"):
+        # Only hashable members exist: with a member type that is not, only the empty set.
+        size = 6 if hashable(tj["elem"]) else 0
+        sets = st.sets(strat(tj["elem"]), max_size=size)
+        return sets.map(frozenset) if k == "frozenset" else sets
     if k == "tuple":
         if "homog" in tj:
             return st.lists(strat(tj["homog"]), max_size=8).map(tuple)
         return st.tuples(*[strat(i) for i in tj["items"]])
     if k == "dict":
-        key = tj["key"] if hashable(tj["key"]) else {"k": "int"}
-        return st.dictionaries(strat(key), strat(tj["value"]), max_size=5)
+        size = 5 if hashable(tj["key"]) else 0
+        return st.dictionaries(strat(tj["key"]), strat(tj["value"]), max_size=size)
     if k == "union":
         kinds = [o["k"] for o in tj["options"]]
         if "int" in kinds and "bool" in kinds:
@@ -508,9 +591,9 @@ def strat(tj, top=False):
             rest = [strat(o) for o in tj["options"] if o["k"] not in ("int", "bool")]
             return st.one_of(*rest, ints(bools=True))
         return st.one_of(*[strat(o) for o in tj["options"]])
-    if top:
-        return st.one_of(ints(), st.lists(ints(), max_size=8), texts())
-    return unknown_elem()
+    if k == "any":
+        return anything(top)
+    raise ValueError("no strategy for " + json.dumps(tj))  # the parent never sends one
 
 
 def call(fn, args):
@@ -587,9 +670,10 @@ def lit(v, depth=0):
         pairs = (lit(k, depth + 1) + ": " + lit(x, depth + 1) for k, x in v.items())
         return "{" + ", ".join(pairs) + "}"
     if isinstance(v, (set, frozenset)):
-        if not v:
-            return "set()"
-        return "{" + ", ".join(sorted(lit(x, depth + 1) for x in v)) + "}"
+        items = ", ".join(sorted(lit(x, depth + 1) for x in v))
+        if isinstance(v, frozenset):
+            return "frozenset({" + items + "})" if v else "frozenset()"
+        return "{" + items + "}" if v else "set()"
     raise ValueError("no literal for " + type(v).__name__)
 
 

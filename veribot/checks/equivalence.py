@@ -12,7 +12,8 @@ How a verdict is reached:
    input that tells them apart (``lang.pyprove``). ``unsat`` with every loop covered (fully
    unrolled, or proven for all trip counts by ``lang.pyinduct``) is a proof: **verified**.
 2. A candidate input from the solver is executed on both versions in the sandbox; only a
-   reproduced difference is a refutation: **refuted**.
+   reproduced, stable difference that is not the sandbox's doing is a refutation
+   (``differential.examine``): **refuted**.
 3. Where the model does not cover the code, or proves nothing, the search goes on beyond
    it: randomised differential testing from the parameter types (``difftest``), each
    found input confirmed in the sandbox. It can refute, never verify.
@@ -21,7 +22,9 @@ How a verdict is reached:
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
    and a "model defect" warning is logged. It samples; it is not what the proof rests on.
 5. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
-   bound, unknown parameter type, solver gave up, or time ran out.
+   bound, unknown parameter type, solver gave up, or time ran out; or, when an input
+   differed without refuting, why: nondeterministic, the sandbox refused an operation, or
+   a limit of the sandbox was hit.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from veribot.checks import difftest, modulecheck, tripwire
-from veribot.checks.differential import confirm, difference, run_both
+from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
 from veribot.checks.lang import pyinduct, pyprove, pysignature
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
@@ -198,14 +201,17 @@ def _decide(
             f"the solver found an input that seems to tell the versions apart ({first}), but "
             "running the code was not allowed here, so it was not confirmed",
         )
+    # The first input that differed without refuting, for a reason the verdict must name.
+    undecided: Confirmation | None = None
     if outcome.kind == "candidates":
-        found = _first_confirmed(before, after, entry, outcome, deadline)
+        found, undecided = _first_confirmed(before, after, entry, outcome, deadline)
         if found is None and outcome.shared_helpers:
             # The helpers were arbitrary functions there; with their bodies inlined the
             # solver's inputs follow what they really compute.
             inlined = _prove(tree_a, tree_b, entry, given, budget, deadline, shared=False)
             if inlined.kind == "candidates":
-                found = _first_confirmed(before, after, entry, inlined, deadline)
+                found, again = _first_confirmed(before, after, entry, inlined, deadline)
+                undecided = undecided or again
         if found is not None:
             return _refuted(found, "smt: the solver's input, executed on both versions")
         notes.append(
@@ -230,9 +236,22 @@ def _decide(
         )
         if searched.counterexample is not None:
             return _refuted(searched.counterexample, "random differential testing", notes)
+        undecided = undecided or searched.undecided
         notes.append(
             f"random testing tried {searched.inputs_tried} inputs without a difference"
             + (f" ({searched.note})" if searched.note else "")
+        )
+    if undecided is not None:
+        # An input on which the versions differed, but not in a way that counts: say so,
+        # rather than the model's reason, which is kept in the notes.
+        notes.insert(0, outcome.detail)
+        return Result(
+            Verdict.INCONCLUSIVE,
+            undecided.reason,
+            f"the versions differed, but not reproducibly as a difference of the code: "
+            f"{undecided.detail}",
+            assumptions=outcome.assumptions,
+            notes=tuple(notes),
         )
     return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
 
@@ -255,12 +274,16 @@ def _tripwire(
 
 def _first_confirmed(
     before: str, after: str, entry: str, outcome: pyprove.Outcome, deadline: float
-) -> Counterexample | None:
+) -> tuple[Counterexample | None, Confirmation | None]:
+    """The first candidate that refutes, and the first undecided one with a reason."""
+    undecided: Confirmation | None = None
     for args in outcome.candidates:
-        found = confirm(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
-        if found is not None:
-            return found
-    return None
+        seen = examine(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
+        if seen.counterexample is not None:
+            return seen.counterexample, undecided
+        if seen.reason and undecided is None:
+            undecided = seen
+    return None, undecided
 
 
 def _prove(
@@ -445,7 +468,9 @@ def _search_types(
     fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
 ) -> dict[str, PyType]:
     types: dict[str, PyType] = {}
-    for pa, pb in zip(fn_a.args.args, fn_b.args.args, strict=False):
+    params_a = [*fn_a.args.posonlyargs, *fn_a.args.args]
+    params_b = [*fn_b.args.posonlyargs, *fn_b.args.args]
+    for pa, pb in zip(params_a, params_b, strict=False):
         t = given.get(pa.arg) or from_annotation(pa.annotation)
         if isinstance(t, Unknown):
             t = from_annotation(pb.annotation)

@@ -51,10 +51,18 @@ class Reason:
     NOT_A_FUNCTION = "outside-functions"
     BUDGET = "budget"
     INTERNAL_ERROR = "internal-error"
+    # An input on which the versions differed, but not in a way that counts:
+    NONDETERMINISTIC = "nondeterministic"  # a version behaves differently from run to run
+    SANDBOX_REFUSED = "sandbox-refused"  # the sandbox refused an operation (file, socket, ...)
+    SANDBOX_LIMIT = "sandbox-limit"  # a limit of the sandbox (time, memory, file size) hit
 
     @staticmethod
     def unsupported(construct: str) -> str:
         return f"{Reason.UNSUPPORTED}:{construct}"
+
+
+# ``Behaviour.value`` of a HUNG call seen repeating a state in a loop (a proven hang).
+ENDLESS = "endless-loop"
 
 
 class BehaviourKind(enum.Enum):
@@ -82,6 +90,9 @@ class Behaviour:
     text: str
     args_after: object = None
     elapsed_s: float = 0.0
+    # What the sandbox refused during the call (a write outside its directory, a socket,
+    # a process or thread): the behaviour may be the sandbox's doing, not the code's.
+    refused: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.kind is BehaviourKind.RETURNED:
@@ -89,7 +100,8 @@ class Behaviour:
         if self.kind is BehaviourKind.RAISED:
             return f"raises {self.text}"
         if self.kind is BehaviourKind.HUNG:
-            return f"does not finish ({self.text})"
+            return f"never finishes ({self.text})" if self.value == ENDLESS else (
+                f"does not finish ({self.text})")
         if self.kind is BehaviourKind.RESOURCE:
             return f"exceeds a resource limit ({self.text})"
         return f"crashes ({self.text})"

@@ -64,9 +64,10 @@ class ListT(PyType):
 @dataclass(frozen=True)
 class SetT(PyType):
     elem: PyType
+    frozen: bool = False  # frozenset[T]
 
     def text(self) -> str:
-        return f"set[{self.elem.text()}]"
+        return f"{'frozenset' if self.frozen else 'set'}[{self.elem.text()}]"
 
 
 @dataclass(frozen=True)
@@ -161,9 +162,10 @@ def from_annotation(node: ast.expr | None) -> PyType:
         if short in _SIMPLE:
             return _SIMPLE[short]
         # A bare container means "of unknown elements".
-        bare = {"list": ListT, "List": ListT, "set": SetT, "Set": SetT}
-        if short in bare:
-            return bare[short](Unknown(""))
+        if short in ("list", "List"):
+            return ListT(Unknown(""))
+        if short in ("set", "Set"):
+            return SetT(Unknown(""))
         return Unknown(source)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _union([from_annotation(node.left), from_annotation(node.right)])
@@ -176,7 +178,7 @@ def from_annotation(node: ast.expr | None) -> PyType:
         if short == "Sequence" and len(args) == 1:
             return _sequence(from_annotation(args[0]))
         if short in ("set", "Set", "frozenset", "FrozenSet") and len(args) == 1:
-            return SetT(from_annotation(args[0]))
+            return SetT(from_annotation(args[0]), frozen=short in ("frozenset", "FrozenSet"))
         if short in ("dict", "Dict", "Mapping") and len(args) == 2:
             return DictT(from_annotation(args[0]), from_annotation(args[1]))
         if short in ("tuple", "Tuple"):

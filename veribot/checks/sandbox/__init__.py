@@ -32,7 +32,9 @@ output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each  y
                         stream and drains the rest; the result channel is
                         capped too
 second layer            a ``sys.addaudithook`` hook refusing writes outside    yes
-                        the directory, sockets, new processes and ctypes
+                        the directory, sockets, new processes and ctypes;
+                        each refusal (and a thread start the process limit
+                        refused) is recorded in ``Behaviour.refused``
 ======================  =====================================================  =========
 
 Not enforced: reading files that the unprivileged uid may read (world-readable files:
@@ -205,6 +207,10 @@ def _run_child(
     no_site = ["-S"] if cfg.get("mode") == "calls" else []
     if no_site:
         cfg = {**cfg, "site_packages": site.getsitepackages()}
+    # `-I` would ignore PYTHONHASHSEED; `-E -P -s` is `-I` without that, and the
+    # environment is empty but for the seed.
+    seed = cfg.get("hash_seed")
+    flags, env = (["-I"], {}) if seed is None else (["-s", "-P"], {"PYTHONHASHSEED": str(seed)})
     read_fd, write_fd = os.pipe()
     cfg = {**cfg, "workdir": ws.path, "uid": ws.uid, "result_fd": write_fd,
            "limits": limits.__dict__}
@@ -213,12 +219,12 @@ def _run_child(
     stdin_file = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", *no_site, "-X", "utf8", "-B", _CHILD, config_path],
+            [sys.executable, *flags, *no_site, "-X", "utf8", "-B", _CHILD, config_path],
             stdin=stdin_file,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=ws.path,
-            env={},
+            env=env,
             pass_fds=(write_fd,),
             start_new_session=True,
         )
@@ -427,6 +433,8 @@ def run_calls(
     calls: Sequence[Sequence[str]],
     *,
     limits: Limits = Limits(),
+    hash_seed: int | None = None,
+    watch: bool = False,
 ) -> list[Behaviour]:
     """Import ``source`` in a sandboxed child and call ``entry`` once per argument list.
 
@@ -443,6 +451,12 @@ def run_calls(
     RAISED, the exception type's name (``MemoryError`` and ``RecursionError`` included);
     HUNG, ``"timeout"`` or ``"not-run"``; RESOURCE, ``"file-size"``, ``"cpu"``,
     ``"killed"`` or ``"output"``; CRASHED, ``"signal:SIGSEGV"``, ``"exit:3"`` and so on.
+    With ``watch``, a call stopped in a ``while`` loop that provably repeats a state is
+    HUNG with ``value == "endless-loop"`` (tracing makes the calls slower).
+    ``Behaviour.refused`` lists what the sandbox refused during the call (or the import).
+
+    ``hash_seed`` fixes ``PYTHONHASHSEED`` (the order of sets of strings, ``hash(str)``);
+    by default every child draws its own.
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:
@@ -461,6 +475,8 @@ def run_calls(
                 "entry": entry,
                 "calls": literal_calls[next_index:],
                 "start": next_index,
+                "hash_seed": hash_seed,
+                "watch": watch,
             }
             out = _run_child(ws, cfg, limits, deadline, idle_s=limits.call_s + _GRACE_S)
             _check_ready(out)
@@ -522,12 +538,14 @@ def _behaviour(raw: object) -> Behaviour:
     except ValueError:
         return Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
     elapsed = raw.get("elapsed")
+    refused = raw.get("refused")
     return Behaviour(
         kind,
         _freeze(raw.get("value")),
         str(raw.get("text", ""))[:300],
         _freeze(raw.get("args_after")),
         float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+        tuple(str(r)[:200] for r in refused[:5]) if isinstance(refused, list) else (),
     )
 
 

@@ -17,6 +17,7 @@ Order of events in the child (see the package docstring for what each layer enfo
 from __future__ import annotations
 
 import ast
+import builtins
 import collections.abc
 import ctypes
 import errno
@@ -36,7 +37,8 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from types import FrameType
+from typing import IO, Any, ClassVar
 
 # Canonical encodings longer than this (as compact JSON) are replaced by their digest.
 MAX_ENCODING_CHARS = 16_384
@@ -510,6 +512,48 @@ def isolate(cfg: dict[str, Any]) -> dict[str, str]:
     return report
 
 
+# The message of every PermissionError the audit hook raises starts with this.
+REFUSAL_PREFIX = "veribot sandbox: "
+# What the sandbox refused during the current call (and during the import), in order.
+_refusals: list[str] = []
+_import_refusals: list[str] = []
+_MAX_REFUSALS = 5
+
+
+def refused(what: str) -> None:
+    """Record that the sandbox, not the code, stopped an operation (see ``_observe``)."""
+    if len(_refusals) < _MAX_REFUSALS and what not in _refusals:
+        _refusals.append(what)
+
+
+def _short(path: object) -> str:
+    text = repr(os.fsdecode(path) if isinstance(path, bytes | os.PathLike) else path)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _watch_threads() -> None:
+    """Record a thread start that the sandbox's process limit refused (RLIMIT_NPROC).
+
+    ``threading`` binds ``_thread.start_new_thread`` when it is first imported, so both
+    places are wrapped; the code still sees the ``RuntimeError`` it would see.
+    """
+    import _thread
+
+    original = _thread.start_new_thread
+
+    def start_new_thread(*args: Any, **kwargs: Any) -> int:
+        try:
+            return original(*args, **kwargs)
+        except RuntimeError:
+            refused("starting a thread (the sandbox's process limit)")
+            raise
+
+    _thread.start_new_thread = start_new_thread
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._start_new_thread = start_new_thread  # type: ignore[attr-defined]
+
+
 def install_audit_hook(workdir: str, processes_allowed: bool, ctypes_allowed: bool) -> None:
     """Refuse writes outside ``workdir``, network, new processes and (unless allowed) ctypes.
 
@@ -531,6 +575,10 @@ def install_audit_hook(workdir: str, processes_allowed: bool, ctypes_allowed: bo
         full = os.path.realpath(os.path.join(root, path))
         return full == root or full.startswith(root + os.sep)
 
+    def refuse(what: str) -> None:
+        refused(what)
+        raise PermissionError(f"{REFUSAL_PREFIX}{what} is not allowed")
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
             path, mode, flags = args
@@ -542,19 +590,281 @@ def install_audit_hook(workdir: str, processes_allowed: bool, ctypes_allowed: bo
                 or bool(flags & _WRITE_FLAGS)
             )
             if writes and not inside(path):
-                raise PermissionError(f"veribot sandbox: writing {path!r} is not allowed")
+                refuse(f"writing {_short(path)}")
         elif event in _PATH_EVENTS:
             for arg in args[:2]:
                 if isinstance(arg, str | bytes | os.PathLike) and not inside(arg):
-                    raise PermissionError(f"veribot sandbox: {event} on {arg!r} is not allowed")
-        elif event in _NETWORK_EVENTS or (event in _PROCESS_EVENTS and not processes_allowed):
-            raise PermissionError(f"veribot sandbox: {event} is not allowed")
+                    refuse(f"{event} on {_short(arg)}")
+        elif event in _NETWORK_EVENTS:
+            refuse(f"network access ({event})")
+        elif event in _PROCESS_EVENTS and not processes_allowed:
+            refuse(f"starting a process ({event})")
         elif ctypes_allowed:
             return
         elif event.startswith("ctypes.") or (event == "import" and args[0] in _CTYPES):
-            raise PermissionError("veribot sandbox: ctypes is not allowed")
+            refuse("ctypes")
 
     sys.addaudithook(hook)
+
+
+# --------------------------------------------------------------------------- endless loops
+#
+# A call the per-call timer stopped may be slow rather than endless; only an endless loop
+# is a difference. In "watch" mode the child proves one the simple way: a ``while`` loop
+# whose body is made only of operations on plain data (no calls but a few pure builtins
+# and methods, no attribute access, no iterator kept across iterations) reaches the
+# start of the same body statement twice with the same locals and the same values of the
+# globals it reads. Its next iterations are then determined by that state, so it repeats
+# forever. Anything outside that shape is simply not watched.
+
+_PURE_BUILTINS = frozenset(
+    {
+        "abs", "all", "any", "ascii", "bin", "bool", "bytes", "chr", "complex", "dict",
+        "divmod", "enumerate", "float", "format", "hex", "int", "isinstance", "len", "list",
+        "max", "min", "oct", "ord", "pow", "range", "repr", "reversed", "round", "sorted",
+        "str", "sum", "tuple", "zip",
+    }
+    | {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+)
+_PURE_METHODS = frozenset(
+    {
+        "append", "extend", "insert", "pop", "remove", "index", "count", "clear", "copy",
+        "reverse", "sort", "get", "keys", "values", "items", "setdefault", "update",
+        "popitem", "join", "split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper",
+        "replace", "startswith", "endswith", "find", "rfind", "isdigit", "isalpha",
+        "isspace", "bit_length",
+    }
+)
+_PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes, range)
+_MAX_PLAIN_NODES = 5000
+_MAX_SNAPSHOTS = 200_000
+
+
+class _NotPlain(Exception):
+    """A value the snapshot cannot capture exactly."""
+
+
+class _LoopNames:
+    """The names a simple loop uses; ``counters`` only ever get ``+=``/``-=`` a value
+    computed from the other names, so they cannot steer the loop and are left out of its
+    state (if they hold an ``int`` or ``float``)."""
+
+    def __init__(self, names: frozenset[str], counters: frozenset[str]) -> None:
+        self.names = names
+        self.counters = counters
+
+
+def _counters(loop: ast.While) -> frozenset[str]:
+    updated: set[str] = set()
+    targets: set[int] = set()
+    for node in ast.walk(loop):
+        if (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub)
+                and isinstance(node.target, ast.Name)):
+            name = node.target.id
+            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value)):
+                updated.add(name)
+                targets.add(id(node.target))
+    other_uses = {
+        node.id for node in ast.walk(loop) if isinstance(node, ast.Name) and id(node) not in targets
+    }
+    return frozenset(updated - other_uses)
+
+
+def _loop_is_pure(loop: ast.While) -> _LoopNames | None:
+    """The names a simple ``while`` loop uses, or None if it is not that simple."""
+    names: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _PURE_BUILTINS:
+                continue
+            if (isinstance(func, ast.Attribute) and func.attr in _PURE_METHODS
+                    and isinstance(func.value, ast.Name)):
+                continue
+            return None
+        if isinstance(node, ast.Attribute):
+            if not any(isinstance(call, ast.Call) and call.func is node
+                       for call in ast.walk(loop)):
+                return None
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal | ast.FunctionDef |
+                        ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda | ast.ListComp |
+                        ast.SetComp | ast.DictComp | ast.GeneratorExp | ast.Yield |
+                        ast.YieldFrom | ast.Await | ast.With | ast.AsyncWith | ast.Import |
+                        ast.ImportFrom | ast.Match | ast.AsyncFor | ast.Set):
+            return None
+    return _LoopNames(frozenset(names), _counters(loop))
+
+
+def watch_points(source: str) -> dict[int, _LoopNames]:
+    """Lines where a repeated state proves an endless loop, with what the loop uses.
+
+    For each simple ``while`` loop (``_loop_is_pure``) that no other loop of its function
+    encloses, and whose enclosing statements are only ``if`` and ``try`` bodies (so it runs
+    at most once per call of the function, and nothing but the locals is live there):
+    the first lines of the statements directly in its body, or in the body of a ``while``
+    nested in it through ``if``, ``while`` and ``try`` bodies only.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    points: dict[int, _LoopNames] = {}
+
+    def mark(body: list[ast.stmt], loop: _LoopNames, direct: bool) -> None:
+        lines = [stmt.lineno for stmt in body]
+        if direct and len(set(lines)) == len(lines):  # one statement per line
+            for line in lines:
+                points[line] = loop
+        for stmt in body:
+            if isinstance(stmt, ast.While):
+                mark(stmt.body, loop, True)
+            elif isinstance(stmt, ast.If):
+                mark(stmt.body, loop, False)
+                mark(stmt.orelse, loop, False)
+            elif isinstance(stmt, ast.Try):
+                mark(stmt.body, loop, False)
+
+    def visit(body: list[ast.stmt], plain_context: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(stmt.body, True)
+            elif isinstance(stmt, ast.ClassDef):
+                visit(stmt.body, False)
+            elif isinstance(stmt, ast.While):
+                loop = _loop_is_pure(stmt) if plain_context else None
+                if loop is not None:
+                    mark(stmt.body, loop, True)
+                visit(stmt.body, False)
+                visit(stmt.orelse, False)
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body, plain_context)
+                visit(stmt.orelse, plain_context)
+            elif isinstance(stmt, ast.Try):
+                visit(stmt.body, plain_context)
+                for handler in stmt.handlers:
+                    visit(handler.body, False)
+                visit(stmt.orelse, False)
+                visit(stmt.finalbody, False)
+            else:
+                for field_name in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, field_name, None)
+                    if isinstance(inner, list):
+                        visit(inner, False)
+
+    visit(tree.body, False)
+    return points
+
+
+def _plain(value: object, seen: dict[int, int], out: list[str]) -> None:
+    """Append an exact description of ``value`` (aliasing included) to ``out``."""
+    if len(out) > _MAX_PLAIN_NODES:
+        raise _NotPlain
+    tp = type(value)
+    if tp is float:
+        assert isinstance(value, float)
+        out.append("nan" if value != value else value.hex())
+        return
+    if tp is int:
+        assert isinstance(value, int)
+        out.append(hex(value))
+        return
+    if tp in _PLAIN_SCALARS:
+        out.append(f"{tp.__name__}:{value!r}")
+        return
+    if tp not in (list, tuple, dict):
+        raise _NotPlain
+    if tp is not tuple:
+        if id(value) in seen:
+            out.append(f"@{seen[id(value)]}")
+            return
+        seen[id(value)] = len(seen)
+    out.append(f"{tp.__name__}(")
+    items = value.items() if isinstance(value, dict) else value
+    for item in items:  # type: ignore[attr-defined]
+        _plain(item, seen, out)
+    out.append(")")
+
+
+class _Watch:
+    """State of the endless-loop watch for the current call."""
+
+    points: ClassVar[dict[int, _LoopNames]] = {}
+    filename = ""
+    first_offset: ClassVar[dict[tuple[int, int], int]] = {}
+    seen: ClassVar[dict[int, set[tuple[int, str]]]] = {}
+    count = 0
+    endless: int | None = None  # the line where a state repeated
+    builtins: ClassVar[dict[str, object]] = {}
+
+
+def _snapshot(frame: FrameType, loop: _LoopNames) -> str | None:
+    """The frame's exact state for the watch, or None if it cannot be captured."""
+    local = frame.f_locals
+    seen: dict[int, int] = {}
+    out: list[str] = []
+    try:
+        for name in sorted(local):
+            if name in loop.counters and type(local[name]) in (int, float):
+                continue
+            out.append(f"{name}=")
+            _plain(local[name], seen, out)
+        for name in sorted(loop.names - local.keys()):
+            if name in frame.f_globals:
+                out.append(f"{name}:=")
+                _plain(frame.f_globals[name], seen, out)
+            elif frame.f_builtins.get(name) is not _Watch.builtins.get(name, _NotPlain):
+                return None  # not a pure builtin, or one the module replaced
+    except _NotPlain:
+        return None
+    return hashlib.sha256("\x00".join(out).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _first_offset(code: Any, line: int) -> int:
+    key = (id(code), line)
+    if key not in _Watch.first_offset:
+        import dis  # only watched runs need it; every child pays for top-level imports
+
+        offsets = [o for o, n in dis.findlinestarts(code) if n == line]
+        _Watch.first_offset[key] = min(offsets) if offsets else -1
+    return _Watch.first_offset[key]
+
+
+def _trace_line(frame: FrameType, event: str, arg: object) -> Any:
+    if event == "line" and frame.f_lineno in _Watch.points:
+        line = frame.f_lineno
+        if frame.f_lasti == _first_offset(frame.f_code, line):
+            state = _snapshot(frame, _Watch.points[line])
+            if state is not None and _Watch.count < _MAX_SNAPSHOTS:
+                states = _Watch.seen.setdefault(id(frame), set())
+                if (line, state) in states:
+                    _Watch.endless = line
+                    sys.settrace(None)
+                    raise _CallTimeout
+                states.add((line, state))
+                _Watch.count += 1
+    elif event == "return":
+        _Watch.seen.pop(id(frame), None)
+    return _trace_line
+
+
+def _trace_call(frame: FrameType, event: str, arg: object) -> Any:
+    if frame.f_code.co_filename == _Watch.filename:
+        return _trace_line
+    return None
+
+
+def start_watch(subject: str) -> None:
+    """Prepare the endless-loop watch for the calls on the module at path ``subject``."""
+    with open(subject, encoding="utf-8") as handle:
+        _Watch.points = watch_points(handle.read())
+    _Watch.filename = subject
+    _Watch.builtins = {n: getattr(builtins, n) for n in _PURE_BUILTINS if hasattr(builtins, n)}
 
 
 # --------------------------------------------------------------------------- calls
@@ -586,12 +896,16 @@ def _hung(call_s: float) -> dict[str, object]:
 
 
 def _observe(action: Callable[[], object], args: Sequence[object] | None,
-             call_s: float) -> dict[str, object]:
+             call_s: float, watch: bool = False) -> dict[str, object]:
     """Run ``action`` under the per-call timer and encode what it did.
 
     The timer's exception can arrive at any function entry, so the whole observation
     sits in one ``try`` and the disarming is inline (no call before the flag is down).
     """
+    _refusals[:] = _import_refusals
+    _Watch.endless, _Watch.seen, _Watch.count = None, {}, 0
+    if watch and _Watch.filename:
+        sys.settrace(_trace_call)
     _Timer.fired = False
     try:
         _Timer.armed = True
@@ -608,8 +922,15 @@ def _observe(action: Callable[[], object], args: Sequence[object] | None,
             break
         except _CallTimeout:
             continue
-    if result is None or _Timer.fired:
-        return _hung(call_s)
+    sys.settrace(None)
+    if _Watch.endless is not None:
+        result = _behaviour("timeout", "endless-loop",
+                            f"in an endless loop: the same state repeats at line "
+                            f"{_Watch.endless}", None, call_s)
+    elif result is None or _Timer.fired:
+        result = _hung(call_s)
+    if _refusals:
+        result["refused"] = list(_refusals)
     return result
 
 
@@ -683,7 +1004,11 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     if "fn" not in loaded:
         send({"t": "import-failed", "b": outcome})
         return
+    _import_refusals[:] = _refusals  # the module's state may rest on them: every call's
     send({"t": "imported"})
+    watch = bool(cfg.get("watch"))
+    if watch:
+        start_watch(cfg["subject"])
     fn = loaded["fn"]
     recursion_limit = sys.getrecursionlimit()  # as the module left it
     for index, literals in enumerate(cfg["calls"]):
@@ -691,7 +1016,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
         sys.setrecursionlimit(recursion_limit)
         # Keyword arguments are compared after the call like positional ones (mutation).
         passed = [*args, *kwargs.values()]
-        behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s)
+        behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
         send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
 
 
@@ -737,6 +1062,7 @@ def main(argv: Sequence[str]) -> None:
     install_audit_hook(
         cfg["workdir"], int(cfg["limits"]["processes"]) > 0, bool(cfg.get("allow_ctypes"))
     )
+    _watch_threads()
     if cfg["mode"] == "script":
         channel.close()
         status = run_script(cfg)
