@@ -223,7 +223,7 @@ def domain(t: PyType) -> PyType:
     if isinstance(t, ListT):
         return ListT(domain(t.elem))
     if isinstance(t, SetT):
-        return SetT(domain(t.elem))
+        return SetT(domain(t.elem), t.frozen)
     if isinstance(t, DictT):
         return DictT(domain(t.key), domain(t.value))
     if isinstance(t, TupleT):
