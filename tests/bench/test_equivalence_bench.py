@@ -27,6 +27,7 @@ from veribot.bench.equivalence import (
     run_peer,
 )
 from veribot.checks import tripwire
+from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits
 from veribot.checks.verdict import (
     Behaviour,
@@ -186,3 +187,25 @@ def test_refutations_by_the_tripwire_are_counted_as_model_defects() -> None:
     stats = label_stats("equivalent", [defect, plain], {"a": True, "b": True})
     assert stats.model_defects == 1 and stats.finds == 2
     assert "model defects" in format_summary([stats], "header")
+
+
+def test_a_refutation_after_earlier_calls_is_recorded_and_rechecked() -> None:
+    # A fresh list per call against a shared default list: only a second call differs.
+    before = (
+        "def collect(x: int, acc: list[int] | None = None) -> list[int]:\n"
+        "    if acc is None:\n        acc = []\n    acc.append(x)\n    return acc\n"
+    )
+    after = (
+        "def collect(x: int, acc: list[int] = []) -> list[int]:\n"
+        "    acc.append(x)\n    return acc\n"
+    )
+    result = check_pair(before, after, "collect", budget=Budget(timeout_s=10))
+    assert result.verdict is Verdict.REFUTED and result.counterexample is not None
+    record = result_record("shared-default", result, result.time_s)
+    cex = record["counterexample"]
+    assert isinstance(cex, dict) and cex.get("prior"), record
+    item = BenchInput("shared-default", "python", "collect", before, after)
+    assert recheck(item, record, Limits(wall_s=10.0, call_s=2.0))
+    # Without the earlier calls the input alone shows nothing.
+    alone = {**record, "counterexample": {"args": cex["args"]}}
+    assert not recheck(item, alone, Limits(wall_s=10.0, call_s=2.0))

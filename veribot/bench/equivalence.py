@@ -38,7 +38,7 @@ from veribot.checks.crosshair_search import CHILD_THREADS
 from veribot.checks.difftest import entry_parameters
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits, run_script
-from veribot.checks.verdict import Reason, Result, Verdict
+from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +141,14 @@ def select(pairs: Sequence[LabelledPair], *, ids: str | None, language: str | No
     return chosen[:limit] if limit is not None else chosen
 
 
+def _counterexample(cex: Counterexample) -> dict[str, object]:
+    """``args``, and ``prior`` (calls made first in the same module) when there are any."""
+    out: dict[str, object] = {"args": list(cex.args)}
+    if cex.prior:
+        out["prior"] = [list(c) for c in cex.prior]
+    return out
+
+
 def result_record(pair_id: str, result: Result, time_s: float) -> dict[str, object]:
     """A result record in the README's format (plus ``method`` and ``detail``)."""
     cex = result.counterexample
@@ -148,7 +156,7 @@ def result_record(pair_id: str, result: Result, time_s: float) -> dict[str, obje
         "id": pair_id,
         "verdict": result.verdict.value,
         "reason": result.reason,
-        "counterexample": {"args": list(cex.args)} if cex is not None else None,
+        "counterexample": _counterexample(cex) if cex is not None else None,
         "before": cex.before.describe() if cex is not None else None,
         "after": cex.after.describe() if cex is not None else None,
         "time_s": round(time_s, 3),
@@ -280,8 +288,14 @@ def recheck(item: BenchInput, record: Mapping[str, object], limits: Limits) -> b
     if not isinstance(cex, dict) or not isinstance(cex.get("args"), list):
         return False
     args = [str(a) for a in cex["args"]]
+    prior_calls = cex.get("prior")
+    prior = (
+        [[str(a) for a in c] for c in prior_calls if isinstance(c, list)]
+        if isinstance(prior_calls, list) else []
+    )
     return differential.confirm(item.before, item.after, item.entry, args,
-                                found_by=RECHECK_FOUND_BY, limits=limits) is not None
+                                found_by=RECHECK_FOUND_BY, limits=limits,
+                                prior=prior) is not None
 
 
 # --- the CrossHair peer ---------------------------------------------------------------

@@ -349,6 +349,7 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
         else {
             "call": describe_call(u.entry, cex),
             "args": list(cex.args),
+            "prior": [list(c) for c in cex.prior],
             "before": {"kind": cex.before.kind.value, "text": cex.before.text},
             "after": {"kind": cex.after.kind.value, "text": cex.after.text},
             "found_by": cex.found_by,
