@@ -47,9 +47,11 @@ from veribot.checks.lang.pyvalues import (
     Unsupported,
     V,
     alternatives,
+    int_val,
     merge,
     merge_many,
     sort_of,
+    str_val,
     term,
     wrap,
 )
@@ -802,11 +804,11 @@ def constant(value: object, line: int) -> V:
     if isinstance(value, bool):
         return SBool(z3.BoolVal(value))
     if isinstance(value, int):
-        return SInt(z3.IntVal(value))
+        return SInt(int_val(value))
     if isinstance(value, float):
         return SFloat(z3.FPVal(value, FLOAT))
     if isinstance(value, str):
-        return SStr(z3.StringVal(value))
+        return SStr(str_val(value, line))
     if isinstance(value, tuple):
         return STuple(tuple(constant(v, line) for v in value))
     raise Unsupported(f"a constant of type {type(value).__name__}", line)

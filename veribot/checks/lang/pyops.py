@@ -30,6 +30,7 @@ from veribot.checks.lang.pyvalues import (
     Unsupported,
     V,
     alternatives,
+    int_of,
     merge,
     merge_many,
     term,
@@ -182,9 +183,9 @@ class Operators:
             return SFloat(r)
         if isinstance(op, ast.Pow):
             y_s = z3.simplify(y)
-            if z3.is_int_value(y_s) and 0 <= y_s.as_long() <= 8:
+            if z3.is_int_value(y_s) and 0 <= int_of(y_s) <= 8:
                 result: z3.ArithRef = z3.IntVal(1)
-                for _ in range(y_s.as_long()):
+                for _ in range(int_of(y_s)):
                     result = result * x
                 return SInt(result)
             raise Unsupported("'**' with a symbolic or large exponent", self.line)
@@ -424,7 +425,7 @@ class Operators:
         if sl.step is not None:
             step = self.ev(sl.step, state)
             if not (isinstance(step, SInt) and z3.is_int_value(z3.simplify(step.e))
-                    and z3.simplify(step.e).as_long() == 1):
+                    and int_of(z3.simplify(step.e)) == 1):
                 raise Unsupported("a slice with a step", self.line)
         if isinstance(value, STuple):
             value = self._as_seq(value)
