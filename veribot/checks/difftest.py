@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from veribot.checks import differential
+from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import (
     BoolT,
     DictT,
@@ -115,7 +116,7 @@ def entry_parameters(source: str, entry: str) -> list[str] | None:
     source does not parse or has no such function.
     """
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except SyntaxError:
         return None
     scope: list[ast.stmt] = tree.body
@@ -150,7 +151,7 @@ def code_constants(*sources: str) -> tuple[list[int], list[str]]:
     strs: set[str] = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = pysource.parse(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):

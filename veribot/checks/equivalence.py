@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from veribot.checks import difftest
 from veribot.checks.differential import confirm
-from veribot.checks.lang import pyinduct, pyprove
+from veribot.checks.lang import pyinduct, pyprove, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, parse_type
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
@@ -99,12 +99,13 @@ def _decide(
     trees = []
     for label, source in (("before", before), ("after", after)):
         try:
-            trees.append(ast.parse(source))
+            trees.append(pysource.parse(source))
         except SyntaxError as err:
             return Result(
                 Verdict.INCONCLUSIVE,
                 Reason.PARSE_ERROR,
-                f"the {label} version does not parse: {err.msg} (line {err.lineno})",
+                f"the {label} version does not parse: {err.msg}"
+                + (f" (line {err.lineno})" if err.lineno else ""),
                 line=err.lineno,
             )
     tree_a, tree_b = trees

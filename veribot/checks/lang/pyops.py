@@ -31,6 +31,7 @@ from veribot.checks.lang.pyvalues import (
     V,
     alternatives,
     int_of,
+    int_val,
     merge,
     merge_many,
     term,
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 TRUE = z3.BoolVal(True)
 FALSE = z3.BoolVal(False)
 MUTATING_METHODS = {"append", "extend", "pop", "insert", "remove", "clear", "sort", "reverse"}
+MAXSIZE = 2**63 - 1  # sys.maxsize on 64-bit CPython: the range of an index-sized integer
+REPEAT_LIMIT = 16  # sequence repetition is unrolled up to this count
+POW_BITS = 1 << 16  # constant powers are computed up to this size
 
 
 class Operators:
@@ -149,12 +153,47 @@ class Operators:
                 and _kind(a) == _kind(b) == "tuple"
             ):
                 return self.binop(op, self._as_seq(a), self._as_seq(b), state)
-        if isinstance(op, ast.Mult) and (isinstance(a, SSeq | SStr) or isinstance(b, SSeq | SStr)):
-            raise Unsupported("sequence repetition", self.line)
+        if isinstance(op, ast.Mult) and isinstance(a, SSeq | SStr | STuple):
+            return self.repeat(a, b, state)
+        if isinstance(op, ast.Mult) and isinstance(b, SSeq | SStr | STuple):
+            return self.repeat(b, a, state)
         if isinstance(op, ast.Mod) and isinstance(a, SStr):
             raise Unsupported("string formatting", self.line)
         self.raise_if(TRUE, "TypeError", state)
         return SNone()
+
+    def repeat(self, seq: SSeq | SStr | STuple, count: V, state: State) -> V:
+        """``seq * count``: a new sequence, ``count`` copies of ``seq`` (none if negative)."""
+        if not isinstance(count, SInt | SBool):
+            self.raise_if(TRUE, "TypeError", state)  # can't multiply sequence by non-int
+            return SNone()
+        n_s = z3.simplify(self._as_int(count, state))
+        if not z3.is_int_value(n_s):
+            raise Unsupported("sequence repetition by a symbolic count", self.line)
+        n = int_of(n_s)
+        if not -MAXSIZE - 1 <= n <= MAXSIZE:
+            self.raise_if(TRUE, "OverflowError", state)  # cannot fit 'int' into an index
+            return SNone()
+        empty = isinstance(seq, STuple) and not seq.items
+        if isinstance(seq, SSeq | SStr) and is_empty_literal(seq.e):
+            empty = True
+        if n > REPEAT_LIMIT and not empty:
+            raise Unsupported("sequence repetition by a large count", self.line)
+        copies = max(n, 0) if not empty else 0
+        if isinstance(seq, STuple):
+            for item in seq.items:
+                self._escape(item)
+            return STuple(seq.items * copies)
+        e: z3.SeqRef = z3.Empty(seq.e.sort()) if copies == 0 else seq.e
+        if copies > 1:
+            e = z3.Concat(*([seq.e] * copies))
+        if isinstance(seq, SStr):
+            return SStr(e)
+        origin = self._new_origin() if seq.kind == "list" else None
+        return SSeq(seq.kind, seq.elem, e, origin)
+
+    def _escape(self, value: V) -> None:
+        raise NotImplementedError
 
     def _as_seq(self, v: STuple | SSeq) -> SSeq:
         if isinstance(v, SSeq):
@@ -183,6 +222,11 @@ class Operators:
             return SFloat(r)
         if isinstance(op, ast.Pow):
             y_s = z3.simplify(y)
+            x_s = z3.simplify(x)
+            if z3.is_int_value(x_s) and z3.is_int_value(y_s) and int_of(y_s) >= 0:
+                base, exponent = int_of(x_s), int_of(y_s)
+                if abs(base) <= 1 or base.bit_length() * exponent <= POW_BITS:
+                    return SInt(int_val(base**exponent))
             if z3.is_int_value(y_s) and 0 <= int_of(y_s) <= 8:
                 result: z3.ArithRef = z3.IntVal(1)
                 for _ in range(int_of(y_s)):

@@ -20,7 +20,7 @@ from veribot.checks.lang import pyprobe, pyshared
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import ListT, PyType, from_annotation, is_known
-from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
+from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, merge_many, same_value
 from veribot.checks.smt import SolverLimits, Status, check
 
 
@@ -200,14 +200,20 @@ def exits_differ(exits_a: Sequence[Exit], exits_b: Sequence[Exit]) -> z3.BoolRef
 
 
 def _grouped(exits: Sequence[Exit]) -> list[Exit]:
-    """Raises of the same exception with the same argument contents, as one exit."""
+    """Raises of the same exception with the same argument contents, as one exit; returns
+    with the same argument contents, as one exit whose value is chosen by the guards.
+
+    Exits have disjoint guards. Grouping keeps the difference formula linear in the number
+    of exits (a long ``elif`` chain of returns) instead of quadratic.
+    """
     groups: dict[tuple[object, ...], list[Exit]] = {}
+    returns: dict[tuple[int, ...], list[Exit]] = {}
     kept: list[Exit] = []
     for e in exits:
         if z3.is_false(e.guard):
             continue
         if e.value is not None:
-            kept.append(e)
+            returns.setdefault(tuple(p.get_id() for p in e.params), []).append(e)
             continue
         key = (
             e.exc,
@@ -219,6 +225,15 @@ def _grouped(exits: Sequence[Exit]) -> list[Exit]:
         first = members[0]
         guard = z3.Or([m.guard for m in members]) if len(members) > 1 else first.guard
         kept.append(Exit(guard, None, first.exc, first.params, first.line, first.exc_term))
+    for members in returns.values():
+        first = members[0]
+        if len(members) == 1:
+            kept.append(first)
+            continue
+        parts = [(m.guard, m.value) for m in members if m.value is not None]
+        value = merge_many(parts[:-1], parts[-1][1])
+        guard = z3.Or([m.guard for m in members])
+        kept.append(Exit(guard, value, None, first.params, first.line))
     return kept
 
 

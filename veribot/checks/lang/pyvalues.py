@@ -220,6 +220,7 @@ def py_str(e: z3.SeqRef) -> str:
     return "".join(chr(buffer[i]) for i in range(n))
 
 
+_ITEMS = 100_000  # the longest sequence written out as a literal
 _DIGITS = 4000  # below Python's limit on int <-> decimal string conversion (4300)
 
 
@@ -233,7 +234,7 @@ def int_of(e: z3.ExprRef) -> int:
     if not z3.is_int_value(e):
         raise Unsupported("an integer the solver left symbolic")
     assert isinstance(e, z3.IntNumRef)
-    return _parse_decimal(e.as_string())
+    return _parse_decimal(str(e.as_string()))
 
 
 def _decimal(n: int) -> str:
@@ -252,7 +253,8 @@ def _parse_decimal(text: str) -> int:
     if len(text) <= _DIGITS:
         return int(text)
     cut = len(text) // 2
-    return _parse_decimal(text[:cut]) * 10 ** (len(text) - cut) + _parse_decimal(text[cut:])
+    scale: int = 10 ** (len(text) - cut)
+    return _parse_decimal(text[:cut]) * scale + _parse_decimal(text[cut:])
 
 
 # -- sorts and fresh values ---------------------------------------------------------------
@@ -503,6 +505,8 @@ def concrete(model: z3.ModelRef, v: V) -> object:
         return None
     if isinstance(v, SSeq):
         n = int_of(ev(z3.Length(v.e)))
+        if n > _ITEMS:
+            raise Unsupported("a solver's input too long to write out", detail=f"{n} items")
         items = [concrete(model, wrap(v.elem, ev(v.e[i]))) for i in range(n)]
         return items if v.kind == "list" else tuple(items)
     if isinstance(v, STuple):
