@@ -36,7 +36,9 @@ from veribot.checks.lang.pyvalues import (
     V,
     alternatives,
     merge,
+    py_str,
     sort_of,
+    str_val,
     term,
     wrap,
 )
@@ -264,8 +266,13 @@ class Builtins(Operators):
                 if not is_empty_literal(seq.e):
                     raise Unsupported("extending a list with items of another type", self.line)
                 seq = SSeq(seq.kind, StrT(), z3.Empty(z3.SeqSort(z3.StringSort())), seq.origin)
-            char = z3.Const("c", z3.CharSort())  # one name: equal extensions are equal terms
-            chars = z3.SeqMap(z3.Lambda([char], z3.Unit(char)), other.e)
+            literal = z3.simplify(other.e)
+            if literal.is_string_value():
+                units = [z3.Unit(str_val(c)) for c in py_str(literal)]
+                chars = units[0] if len(units) == 1 else z3.Concat(*units)
+            else:
+                char = z3.Const("c", z3.CharSort())  # one name: equal extensions are equal terms
+                chars = z3.SeqMap(z3.Lambda([char], z3.Unit(char)), other.e)
             self._mutate(name, seq, z3.Concat(seq.e, chars), state)
             return
         if isinstance(other, SSeq):

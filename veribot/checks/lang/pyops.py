@@ -168,15 +168,19 @@ class Operators:
             self.raise_if(TRUE, "TypeError", state)  # can't multiply sequence by non-int
             return SNone()
         n_s = z3.simplify(self._as_int(count, state))
+        if isinstance(count, SBool) and not z3.is_int_value(n_s):
+            once = self.repeat(seq, SInt(z3.IntVal(1)), state)
+            return merge(count.e, once, self.repeat(seq, SInt(z3.IntVal(0)), state))
         if not z3.is_int_value(n_s):
             raise Unsupported("sequence repetition by a symbolic count", self.line)
         n = int_of(n_s)
         if not -MAXSIZE - 1 <= n <= MAXSIZE:
             self.raise_if(TRUE, "OverflowError", state)  # cannot fit 'int' into an index
             return SNone()
-        empty = isinstance(seq, STuple) and not seq.items
-        if isinstance(seq, SSeq | SStr) and is_empty_literal(seq.e):
-            empty = True
+        if isinstance(seq, STuple):
+            empty = not seq.items
+        else:
+            empty = z3.simplify(z3.Length(seq.e) == 0).eq(TRUE)
         if n > REPEAT_LIMIT and not empty:
             raise Unsupported("sequence repetition by a large count", self.line)
         copies = max(n, 0) if not empty else 0

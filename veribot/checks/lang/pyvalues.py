@@ -489,7 +489,7 @@ def reduce(e: Any) -> Any:
 
 def concrete(model: z3.ModelRef, v: V) -> object:
     """The Python value that ``v`` takes in ``model``."""
-    ev: Callable[[Any], Any] = lambda e: reduce(model.eval(e, model_completion=True))  # noqa: E731
+    ev: Callable[[Any], Any] = lambda e: _value_in(model, e)  # noqa: E731
     if isinstance(v, SInt):
         return int_of(ev(v.e))
     if isinstance(v, SBool):
@@ -517,6 +517,41 @@ def concrete(model: z3.ModelRef, v: V) -> object:
                 return concrete(model, alt)
         return concrete(model, v.alts[-1][1])
     raise Unsupported(f"concretising a {type(v).__name__}")
+
+
+def _value_in(model: z3.ModelRef, e: z3.ExprRef) -> z3.ExprRef:
+    """The value of ``e`` in ``model``, with the ``seq.map`` that Z3 leaves unevaluated
+    (a list extended by a string's characters) written out."""
+    value: z3.ExprRef = reduce(model.eval(e, model_completion=True))
+    if _is_value(value):
+        return value
+    maps: dict[int, z3.ExprRef] = {}
+    stack, seen = [value], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_SEQ_MAP and t.arg(1).is_string_value():
+            maps[t.get_id()] = t
+        else:
+            stack.extend(t.children())
+    pairs = []
+    for t in maps.values():
+        function, text = t.arg(0), py_str(t.arg(1))
+        units = [z3.Unit(reduce(function[z3.CharVal(ord(c))])) for c in text]
+        pairs.append((t, z3.Concat(*units) if len(units) > 1 else units[0] if units
+                      else z3.Empty(t.sort())))
+    return reduce(z3.substitute(value, *pairs)) if pairs else value
+
+
+def _is_value(e: z3.ExprRef) -> bool:
+    if isinstance(e, z3.SeqRef):
+        return bool(e.is_string_value())
+    return bool(
+        z3.is_int_value(e) or z3.is_true(e) or z3.is_false(e) or z3.is_bv_value(e)
+        or z3.is_fp_value(e)
+    )
 
 
 def float_of(bits: int) -> float:
