@@ -123,7 +123,7 @@ CASES: list[tuple[str, str, list[list[object]]]] = [
     (
         "s: str, t: str",
         "out = []\n    out.extend(s)\n    out += t\n    for c in s:\n        out.append(c)\n"
-        "    out += ('x',)\n    return out",
+        "    out += ('x',)\n    return out, list(s), tuple(t)",
         [[s, t] for s in ODD_STRS for t in STRS],
     ),
     (

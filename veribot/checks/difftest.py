@@ -529,7 +529,7 @@ def call(fn, args):
         return ("timeout", None, None, "")
     try:
         if kind == "return":
-            text = repr(value)[:200]
+            text = canon._safe_repr(value, 200)  # repr fails on an int beyond 4,300 digits
             value = canon.canonical(value)
         after = canon.canonical(tuple(args))
     except BaseException as exc:

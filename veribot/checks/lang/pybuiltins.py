@@ -47,6 +47,18 @@ if TYPE_CHECKING:
     from veribot.checks.lang.pyexec import State
 
 
+def characters(text: z3.SeqRef) -> z3.SeqRef:
+    """The one-character strings of ``text``, in order (what iterating a ``str`` gives)."""
+    literal = z3.simplify(text)
+    if literal.is_string_value():
+        units = [z3.Unit(str_val(c)) for c in py_str(literal)]
+        if not units:
+            return z3.Empty(z3.SeqSort(z3.StringSort()))
+        return units[0] if len(units) == 1 else z3.Concat(*units)
+    char = z3.Const("c", z3.CharSort())  # one name: equal extensions are equal terms
+    return z3.SeqMap(z3.Lambda([char], z3.Unit(char)), text)
+
+
 class Builtins(Operators):
     """Calls of builtins and methods (calls of the module's own functions: ``pyexec``)."""
 
@@ -106,6 +118,8 @@ class Builtins(Operators):
             (v,) = args
             if isinstance(v, STuple):
                 v = self._as_seq(v)
+            if isinstance(v, SStr):
+                v = SSeq("tuple", StrT(), characters(v.e))
             if isinstance(v, SSeq):
                 origin = self._new_origin() if name == "list" else None
                 return SSeq(name, v.elem, v.e, origin)
@@ -266,14 +280,7 @@ class Builtins(Operators):
                 if not is_empty_literal(seq.e):
                     raise Unsupported("extending a list with items of another type", self.line)
                 seq = SSeq(seq.kind, StrT(), z3.Empty(z3.SeqSort(z3.StringSort())), seq.origin)
-            literal = z3.simplify(other.e)
-            if literal.is_string_value():
-                units = [z3.Unit(str_val(c)) for c in py_str(literal)]
-                chars = units[0] if len(units) == 1 else z3.Concat(*units)
-            else:
-                char = z3.Const("c", z3.CharSort())  # one name: equal extensions are equal terms
-                chars = z3.SeqMap(z3.Lambda([char], z3.Unit(char)), other.e)
-            self._mutate(name, seq, z3.Concat(seq.e, chars), state)
+            self._mutate(name, seq, z3.Concat(seq.e, characters(other.e)), state)
             return
         if isinstance(other, SSeq):
             if other.elem != seq.elem:

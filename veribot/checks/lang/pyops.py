@@ -171,16 +171,17 @@ class Operators:
         if isinstance(count, SBool) and not z3.is_int_value(n_s):
             once = self.repeat(seq, SInt(z3.IntVal(1)), state)
             return merge(count.e, once, self.repeat(seq, SInt(z3.IntVal(0)), state))
-        if not z3.is_int_value(n_s):
-            raise Unsupported("sequence repetition by a symbolic count", self.line)
-        n = int_of(n_s)
-        if not -MAXSIZE - 1 <= n <= MAXSIZE:
-            self.raise_if(TRUE, "OverflowError", state)  # cannot fit 'int' into an index
-            return SNone()
         if isinstance(seq, STuple):
             empty = not seq.items
         else:
             empty = z3.simplify(z3.Length(seq.e) == 0).eq(TRUE)
+        # A count that cannot fit an index-sized integer raises, even for an empty sequence.
+        self.raise_if(z3.Or(n_s > MAXSIZE, n_s < -MAXSIZE - 1), "OverflowError", state)
+        if not z3.is_int_value(n_s) and not empty:
+            raise Unsupported("sequence repetition by a symbolic count", self.line)
+        n = int_of(n_s) if z3.is_int_value(n_s) else 0
+        if not -MAXSIZE - 1 <= n <= MAXSIZE:
+            return SNone()
         if n > REPEAT_LIMIT and not empty:
             raise Unsupported("sequence repetition by a large count", self.line)
         copies = max(n, 0) if not empty else 0
