@@ -20,11 +20,15 @@ import z3
 from veribot.checks.lang.pyexec import Executor, Limits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import parse_type
-from veribot.checks.lang.pyvalues import Fresh, V, concrete, reduce
+from veribot.checks.lang.pyvalues import Fresh, V, concrete, int_val, reduce, str_val
 
 INTS = [-7, -3, -2, -1, 0, 1, 2, 3, 5, 8]
 FLOATS = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, 1e308, math.inf, -math.inf, math.nan]
 STRS = ["", "a", "ab", "ba", "abc"]
+# Escapes and characters beyond the BMP: a backslash must stay a backslash, an astral
+# character one character, a lone surrogate a valid str.
+ODD_STRS = ["", "\\u0041", "\\u{41}", "\U0001F600", "\ud800", "a\U0001FFFF\x00", "\xe9\\"]
+HUGE = [0, 1, -1, 2, -3, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**100, -(2**100)]
 
 
 INT_PAIRS = [[a, b] for a in INTS for b in INTS]
@@ -110,6 +114,45 @@ CASES: list[tuple[str, str, list[list[object]]]] = [
     ("a: int | None", "return a is None, a == 0", [[None], [0], [3]]),
     ("x: float, y: float", "return min(x, y), max(y, x)", FLOAT_PAIRS),
     ("a: int", "return a / 3, a + 0.5, a == a + 0.0", [[a] for a in [*INTS, 10**400, -(10**309)]]),
+    (
+        "s: str, t: str",
+        "return s + t, s < t, s in t, len(s), s[1:], s[:1], s == '\\U0001F600', "
+        "s < '\\ud800', '\\\\u0041' in s, len('\\N{GRINNING FACE}\\\\u{41}')",
+        [[s, t] for s in ODD_STRS for t in ODD_STRS],
+    ),
+    (
+        "s: str, t: str",
+        "out = []\n    out.extend(s)\n    out += t\n    for c in s:\n        out.append(c)\n"
+        "    out += ('x',)\n    return out, list(s), tuple(t)",
+        [[s, t] for s in ODD_STRS for t in STRS],
+    ),
+    (
+        "xs: list[int], t: tuple[int, ...], n: bool",
+        "ys = xs\n    ys *= 2\n    return xs * 2, 3 * t, t * -1, xs * 0, t * n, (1, n) * 2, xs",
+        [[xs, tuple(xs), n] for xs in _lists(9) for n in (False, True)],
+    ),
+    (
+        "s: str, t: tuple[int, ...]",
+        "return s * 3, s * -2, s * False, () * (2**63 - 1), '' * 2**62, t * 1",
+        [[s, t] for s in STRS for t in ((), (1,))],
+    ),
+    ("xs: list[int], n: int", "return xs * 2**63", [[xs, 0] for xs in _lists(10)[:3]]),
+    (
+        "xs: list[int], i: int",
+        "xs.insert(i, 5)\n    return xs.pop(i), xs",
+        [[xs, i] for xs in _lists(11)[:4] for i in HUGE],
+    ),
+    (
+        "xs: list[int], i: int",
+        "return xs[i], xs[i:], xs[:i]",
+        [[xs, i] for xs in _lists(12)[:4] for i in HUGE],
+    ),
+    ("xs: list[int], i: int", "return xs.pop(i)", [[xs, i] for xs in _lists(13)[:4] for i in HUGE]),
+    (
+        "a: int, b: int",
+        "return len(range(a, b)), bool(range(a, b, 3)), 2**63 + 10**50 - a",
+        [[a, b] for a in HUGE for b in HUGE],
+    ),
     ("t: tuple[int, int], v: int", "return v in t, t[v], t + t", [[(1, 2), v] for v in INTS]),
     (
         "a: int, b: int",
@@ -166,7 +209,16 @@ def _model(run: object, symbolic: list[V], args: list[object]) -> tuple[str, obj
 
 
 def _equals(v: V, a: object) -> z3.BoolRef:
-    from veribot.checks.lang.pyvalues import FLOAT, SFloat, SInt, SSeq, SStr, STuple, SUnion
+    from veribot.checks.lang.pyvalues import (
+        FLOAT,
+        SBool,
+        SFloat,
+        SInt,
+        SSeq,
+        SStr,
+        STuple,
+        SUnion,
+    )
 
     if isinstance(v, SUnion):
         options = []
@@ -179,13 +231,18 @@ def _equals(v: V, a: object) -> z3.BoolRef:
     if isinstance(v, STuple):
         assert isinstance(a, tuple)
         return z3.And([_equals(item, x) for item, x in zip(v.items, a, strict=True)])
+    if isinstance(v, SBool):
+        assert isinstance(a, bool)
+        return v.e == z3.BoolVal(a)
     if isinstance(v, SInt):
-        return v.e == z3.IntVal(a)
+        assert isinstance(a, int)
+        return v.e == int_val(a)
     if isinstance(v, SFloat):
         assert isinstance(a, float)
         return z3.fpIsNaN(v.e) if math.isnan(a) else v.e == z3.FPVal(a, FLOAT)
     if isinstance(v, SStr):
-        return v.e == z3.StringVal(a)
+        assert isinstance(a, str)
+        return v.e == str_val(a)
     if isinstance(v, SSeq):
         assert isinstance(a, list | tuple)
         if not a:
@@ -229,6 +286,11 @@ def test_cases_cover_every_operator_family() -> None:
         "break",
         "continue",
         "is None",
+        "extend",
+        "+=",
+        "*=",
+        "* 2",
+        "\\U0001F600",
     ):
         assert token in bodies, token
     assert len(list(itertools.chain.from_iterable(c[2] for c in CASES))) > 1000

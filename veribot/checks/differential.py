@@ -215,7 +215,10 @@ def _render(e: object) -> str:
         return "None"
     if tag in ("bool", "int") and rest:
         value = rest[0]
-        return str(int(value, 16)) if isinstance(value, str) and tag == "int" else repr(value)
+        if isinstance(value, str) and tag == "int":
+            number = int(value, 16)
+            return str(number) if len(value) < 3000 else hex(number)  # str() stops at 4300 digits
+        return repr(value)
     if tag == "float" and rest:
         return str(rest[0]) if isinstance(rest[0], str) else repr(rest[0])
     if tag in ("str", "bytes", "bytearray") and rest:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from veribot.checks import differential
+from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import (
     BoolT,
     DictT,
@@ -132,7 +133,7 @@ def _find_def(source: str, entry: str) -> tuple[ast.FunctionDef | ast.AsyncFunct
                                                  bool] | None:
     """The definition of ``entry`` and whether it is inside a class, read without running."""
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except SyntaxError:
         return None
     scope: list[ast.stmt] = tree.body
@@ -228,7 +229,7 @@ def code_constants(*sources: str) -> tuple[list[int], list[str]]:
     strs: set[str] = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = pysource.parse(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -618,7 +619,7 @@ def call(fn, args):
         return ("timeout", None, None, "")
     try:
         if kind == "return":
-            text = repr(value)[:200]
+            text = canon._safe_repr(value, 200)  # repr fails on an int beyond 4,300 digits
             value = canon.canonical(value)
         after = canon.canonical(tuple(args))
     except BaseException as exc:

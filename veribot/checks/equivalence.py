@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from veribot.checks import difftest, modulecheck, tripwire
 from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
-from veribot.checks.lang import pyinduct, pyprove, pysignature
+from veribot.checks.lang import pyinduct, pyprove, pysignature, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
@@ -107,12 +107,13 @@ def _decide(
     trees = []
     for label, source in (("before", before), ("after", after)):
         try:
-            trees.append(ast.parse(source))
+            trees.append(pysource.parse(source))
         except SyntaxError as err:
             return Result(
                 Verdict.INCONCLUSIVE,
                 Reason.PARSE_ERROR,
-                f"the {label} version does not parse: {err.msg} (line {err.lineno})",
+                f"the {label} version does not parse: {err.msg}"
+                + (f" (line {err.lineno})" if err.lineno else ""),
                 line=err.lineno,
             )
     tree_a, tree_b = trees

@@ -21,6 +21,8 @@ import importlib.util
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from veribot.checks.lang import pysource
+
 MODULE_ENTRY = "<module>"
 
 # git's own heuristic: a NUL byte in the first 8000 bytes means binary.
@@ -200,10 +202,11 @@ def _parse(data: bytes | None) -> _Module:
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
         return _Module(None, None, f"cannot decode the file: {exc}", 1)
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except SyntaxError as exc:
         message = exc.msg or "invalid syntax"
-        return _Module(source, None, f"SyntaxError: {message} (line {exc.lineno})", exc.lineno)
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return _Module(source, None, f"SyntaxError: {message}{where}", exc.lineno)
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return _Module(source, None, f"cannot parse: {exc}", 1)
     return _Module(source, tree)
@@ -298,7 +301,7 @@ def _definitions(tree: ast.Module) -> Iterator[_Def]:
 
 
 def _code_key(node: ast.AST) -> str:
-    return ast.dump(node, include_attributes=False)
+    return pysource.code_key(node)
 
 
 def _body_key(node: _FunctionNode) -> str:
@@ -458,5 +461,5 @@ def _pair(
 
 def function_entries(source: str) -> tuple[str, ...]:
     """Qualified names of every function and method in ``source`` (raises SyntaxError)."""
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     return tuple(d.entry for d in _definitions(tree) if not d.is_class)

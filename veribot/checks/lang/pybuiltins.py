@@ -14,6 +14,7 @@ import z3
 
 from veribot.checks.lang.pyops import (
     FALSE,
+    MAXSIZE,
     MUTATING_METHODS,
     TRUE,
     Operators,
@@ -21,7 +22,7 @@ from veribot.checks.lang.pyops import (
     is_empty_literal,
     promote,
 )
-from veribot.checks.lang.pytypes import INT_OR_BOOL, BoolT, FloatT, IntT, PyType
+from veribot.checks.lang.pytypes import INT_OR_BOOL, BoolT, FloatT, IntT, PyType, StrT
 from veribot.checks.lang.pyvalues import (
     FLOAT,
     RM,
@@ -37,16 +38,31 @@ from veribot.checks.lang.pyvalues import (
     SUnion,
     Unsupported,
     V,
+    alternatives,
     merge,
     merge_many,
     number_of_code,
+    py_str,
     sort_of,
+    str_val,
     term,
     wrap,
 )
 
 if TYPE_CHECKING:
     from veribot.checks.lang.pyexec import State
+
+
+def characters(text: z3.SeqRef) -> z3.SeqRef:
+    """The one-character strings of ``text``, in order (what iterating a ``str`` gives)."""
+    literal = z3.simplify(text)
+    if literal.is_string_value():
+        units = [z3.Unit(str_val(c)) for c in py_str(literal)]
+        if not units:
+            return z3.Empty(z3.SeqSort(z3.StringSort()))
+        return units[0] if len(units) == 1 else z3.Concat(*units)
+    char = z3.Const("c", z3.CharSort())  # one name: equal extensions are equal terms
+    return z3.SeqMap(z3.Lambda([char], z3.Unit(char)), text)
 
 
 class Builtins(Operators):
@@ -78,7 +94,9 @@ class Builtins(Operators):
             if isinstance(v, STuple):
                 return SInt(z3.IntVal(len(v.items)))
             if isinstance(v, SRange):
-                return SInt(v.length())
+                length = v.length()
+                self.raise_if(length > MAXSIZE, "OverflowError", state)  # len() is a C ssize_t
+                return SInt(length)
             if isinstance(v, SInt | SBool | SIntB | SFloat | SNone):
                 self.raise_if(TRUE, "TypeError", state)
                 return SInt(z3.IntVal(0))
@@ -112,6 +130,8 @@ class Builtins(Operators):
             (v,) = args
             if isinstance(v, STuple):
                 v = self._as_seq(v)
+            if isinstance(v, SStr):
+                v = SSeq("tuple", StrT(), characters(v.e))
             if isinstance(v, SSeq):
                 origin = self._new_origin() if name == "list" else None
                 return SSeq(name, v.elem, v.e, origin)
@@ -259,7 +279,7 @@ class Builtins(Operators):
         if method == "pop" and len(args) <= 1:
             n = z3.Length(seq.e)
             if args:
-                i = self._as_int(args[0], state)
+                i = self._index_sized(args[0], state)
                 idx = z3.If(i < 0, i + n, i)
             else:
                 idx = n - 1
@@ -273,7 +293,7 @@ class Builtins(Operators):
             return SNone()
         if method == "insert" and len(args) == 2:
             n = z3.Length(seq.e)
-            i = self._as_int(args[0], state)
+            i = self._index_sized(args[0], state)
             idx = z3.If(i < 0, i + n, i)
             idx = z3.If(idx < 0, 0, z3.If(idx > n, n, idx))
             seq = self._adopt(seq, args[1])
@@ -304,9 +324,25 @@ class Builtins(Operators):
             return SNone()
         raise Unsupported(f"the list method .{method}()", self.line)
 
+    def _index_sized(self, v: V, state: State) -> z3.ArithRef:
+        """An argument CPython converts to a C ``ssize_t`` (``pop``, ``insert``)."""
+        i = self._as_int(v, state)
+        self.raise_if(z3.Or(i > MAXSIZE, i < -MAXSIZE - 1), "OverflowError", state)
+        return i
+
     def _extend(self, name: str, seq: SSeq, other: V, state: State) -> None:
+        """``seq.extend(other)`` and ``seq += other``: any iterable, a ``str`` by characters."""
         if isinstance(other, STuple):
             other = self._as_seq(other)
+        if isinstance(other, SStr):
+            if is_empty_literal(other.e):
+                return
+            if not isinstance(seq.elem, StrT):
+                if not is_empty_literal(seq.e):
+                    raise Unsupported("extending a list with items of another type", self.line)
+                seq = SSeq(seq.kind, StrT(), z3.Empty(z3.SeqSort(z3.StringSort())), seq.origin)
+            self._mutate(name, seq, z3.Concat(seq.e, characters(other.e)), state)
+            return
         if isinstance(other, SSeq):
             seq, other = promote(seq, other)
             if other.elem != seq.elem:
@@ -318,6 +354,7 @@ class Builtins(Operators):
                     raise Unsupported("extending a list with items of another type", self.line)
             self._mutate(name, seq, z3.Concat(seq.e, other.e), state)
             return
-        if isinstance(other, SRange):
-            raise Unsupported("extending a list with a range", self.line)
-        self.raise_if(TRUE, "TypeError", state)
+        not_iterable = SInt | SBool | SFloat | SNone
+        if not all(isinstance(alt, not_iterable) for _, alt in alternatives(other)):
+            raise Unsupported(f"extending a list with a {type(other).__name__}", self.line)
+        self.raise_if(TRUE, "TypeError", state)  # not iterable

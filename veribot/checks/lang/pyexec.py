@@ -50,9 +50,11 @@ from veribot.checks.lang.pyvalues import (
     alternatives,
     as_codes,
     as_int_or_bool,
+    int_val,
     merge,
     merge_many,
     sort_of,
+    str_val,
     term,
     wrap,
 )
@@ -249,8 +251,7 @@ class Executor(Builtins):
             value = self.ev(stmt.value, state) if stmt.value is not None else SNone()
             self._return(value, state, frame, stmt.lineno)
         elif isinstance(stmt, ast.If):
-            cond = self.truthy(self.ev(stmt.test, state), state)
-            self._branch(cond, stmt.body, stmt.orelse, state, frame)
+            self._if_chain(stmt, state, frame)
         elif isinstance(stmt, ast.For):
             self.exec_for(stmt, state, frame)
         elif isinstance(stmt, ast.While):
@@ -282,26 +283,29 @@ class Executor(Builtins):
             frame.returns.append((state.live, value, line))
         state.live = FALSE
 
-    def _branch(
-        self,
-        cond: z3.BoolRef,
-        then: Sequence[ast.stmt],
-        orelse: Sequence[ast.stmt],
-        state: State,
-        frame: Frame,
-    ) -> None:
-        cond = z3.simplify(cond)
-        a = state.fork(z3.And(state.live, cond))
-        b = state.fork(z3.And(state.live, z3.Not(cond)))
-        if not z3.is_false(cond):
-            self.exec_block(then, a, frame)
-        else:
-            a.live = FALSE
-        if not z3.is_true(cond):
-            self.exec_block(orelse, b, frame)
-        else:
-            b.live = FALSE
-        joined = merge_states([a, b], state)
+    def _if_chain(self, stmt: ast.If, state: State, frame: Frame) -> None:
+        """An ``if``/``elif``/``else`` chain, arm by arm: a long chain must not recurse."""
+        arms: list[State] = []
+        node = stmt
+        while True:
+            self.line = node.lineno
+            cond = z3.simplify(self.truthy(self.ev(node.test, state), state))
+            taken = state.fork(z3.And(state.live, cond))
+            if z3.is_false(cond):
+                taken.live = FALSE
+            else:
+                self.exec_block(node.body, taken, frame)
+            arms.append(taken)
+            state.live = z3.And(state.live, z3.Not(cond))
+            if z3.is_true(cond):
+                state.live = FALSE
+                break
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                continue
+            self.exec_block(node.orelse, state, frame)
+            break
+        joined = merge_states([*arms, state], state)
         state.live, state.env, state.objects = joined.live, joined.env, joined.objects
 
     def exec_raise(self, stmt: ast.Raise, state: State) -> None:
@@ -380,18 +384,29 @@ class Executor(Builtins):
         if isinstance(target, ast.Name):
             current = self.ev(target, state)
             operand = self.ev(stmt.value, state)
-            if (
-                isinstance(stmt.op, ast.Add)
-                and isinstance(current, SSeq)
-                and current.kind == "list"
-            ):
-                # list += iterable extends the same object in place.
-                self._extend(target.id, current, operand, state)
+            in_place = isinstance(stmt.op, ast.Add | ast.Mult)
+            if in_place and isinstance(current, SSeq) and current.kind == "list":
+                # list += iterable extends the same object in place; list *= n repeats it.
+                if isinstance(stmt.op, ast.Add):
+                    self._extend(target.id, current, operand, state)
+                    return
+                repeated = self.repeat(current, operand, state)
+                if isinstance(repeated, SSeq):
+                    self._mutate(target.id, current, repeated.e, state)
                 return
+            if in_place and any(
+                isinstance(alt, SSeq) and alt.kind == "list" for _, alt in alternatives(current)
+            ):
+                raise Unsupported("an in-place operator on a value that may be a list", self.line)
             self.assign(target, self.binop(stmt.op, current, operand, state), state)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             current = self.ev(target, state)
             operand = self.ev(stmt.value, state)
+            if isinstance(stmt.op, ast.Add | ast.Mult) and any(
+                isinstance(alt, SSeq) and alt.kind == "list" for _, alt in alternatives(current)
+            ):
+                # x[i] += ... mutates the list object x[i], which other names may hold.
+                raise Unsupported("an in-place operator on a list item", self.line)
             self._store_item(target, self.binop(stmt.op, current, operand, state), state)
         else:
             raise Unsupported(f"augmented assignment to {_construct_name(target)}", self.line)
@@ -866,11 +881,11 @@ def constant(value: object, line: int) -> V:
     if isinstance(value, bool):
         return SBool(z3.BoolVal(value))
     if isinstance(value, int):
-        return SInt(z3.IntVal(value))
+        return SInt(int_val(value))
     if isinstance(value, float):
         return SFloat(z3.FPVal(value, FLOAT))
     if isinstance(value, str):
-        return SStr(z3.StringVal(value))
+        return SStr(str_val(value, line))
     if isinstance(value, tuple):
         return STuple(tuple(constant(v, line) for v in value))
     raise Unsupported(f"a constant of type {type(value).__name__}", line)

@@ -43,6 +43,8 @@ from veribot.checks.lang.pyvalues import (
     as_codes,
     as_int_or_bool,
     code_of_int,
+    int_of,
+    int_val,
     merge,
     merge_many,
     numbers_of_codes,
@@ -56,6 +58,9 @@ if TYPE_CHECKING:
 TRUE = z3.BoolVal(True)
 FALSE = z3.BoolVal(False)
 MUTATING_METHODS = {"append", "extend", "pop", "insert", "remove", "clear", "sort", "reverse"}
+MAXSIZE = 2**63 - 1  # sys.maxsize on 64-bit CPython: the range of an index-sized integer
+REPEAT_LIMIT = 16  # sequence repetition is unrolled up to this count
+POW_BITS = 1 << 16  # constant powers are computed up to this size
 
 
 class Operators:
@@ -167,12 +172,52 @@ class Operators:
                 and _kind(a) == _kind(b) == "tuple"
             ):
                 return self.binop(op, self._as_seq(a), self._as_seq(b), state)
-        if isinstance(op, ast.Mult) and (isinstance(a, SSeq | SStr) or isinstance(b, SSeq | SStr)):
-            raise Unsupported("sequence repetition", self.line)
+        if isinstance(op, ast.Mult) and isinstance(a, SSeq | SStr | STuple):
+            return self.repeat(a, b, state)
+        if isinstance(op, ast.Mult) and isinstance(b, SSeq | SStr | STuple):
+            return self.repeat(b, a, state)
         if isinstance(op, ast.Mod) and isinstance(a, SStr):
             raise Unsupported("string formatting", self.line)
         self.raise_if(TRUE, "TypeError", state)
         return SNone()
+
+    def repeat(self, seq: SSeq | SStr | STuple, count: V, state: State) -> V:
+        """``seq * count``: a new sequence, ``count`` copies of ``seq`` (none if negative)."""
+        if not isinstance(count, SInt | SBool):
+            self.raise_if(TRUE, "TypeError", state)  # can't multiply sequence by non-int
+            return SNone()
+        n_s = z3.simplify(self._as_int(count, state))
+        if isinstance(count, SBool) and not z3.is_int_value(n_s):
+            once = self.repeat(seq, SInt(z3.IntVal(1)), state)
+            return merge(count.e, once, self.repeat(seq, SInt(z3.IntVal(0)), state))
+        if isinstance(seq, STuple):
+            empty = not seq.items
+        else:
+            empty = z3.simplify(z3.Length(seq.e) == 0).eq(TRUE)
+        # A count that cannot fit an index-sized integer raises, even for an empty sequence.
+        self.raise_if(z3.Or(n_s > MAXSIZE, n_s < -MAXSIZE - 1), "OverflowError", state)
+        if not z3.is_int_value(n_s) and not empty:
+            raise Unsupported("sequence repetition by a symbolic count", self.line)
+        n = int_of(n_s) if z3.is_int_value(n_s) else 0
+        if not -MAXSIZE - 1 <= n <= MAXSIZE:
+            return SNone()
+        if n > REPEAT_LIMIT and not empty:
+            raise Unsupported("sequence repetition by a large count", self.line)
+        copies = max(n, 0) if not empty else 0
+        if isinstance(seq, STuple):
+            for item in seq.items:
+                self._escape(item)
+            return STuple(seq.items * copies)
+        e: z3.SeqRef = z3.Empty(seq.e.sort()) if copies == 0 else seq.e
+        if copies > 1:
+            e = z3.Concat(*([seq.e] * copies))
+        if isinstance(seq, SStr):
+            return SStr(e)
+        origin = self._new_origin() if seq.kind == "list" else None
+        return SSeq(seq.kind, seq.elem, e, origin)
+
+    def _escape(self, value: V) -> None:
+        raise NotImplementedError
 
     def _as_seq(self, v: STuple | SSeq) -> SSeq:
         if isinstance(v, SSeq):
@@ -201,9 +246,14 @@ class Operators:
             return SFloat(r)
         if isinstance(op, ast.Pow):
             y_s = z3.simplify(y)
-            if z3.is_int_value(y_s) and 0 <= y_s.as_long() <= 8:
+            x_s = z3.simplify(x)
+            if z3.is_int_value(x_s) and z3.is_int_value(y_s) and int_of(y_s) >= 0:
+                base, exponent = int_of(x_s), int_of(y_s)
+                if abs(base) <= 1 or base.bit_length() * exponent <= POW_BITS:
+                    return SInt(int_val(base**exponent))
+            if z3.is_int_value(y_s) and 0 <= int_of(y_s) <= 8:
                 result: z3.ArithRef = z3.IntVal(1)
-                for _ in range(y_s.as_long()):
+                for _ in range(int_of(y_s)):
                     result = result * x
                 return SInt(result)
             raise Unsupported("'**' with a symbolic or large exponent", self.line)
@@ -482,7 +532,7 @@ class Operators:
         if sl.step is not None:
             step = self.ev(sl.step, state)
             if not (isinstance(step, SInt) and z3.is_int_value(z3.simplify(step.e))
-                    and z3.simplify(step.e).as_long() == 1):
+                    and int_of(z3.simplify(step.e)) == 1):
                 raise Unsupported("a slice with a step", self.line)
         if isinstance(value, STuple):
             value = self._as_seq(value)

@@ -21,7 +21,7 @@ from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, Shared
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import ListT, PyType, domain, from_annotation, is_known
-from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, same_value
+from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, merge_many, same_value
 from veribot.checks.smt import SolverLimits, Status, check
 
 # `python -O` drops assert statements: a proof over code with asserts holds with them on.
@@ -247,14 +247,20 @@ def exits_differ(exits_a: Sequence[Exit], exits_b: Sequence[Exit]) -> z3.BoolRef
 
 
 def _grouped(exits: Sequence[Exit]) -> list[Exit]:
-    """Raises of the same exception with the same argument contents, as one exit."""
+    """Raises of the same exception with the same argument contents, as one exit; returns
+    with the same argument contents, as one exit whose value is chosen by the guards.
+
+    Exits have disjoint guards. Grouping keeps the difference formula linear in the number
+    of exits (a long ``elif`` chain of returns) instead of quadratic.
+    """
     groups: dict[tuple[object, ...], list[Exit]] = {}
+    returns: dict[tuple[int, ...], list[Exit]] = {}
     kept: list[Exit] = []
     for e in exits:
         if z3.is_false(e.guard):
             continue
         if e.value is not None:
-            kept.append(e)
+            returns.setdefault(tuple(p.get_id() for p in e.params), []).append(e)
             continue
         key = (
             e.exc,
@@ -266,6 +272,15 @@ def _grouped(exits: Sequence[Exit]) -> list[Exit]:
         first = members[0]
         guard = z3.Or([m.guard for m in members]) if len(members) > 1 else first.guard
         kept.append(Exit(guard, None, first.exc, first.params, first.line, first.exc_term))
+    for members in returns.values():
+        first = members[0]
+        if len(members) == 1:
+            kept.append(first)
+            continue
+        parts = [(m.guard, m.value) for m in members if m.value is not None]
+        value = merge_many(parts[:-1], parts[-1][1])
+        guard = z3.Or([m.guard for m in members])
+        kept.append(Exit(guard, value, None, first.params, first.line))
     return kept
 
 

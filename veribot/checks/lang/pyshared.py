@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import z3
 
+from veribot.checks.lang import pysource
 from veribot.checks.lang.pyexec import Executor, Limits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import (
@@ -73,7 +74,7 @@ def shared_helpers(
         name
         for name, fn in module_a.functions.items()
         if name in module_b.functions
-        and ast.dump(fn) == ast.dump(module_b.functions[name])
+        and pysource.code_key(fn) == pysource.code_key(module_b.functions[name])
         and _closed(fn, module_a, module_b)
     }
     if module_a.star_import or module_b.star_import:

@@ -13,10 +13,20 @@ Lists carry an ``origin``: the identity of the list object they denote (``None``
 not known, e.g. an element taken out of another list). Mutation is modelled only through a
 name whose origin is known and has not escaped into another container, which is how
 aliasing stays sound.
+
+Characters. Z3's alphabet stops at U+2FFFF while Python's goes to U+10FFFF (surrogates
+included), so strings are exact only through an argument: the model never computes with a
+code point (no ``ord``, ``chr``, case mapping or digit tests), it only compares characters
+with each other and with the code's literals. Literal characters are kept at or below
+U+1FFFF (beyond: unsupported), so any Python input maps, keeping the order, onto one over
+Z3's alphabet that behaves the same (the characters above the largest literal squeezed into
+the 65,536 code points above U+1FFFF). Literals are built from code points, never parsed,
+and read back the same way. Modelling an operation on code points breaks this argument.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import struct
@@ -41,6 +51,8 @@ from veribot.checks.lang.pytypes import (
 )
 
 FLOAT = z3.Float64()
+# Literal characters above this are unsupported (see "Characters" above).
+LITERAL_CHAR_LIMIT = 0x1FFFF
 _ORIGINS = itertools.count(1)
 # Stands for "some list whose identity is not tracked" in an origin set that also holds
 # known identities (a merge of a known list with an untracked one). Two ids, so the set is
@@ -267,6 +279,69 @@ class SUnion(V):
     @property
     def ty(self) -> PyType:
         return Unknown("union")
+
+
+# -- literals ---------------------------------------------------------------------------
+
+
+def str_val(text: str, line: int | None = None) -> z3.SeqRef:
+    """The Z3 string of ``text``, code point by code point (``z3.StringVal`` parses escapes).
+
+    A character above ``LITERAL_CHAR_LIMIT`` is unsupported: see "Characters" above.
+    """
+    codes = [ord(c) for c in text]
+    if any(c > LITERAL_CHAR_LIMIT for c in codes):
+        raise Unsupported("a string literal with a character above U+1FFFF", line)
+    ctx = z3.main_ctx()
+    buffer = (ctypes.c_uint * max(1, len(codes)))(*codes)
+    return z3.SeqRef(z3.Z3_mk_u32string(ctx.ref(), len(codes), buffer), ctx)
+
+
+def py_str(e: z3.SeqRef) -> str:
+    """The Python string of a Z3 string value, code point by code point."""
+    if not e.is_string_value():
+        raise Unsupported("a string the solver left symbolic")
+    n = z3.Z3_get_string_length(e.ctx_ref(), e.as_ast())
+    buffer = (ctypes.c_uint * max(1, n))()
+    z3.Z3_get_string_contents(e.ctx_ref(), e.as_ast(), n, buffer)
+    return "".join(chr(buffer[i]) for i in range(n))
+
+
+_ITEMS = 100_000  # the longest sequence written out as a literal
+_DIGITS = 4000  # below Python's limit on int <-> decimal string conversion (4300)
+
+
+def int_val(n: int) -> z3.IntNumRef:
+    """The Z3 integer ``n``, of any size (``z3.IntVal`` goes through ``str``, which is capped)."""
+    return z3.IntVal(_decimal(n))
+
+
+def int_of(e: z3.ExprRef) -> int:
+    """The Python int of a Z3 integer value, of any size."""
+    if not z3.is_int_value(e):
+        raise Unsupported("an integer the solver left symbolic")
+    assert isinstance(e, z3.IntNumRef)
+    return _parse_decimal(str(e.as_string()))
+
+
+def _decimal(n: int) -> str:
+    if n < 0:
+        return "-" + _decimal(-n)
+    if n < 10**_DIGITS:
+        return str(n)
+    width = len(hex(n)) * 6 // 10  # about half as many decimal digits as n has
+    high, low = divmod(n, 10**width)
+    return _decimal(high) + _decimal(low).rjust(width, "0")
+
+
+def _parse_decimal(text: str) -> int:
+    if text.startswith("-"):
+        return -_parse_decimal(text[1:])
+    if len(text) <= _DIGITS:
+        return int(text)
+    cut = len(text) // 2
+    scale: int = 10 ** (len(text) - cut)
+    return _parse_decimal(text[:cut]) * scale + _parse_decimal(text[cut:])
 
 
 # -- sorts and fresh values ---------------------------------------------------------------
@@ -539,9 +614,9 @@ def reduce(e: Any) -> Any:
 
 def concrete(model: z3.ModelRef, v: V) -> object:
     """The Python value that ``v`` takes in ``model``."""
-    ev: Callable[[Any], Any] = lambda e: reduce(model.eval(e, model_completion=True))  # noqa: E731
+    ev: Callable[[Any], Any] = lambda e: _value_in(model, e)  # noqa: E731
     if isinstance(v, SInt):
-        return ev(v.e).as_long()
+        return int_of(ev(v.e))
     if isinstance(v, SBool):
         return z3.is_true(ev(v.e))
     if isinstance(v, SIntB):
@@ -553,11 +628,13 @@ def concrete(model: z3.ModelRef, v: V) -> object:
             return math.nan
         return float_of(ev(z3.fpToIEEEBV(v.e)).as_long())
     if isinstance(v, SStr):
-        return ev(v.e).as_string()
+        return py_str(ev(v.e))
     if isinstance(v, SNone):
         return None
     if isinstance(v, SSeq):
-        n = ev(z3.Length(v.e)).as_long()
+        n = int_of(ev(z3.Length(v.e)))
+        if n > _ITEMS:
+            raise Unsupported("a solver's input too long to write out", detail=f"{n} items")
         items = [concrete(model, wrap(v.elem, ev(v.e[i]))) for i in range(n)]
         return items if v.kind == "list" else tuple(items)
     if isinstance(v, STuple):
@@ -568,6 +645,41 @@ def concrete(model: z3.ModelRef, v: V) -> object:
                 return concrete(model, alt)
         return concrete(model, v.alts[-1][1])
     raise Unsupported(f"concretising a {type(v).__name__}")
+
+
+def _value_in(model: z3.ModelRef, e: z3.ExprRef) -> z3.ExprRef:
+    """The value of ``e`` in ``model``, with the ``seq.map`` that Z3 leaves unevaluated
+    (a list extended by a string's characters) written out."""
+    value: z3.ExprRef = reduce(model.eval(e, model_completion=True))
+    if _is_value(value):
+        return value
+    maps: dict[int, z3.ExprRef] = {}
+    stack, seen = [value], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_SEQ_MAP and t.arg(1).is_string_value():
+            maps[t.get_id()] = t
+        else:
+            stack.extend(t.children())
+    pairs = []
+    for t in maps.values():
+        function, text = t.arg(0), py_str(t.arg(1))
+        units = [z3.Unit(reduce(function[z3.CharVal(ord(c))])) for c in text]
+        pairs.append((t, z3.Concat(*units) if len(units) > 1 else units[0] if units
+                      else z3.Empty(t.sort())))
+    return reduce(z3.substitute(value, *pairs)) if pairs else value
+
+
+def _is_value(e: z3.ExprRef) -> bool:
+    if isinstance(e, z3.SeqRef):
+        return bool(e.is_string_value())
+    return bool(
+        z3.is_int_value(e) or z3.is_true(e) or z3.is_false(e) or z3.is_bv_value(e)
+        or z3.is_fp_value(e)
+    )
 
 
 def float_of(bits: int) -> float:
@@ -582,6 +694,8 @@ def _py_repr(x: object) -> str:
         if math.isinf(x):
             return "float('inf')" if x > 0 else "-float('inf')"
         return repr(x)
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10**_DIGITS:
+        return hex(x)  # repr is capped at 4300 digits
     if isinstance(x, list):
         return "[" + ", ".join(_py_repr(i) for i in x) + "]"
     if isinstance(x, tuple):
