@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import secrets
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -37,11 +38,42 @@ __all__ = ["Loaded", "check_both", "check_loaded", "expectations"]
 _SUBJECT = "subject.py"
 _EXPECT = "expect.txt"
 
+# How a value is written for comparison, the same text in the parent and in the child.
+# Integers are written in hex: decimal text of more than 4300 digits raises ValueError.
+_SHOWN = """
+def _shown(v, depth=0):
+    if _type(v) is int:
+        return _hex(v)
+    if _type(v) in _plain:
+        return _repr(v)
+    if _type(v) is _tuple and depth < 20:
+        items = [_shown(item, depth + 1) for item in v]
+        for i in items:
+            if i.startswith("<"):
+                return "<a tuple of other objects>"
+        return "(" + "".join(i + ", " for i in items) + ")"
+    if _type(v) is _dict and depth < 20:
+        pairs = []
+        for k in v:
+            if _type(k) is not str or _shown(v[k], depth + 1).startswith("<"):
+                return "<a dict of other objects>"
+            pairs.append(_repr(k) + ": " + _shown(v[k], depth + 1))
+        return "{" + ", ".join(pairs) + "}"
+    return "<an object of another type>"
+"""
+_SHOWN_NAMES: dict[str, object] = {
+    "_type": type, "_repr": repr, "_tuple": tuple, "_dict": dict, "_hex": hex,
+    "_plain": (type(None), bool, int, float, str, bytes, complex),
+}
+exec(_SHOWN, _SHOWN_NAMES)  # our own fixed text, not the code under review
+_shown: Callable[[object], str] = _SHOWN_NAMES["_shown"]  # type: ignore[assignment]
+
 # Runs in the sandbox child. Everything it uses after the import is taken before it.
 _SCRIPT = """
 import builtins, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
+_hex = hex
 _function, _plain = types.FunctionType, (type(None), bool, int, float, str, bytes, complex)
 _missing = object()
 with open(%(expect)r, encoding="utf-8") as handle:
@@ -51,20 +83,7 @@ with open(%(subject)r, encoding="utf-8") as handle:
 _codes = {(c.co_name, c.co_firstlineno): c for c in _compiled.co_consts
           if _type(c) is _type(_compiled)}
 
-def _shown(v, depth=0):
-    if _type(v) in _plain:
-        return _repr(v)
-    if _type(v) is _tuple and depth < 20:
-        for item in v:
-            if _shown(item, depth + 1).startswith("<"):
-                return "<a tuple of other objects>"
-        return _repr(v)
-    if _type(v) is _dict and depth < 20:
-        for k in v:
-            if _type(k) is not str or _shown(v[k], depth + 1).startswith("<"):
-                return "<a dict of other objects>"
-        return _repr(v)
-    return "<an object of another type>"
+%(shown)s
 
 def _load():
     spec = importlib.util.spec_from_file_location("subject", os.path.abspath(%(subject)r))
@@ -136,13 +155,13 @@ def expectations(tree: ast.Module) -> dict[str, object]:
         ]
         defaults: str | None = None
         if all(d.known for d in positional):
-            defaults = repr(tuple(d.value for d in positional)) if positional else "None"
+            defaults = _shown(tuple(d.value for d in positional)) if positional else "None"
         kwdefaults: str | None = None
         if all(d.known for _, d in keyword):
-            kwdefaults = repr({n: d.value for n, d in keyword}) if keyword else "None"
+            kwdefaults = _shown({n: d.value for n, d in keyword}) if keyword else "None"
         functions.append((name, line, defaults, kwdefaults))
     constants = [
-        (name, repr(value))
+        (name, _shown(value))
         for name, value in module.constants.items()
         if _plain(value)
     ]
@@ -159,7 +178,8 @@ def _plain(value: object) -> bool:
 def check_loaded(source: str, tree: ast.Module, limits: Limits) -> Loaded:
     """Import ``source`` in the sandbox and compare it with the static reading of ``tree``."""
     marker = f"veribot-loaded-{secrets.token_hex(8)}: "
-    script = _SCRIPT % {"expect": _EXPECT, "subject": _SUBJECT, "marker": marker}
+    script = _SCRIPT % {"expect": _EXPECT, "subject": _SUBJECT, "marker": marker,
+                        "shown": _SHOWN}
     files = {_SUBJECT: source, _EXPECT: repr(expectations(tree))}
     run = run_script(script, files, limits=limits)
     if run.timed_out:

@@ -620,7 +620,7 @@ def concrete(model: z3.ModelRef, v: V) -> object:
     if isinstance(v, SBool):
         return z3.is_true(ev(v.e))
     if isinstance(v, SIntB):
-        code = ev(v.e).as_long()
+        code = int_of(ev(v.e))
         return bool(code) if code in (0, 1) else (code - 2 if code >= 2 else code)
     if isinstance(v, SFloat):
         # The bits of a NaN are unspecified in Z3 (it may say 0): ask for NaN first.
