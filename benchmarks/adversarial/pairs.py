@@ -8,6 +8,7 @@ pair is a WRONG result, and a refutation of an ``equivalent`` pair is one too (t
 are equivalent by construction, not by tests).
 """
 
+# ruff: noqa: E501  (pairs are code written out on one line)
 from __future__ import annotations
 
 import json
