@@ -147,3 +147,15 @@ def test_each_version_loads_the_siblings_of_its_own_revision() -> None:
     same = PairContext(context.before, context.before)
     kept = check_pair(before, after, "scale", budget=BUDGET, context=same)
     assert kept.verdict is not Verdict.REFUTED, kept.detail
+
+
+def test_files_left_out_by_the_caps_are_named_in_the_notes() -> None:
+    before, after, _ = _pair(_with_ops(b"def scale(x: int) -> int:\n    return x * 3\n"))
+    full = from_mapping(OPS, BASE)
+    capped = from_mapping(OPS, BASE, max_files=1)
+    assert full is not None and capped is not None and capped.left_out == 1
+    result = check_pair(before, after, "scale", budget=BUDGET,
+                        context=PairContext(full, capped))
+    assert any("after version was loaded as `calc.ops`" in n and "1 more left out" in n
+               for n in result.notes), result.notes
+    assert not any("before version" in n for n in result.notes)

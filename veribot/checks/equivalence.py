@@ -88,6 +88,11 @@ def check_pair(
     start = time.monotonic()
     result = _decide(before, after, entry, param_types, budget, start, context)
     elapsed = time.monotonic() - start
+    notes = result.notes
+    if context is not None and budget.execute:
+        notes += tuple(f"the {label} version was {p.note}"
+                       for label, p in (("before", context.before), ("after", context.after))
+                       if p is not None and p.left_out)
     return Result(
         result.verdict,
         result.reason,
@@ -97,7 +102,7 @@ def check_pair(
         result.method,
         result.line,
         round(elapsed, 4),
-        result.notes,
+        notes,
     )
 
 
