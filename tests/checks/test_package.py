@@ -159,3 +159,28 @@ def test_files_left_out_by_the_caps_are_named_in_the_notes() -> None:
     assert any("after version was loaded as `calc.ops`" in n and "1 more left out" in n
                for n in result.notes), result.notes
     assert not any("before version" in n for n in result.notes)
+
+
+def test_a_proof_stands_once_the_module_check_loads_the_package() -> None:
+    # The function uses nothing imported; the module imports only as part of its package.
+    inc = b"\n\ndef inc(x: int) -> int:\n    return x + 1\n"
+    base = {**BASE, OPS: BASE[OPS] + inc}
+    head = {**BASE, OPS: BASE[OPS] + inc.replace(b"x + 1", b"1 + x")}
+    context = PairContext(from_mapping(OPS, base), from_mapping(OPS, head))
+    before, after = base[OPS].decode(), head[OPS].decode()
+    alone = check_pair(before, after, "inc", budget=BUDGET)
+    assert alone.verdict is Verdict.INCONCLUSIVE and alone.reason == "import-failed"
+    result = check_pair(before, after, "inc", budget=BUDGET, context=context)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+def test_a_package_that_rewrites_the_function_at_import_is_never_verified() -> None:
+    inc = b"\n\ndef inc(x: int) -> int:\n    return x + 1\n"
+    base = {**BASE, OPS: BASE[OPS] + inc}
+    # The head's __init__ replaces the function once its module is loaded.
+    head = {**base, OPS: BASE[OPS] + inc.replace(b"x + 1", b"1 + x"),
+            "calc/__init__.py": b"from . import ops\nops.inc = lambda x: x + 2\n"}
+    context = PairContext(from_mapping(OPS, base), from_mapping(OPS, head))
+    result = check_pair(base[OPS].decode(), head[OPS].decode(), "inc", budget=BUDGET,
+                        context=context)
+    assert result.verdict is Verdict.REFUTED, result.detail
