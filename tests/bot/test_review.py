@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.bot.gitrepos import GitRepo, calc_repo, shop_repo
-from veribot.bot.gitrepo import NoDefaultBranchError, NotARepositoryError, UnknownRevisionError
+from veribot.bot.gitrepo import (
+    NoDefaultBranchError,
+    NotARepositoryError,
+    UnknownRevisionError,
+    package_context,
+)
 from veribot.bot.review import (
     FailOn,
     FilesSource,
@@ -186,3 +191,16 @@ def test_a_module_is_loaded_as_part_of_its_package_from_each_revision(tmp_path: 
     assert context is not None and context.after is not None
     assert context.after.module == "calc.ops" and context.after.root == "src"
     assert dict(context.after.files)["src/calc/consts.py"] == "FACTOR = 3\n"
+
+
+def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path / "calc")
+    (repo.path / "src/calc/secret.py").symlink_to("/etc/hostname")
+    repo.commit("a link out of the repository")
+    base, head = repo.git("rev-parse", "main"), repo.git("rev-parse", "HEAD")
+    context = package_context(repo.path, base, head, "src/calc/ops.py", "src/calc/ops.py")
+    assert context.before is not None and context.after is not None
+    assert dict(context.before.files)["src/calc/consts.py"] == "FACTOR = 3\n"
+    assert "src/calc/secret.py" not in dict(context.after.files)
+    assert context.after.left_out == 1 and context.before.left_out == 0
+    assert context.after.module == "calc.ops" and context.after.root == "src"
