@@ -145,3 +145,32 @@ def shop_repo(path: Path) -> GitRepo:
     repo.git("mv", "shop/geometry.py", "shop/shapes.py")
     repo.commit("refactor", FEATURE_FILES)
     return repo
+
+
+# A package in a `src` layout whose module needs its siblings: a relative import and an
+# absolute import of its own package. `scale` changes behaviour (x > 100), `triple` is
+# an equivalent rewrite given the sibling's FACTOR = 3.
+_OPS_HEAD = b"from .consts import FACTOR\nimport calc.consts\n\n\n"
+CALC_BASE: dict[str, bytes] = {
+    "src/calc/__init__.py": b"from .ops import scale, triple\n",
+    "src/calc/consts.py": b"FACTOR = 3\n",
+    "src/calc/ops.py": _OPS_HEAD
+    + b"def scale(x: int) -> int:\n    return x * FACTOR\n\n\n"
+    + b"def triple(x: int) -> int:\n    return x * FACTOR\n",
+}
+CALC_FEATURE: dict[str, bytes] = {
+    "src/calc/ops.py": _OPS_HEAD
+    + b"def scale(x: int) -> int:\n    return x * calc.consts.FACTOR + (x > 100)\n\n\n"
+    + b"def triple(x: int) -> int:\n    return x + x + x\n",
+}
+
+
+def calc_repo(path: Path) -> GitRepo:
+    """main: the base; feature (checked out): CALC_FEATURE, and an uncommitted edit of the
+    sibling module in the working tree, which a review of the commits must not read."""
+    repo = GitRepo(path)
+    repo.commit("initial", CALC_BASE)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("change ops", CALC_FEATURE)
+    repo.write({"src/calc/consts.py": b"FACTOR = 1000\n"})
+    return repo

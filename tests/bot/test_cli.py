@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.gitrepos import GitRepo, shop_repo
+from tests.bot.gitrepos import GitRepo, calc_repo, shop_repo
 from tests.bot.schema_check import validate_report_json, validate_sarif
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, build_settings, main
 
@@ -239,3 +239,15 @@ def test_the_shipped_demo_runs_a_real_review(tmp_path: Path) -> None:
         assert f"pricing.py::{changed}  [" in out
     assert "veribot exited with" in out
     assert not any(p.name.startswith("veribot-demo.") for p in tmp_path.iterdir())
+
+
+def test_review_of_a_package_refutes_with_the_sibling_modules(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path / "calc")
+    code, out, err = run("review", "--repo", str(repo.path), "--timeout", "8",
+                         "--format", "json")
+    assert code == EXIT_FAILED, err  # a refutation fails the review by default
+    doc = json.loads(out)
+    validate_report_json(doc)
+    verdicts = {u["qualname"]: u["verdict"] for u in doc["units"]}
+    assert verdicts["src/calc/ops.py::scale"] == "refuted", out
+    assert verdicts["src/calc/ops.py::triple"] != "refuted", out

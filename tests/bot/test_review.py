@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.gitrepos import GitRepo, shop_repo
-from veribot.bot.gitrepo import NoDefaultBranchError, NotARepositoryError, UnknownRevisionError
+from tests.bot.gitrepos import GitRepo, calc_repo, shop_repo
+from veribot.bot.gitrepo import (
+    NoDefaultBranchError,
+    NotARepositoryError,
+    UnknownRevisionError,
+    package_context,
+)
 from veribot.bot.review import (
     FailOn,
     FilesSource,
@@ -167,3 +172,35 @@ def test_compare_with_a_broken_file_reports_the_parse_error(tmp_path: Path) -> N
     report = review(ReviewRequest(FilesSource(before, after, ("f",))))
     entries = {i.unit.entry: i.result.reason for i in report.items}
     assert entries == {MODULE_ENTRY: Reason.PARSE_ERROR, "f": Reason.PARSE_ERROR}
+
+
+def test_a_module_is_loaded_as_part_of_its_package_from_each_revision(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path / "calc")
+    report = review(ReviewRequest(GitSource(repo.path), budget=Budget(timeout_s=8.0), jobs=2))
+    found = by_name(report)
+    assert set(found) == {"src/calc/ops.py::scale", "src/calc/ops.py::triple"}
+    scale = found["src/calc/ops.py::scale"].result
+    assert scale.verdict is Verdict.REFUTED, scale.detail
+    assert scale.counterexample is not None and int(scale.counterexample.args[0]) > 100
+    # Equivalent with the committed sibling (FACTOR = 3), not with the working tree's.
+    triple = found["src/calc/ops.py::triple"].result
+    assert triple.verdict is not Verdict.REFUTED, triple.detail
+    assert any("random testing tried" in n and "could not be loaded" not in n
+               for n in triple.notes), triple.notes
+    context = found["src/calc/ops.py::triple"].unit.context
+    assert context is not None and context.after is not None
+    assert context.after.module == "calc.ops" and context.after.root == "src"
+    assert dict(context.after.files)["src/calc/consts.py"] == "FACTOR = 3\n"
+
+
+def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: Path) -> None:
+    repo = calc_repo(tmp_path / "calc")
+    (repo.path / "src/calc/secret.py").symlink_to("/etc/hostname")
+    repo.commit("a link out of the repository")
+    base, head = repo.git("rev-parse", "main"), repo.git("rev-parse", "HEAD")
+    context = package_context(repo.path, base, head, "src/calc/ops.py", "src/calc/ops.py")
+    assert context.before is not None and context.after is not None
+    assert dict(context.before.files)["src/calc/consts.py"] == "FACTOR = 3\n"
+    assert "src/calc/secret.py" not in dict(context.after.files)
+    assert context.after.left_out == 1 and context.before.left_out == 0
+    assert context.after.module == "calc.ops" and context.after.root == "src"

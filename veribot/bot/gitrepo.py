@@ -16,6 +16,8 @@ from pathlib import Path
 import git
 from unidiff.patch import PatchSet
 
+from veribot.checks import package as packages
+from veribot.checks.package import Package, PairContext
 from veribot.checks.units import FileChange
 
 logger = logging.getLogger(__name__)
@@ -176,3 +178,48 @@ def _blob(tree: git.Tree, path: str | None) -> bytes | None:
         return None
     data = item.data_stream.read()
     return bytes(data)
+
+
+def package_context(root: Path, base: str, head: str,
+                    before_path: str | None, after_path: str | None) -> PairContext:
+    """Each version's package: the before file's from ``base``, the after file's from ``head``.
+
+    Only files of the two commits are read (never the working tree), bounded by the
+    caps of ``veribot.checks.package``.
+    """
+    repo = open_repo(root)
+    return PairContext(
+        _package_at(repo, base, before_path) if before_path else None,
+        _package_at(repo, head, after_path) if after_path else None,
+    )
+
+
+def _package_at(repo: git.Repo, rev: str, path: str) -> Package | None:
+    tree = repo.commit(rev).tree
+
+    def exists(p: str) -> bool:
+        try:
+            return isinstance(tree / p, git.Blob)
+        except KeyError:
+            return False
+
+    def listing(folder: str, recursive: bool) -> list[str]:
+        args = ["-r"] if recursive else []
+        where = ["--", f"{folder}/"] if folder else []
+        out = repo.git.ls_tree(*args, "--full-name", "--name-only", "-z", rev, *where)
+        return [p for p in str(out).split("\0") if p]
+
+    def read(p: str) -> bytes | None:
+        try:
+            item = tree / p
+        except KeyError:
+            return None
+        if not isinstance(item, git.Blob) or item.mode & 0o170000 == 0o120000:
+            return None  # a symbolic link may point outside the repository: never followed
+        return bytes(item.data_stream.read())
+
+    try:
+        return packages.collect(path, exists, listing, read)
+    except (git.GitCommandError, ValueError) as exc:
+        logger.warning("cannot read the package of %s at %s: %s", path, rev, exc)
+        return None

@@ -12,6 +12,7 @@ one unit becomes that unit's inconclusive result (reason ``internal-error``); th
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import multiprocessing
@@ -27,6 +28,7 @@ from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.checks.agentverdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.llm import UsageReport
+from veribot.checks.package import PairContext
 from veribot.checks.units import (
     ChangedUnit,
     FileChange,
@@ -154,6 +156,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
         unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED)
         units = [u for u in units if u.kind is not UnitKind.UNCHANGED]
+        units = _with_packages(units, changes)
     else:
         units = _file_units(source)
         base, head = str(source.before), str(source.after)
@@ -189,6 +192,21 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
     )
+
+
+def _with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:
+    """Each unit to compare with its versions' packages, read once per file."""
+    cache: dict[tuple[str | None, str | None], PairContext] = {}
+    out = []
+    for unit in units:
+        if _not_checked(unit) is not None:
+            out.append(unit)
+            continue
+        key = (unit.before_path, unit.after_path)
+        if key not in cache:
+            cache[key] = gitrepo.package_context(changes.root, changes.base, changes.head, *key)
+        out.append(dataclasses.replace(unit, context=cache[key]))
+    return out
 
 
 def _ask_agent(
@@ -302,7 +320,8 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
     assert unit.before_source is not None and unit.after_source is not None
     started = time.monotonic()
     try:
-        return check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget)
+        return check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget,
+                          context=unit.context)
     except Exception as exc:  # the one place per unit: report it, log it, go on
         logger.exception("internal error while checking %s", unit.qualname)
         return Result(

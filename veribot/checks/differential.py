@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from veribot.checks.package import PairContext
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_calls
 from veribot.checks.verdict import ENDLESS, Behaviour, BehaviourKind, Counterexample, Reason
 
@@ -254,16 +255,19 @@ def run_both(
     *,
     limits: Limits = DEFAULT_LIMITS,
     hash_seed: int | None = None,
+    context: PairContext | None = None,
 ) -> list[tuple[Behaviour, Behaviour]]:
     """Run every call on both versions, each version in its own child (concurrently).
 
     ``hash_seed``: the same ``PYTHONHASHSEED`` for both children (default: each its own).
+    ``context``: each version is imported as part of its own revision's package.
     """
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="veribot-differential") as pool:
         before = pool.submit(run_calls, before_src, entry, calls, limits=limits,
-                             hash_seed=hash_seed)
+                             hash_seed=hash_seed, package=pa)
         after = pool.submit(run_calls, after_src, entry, calls, limits=limits,
-                            hash_seed=hash_seed)
+                            hash_seed=hash_seed, package=pb)
         return list(zip(before.result(), after.result(), strict=True))
 
 
@@ -339,6 +343,7 @@ def examine(
     found_by: str,
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
+    context: PairContext | None = None,
 ) -> Confirmation:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ stably.
 
@@ -352,22 +357,23 @@ def examine(
     calls = [*([str(a) for a in c] for c in prior), call]
     seeds = _seeds(RUNS)
     before, after = run_both(before_src, after_src, entry, calls, limits=limits,
-                             hash_seed=seeds[0])[-1]
+                             hash_seed=seeds[0], context=context)[-1]
     first = compare(before, after)
     if first.same:
         return Confirmation(None)
     if first.difference is None and not _may_be_endless(before, after):
         return Confirmation(None, first.reason or "", first.undecided or "")
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
     jobs = [
-        (source, seed, first_run.kind is BehaviourKind.HUNG)
+        (source, package, seed, first_run.kind is BehaviourKind.HUNG)
         for seed in seeds[1:]
-        for source, first_run in ((before_src, before), (after_src, after))
+        for source, package, first_run in ((before_src, pa, before), (after_src, pb, after))
     ]
     with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="veribot-rerun") as pool:
         futures = [
             pool.submit(run_calls, source, entry, calls, limits=limits, hash_seed=seed,
-                        watch=watch)
-            for source, seed, watch in jobs
+                        watch=watch, package=package)
+            for source, package, seed, watch in jobs
         ]
         reruns = [f.result()[-1] for f in futures]
     befores, afters = [before, *reruns[0::2]], [after, *reruns[1::2]]
@@ -400,6 +406,7 @@ def confirm(
     found_by: str,
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
+    context: PairContext | None = None,
 ) -> Counterexample | None:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ.
 
@@ -409,5 +416,6 @@ def confirm(
     also says why an input did not refute).
     """
     return examine(
-        before_src, after_src, entry, args, found_by=found_by, limits=limits, prior=prior
+        before_src, after_src, entry, args, found_by=found_by, limits=limits, prior=prior,
+        context=context,
     ).counterexample

@@ -21,6 +21,7 @@ import ast
 import json
 import logging
 import math
+import posixpath
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ from veribot.checks.lang.pytypes import (
     Unknown,
     domain,
 )
-from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
+from veribot.checks.package import PairContext
+from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, package_files, run_script
 from veribot.checks.verdict import Counterexample
 
 log = logging.getLogger(__name__)
@@ -336,6 +338,7 @@ def confirm_candidates(
     found_by: str,
     limits: Limits,
     until: float,
+    context: PairContext | None = None,
 ) -> tuple[Counterexample | None, int, differential.Confirmation | None]:
     """Confirm candidates in order until one reproduces or time ``until`` passes.
 
@@ -349,7 +352,8 @@ def confirm_candidates(
             break
         run += 1
         seen = differential.examine(
-            before_src, after_src, entry, cand.args, found_by=found_by, limits=limits
+            before_src, after_src, entry, cand.args, found_by=found_by, limits=limits,
+            context=context,
         )
         if seen.counterexample is not None:
             return seen.counterexample, run, undecided
@@ -368,13 +372,15 @@ def search(
     *,
     deadline_s: float,
     limits: Limits = DEFAULT_LIMITS,
+    context: PairContext | None = None,
 ) -> SearchOutcome:
     """Look for an input on which ``entry`` behaves differently in the two sources.
 
     ``param_types`` maps parameter names to types. Only inputs of those types are tried;
     with a parameter of unknown type, or an instance method, nothing is (the note says
     why). The whole search, confirmation included, aims to end within ``deadline_s``
-    seconds (plus process start-up slack).
+    seconds (plus process start-up slack). With ``context``, each version is imported as
+    part of its own revision's package (read-only folders of the child's workspace).
     """
     start = time.monotonic()
     time_cap = max(0.3, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
@@ -395,10 +401,21 @@ def search(
     files = {
         "before.py": before_src,
         "after.py": after_src,
-        "spec.json": json.dumps(spec),
         "canonical.py": canonical_source(),
     }
-    run = run_script(DRIVER, files, limits=child_limits)
+    readonly: list[str] = []
+    packages: dict[str, object] = {}
+    for label, package, source in (("before", context and context.before, before_src),
+                                   ("after", context and context.after, after_src)):
+        if package:
+            folder = f"__veribot_{label}__"
+            tree, _ = package_files(folder, package, source)
+            files.update(tree)
+            readonly.append(folder)
+            packages[label] = {"root": posixpath.join(folder, package.root),
+                               "module": package.module}
+    files["spec.json"] = json.dumps({**spec, "packages": packages})
+    run = run_script(DRIVER, files, limits=child_limits, readonly=readonly)
     report = parse_report(run.stdout)
     if report is None:
         why = "timed out" if run.timed_out else f"exit code {run.returncode}"
@@ -416,6 +433,7 @@ def search(
         found_by=FOUND_BY,
         limits=limits,
         until=start + deadline_s,
+        context=context,
     )
     if cex is None:
         note = f"{confirmed_runs} candidate input(s) found by random testing did not reproduce"
@@ -439,7 +457,7 @@ def _join(*parts: str) -> str:
 # It runs under `python -I` in the sandbox's temporary directory, next to before.py,
 # after.py and spec.json, and imports neither veribot nor z3.
 DRIVER_PRELUDE = r'''
-import importlib.util, json, sys
+import importlib, importlib.util, json, os, sys
 
 MARKER = "@@veribot-search-result@@"
 _real_stdout = sys.stdout
@@ -457,6 +475,27 @@ def load(name, path):
     sys.modules[name] = mod
     mod_spec.loader.exec_module(mod)
     return mod
+
+
+def load_version(label):
+    """One version: alone as "subject", or as part of its package (its own tree).
+
+    The other version's package modules are dropped from sys.modules first. A function
+    that imports at call time may then see the other version's modules: only a false
+    candidate, which the confirmation in separate children rejects.
+    """
+    package = spec["packages"].get(label)
+    if package is None:
+        return load("subject", label + ".py")
+    top = package["module"].split(".")[0]
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+    root = os.path.abspath(package["root"])
+    sys.path.insert(0, root)
+    try:
+        return importlib.import_module(package["module"])
+    finally:
+        sys.path.remove(root)
 
 
 def resolve(mod, entry):
@@ -499,8 +538,8 @@ sys.stdout = io.StringIO()
 fns = []
 for label in ("before", "after"):
     try:
-        # Both load as "subject", as in the sandbox, so their own types encode alike.
-        fns.append(resolve(load("subject", label + ".py"), spec["entry"]))
+        # Both load under one name, as in the sandbox, so their own types encode alike.
+        fns.append(resolve(load_version(label), spec["entry"]))
     except BaseException as exc:
         emit({"status": "error", "tried": 0,
               "message": label + " version could not be loaded: "

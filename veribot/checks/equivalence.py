@@ -45,6 +45,7 @@ from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, is_known, parse_type
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
+from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
@@ -74,15 +75,24 @@ def check_pair(
     param_types: Mapping[str, str] | None = None,
     *,
     budget: Budget = Budget(),
+    context: PairContext | None = None,
 ) -> Result:
     """Decide whether ``entry`` behaves the same in two module sources.
 
     ``entry`` is a qualified name within the module (``func`` or ``Class.method``).
     ``param_types`` (annotation text by parameter name) overrides the annotations.
+    ``context``: the package of each version, from its own revision; the sandbox then
+    imports each version as part of its package (relative imports and imports of the
+    project's own package work) instead of as a lone module.
     """
     start = time.monotonic()
-    result = _decide(before, after, entry, param_types, budget, start)
+    result = _decide(before, after, entry, param_types, budget, start, context)
     elapsed = time.monotonic() - start
+    notes = result.notes
+    if context is not None and budget.execute:
+        notes += tuple(f"the {label} version was {p.note}"
+                       for label, p in (("before", context.before), ("after", context.after))
+                       if p is not None and p.left_out)
     return Result(
         result.verdict,
         result.reason,
@@ -92,7 +102,7 @@ def check_pair(
         result.method,
         result.line,
         round(elapsed, 4),
-        result.notes,
+        notes,
     )
 
 
@@ -103,6 +113,7 @@ def _decide(
     param_types: Mapping[str, str] | None,
     budget: Budget,
     start: float,
+    context: PairContext | None = None,
 ) -> Result:
     trees = []
     for label, source in (("before", before), ("after", after)):
@@ -134,7 +145,7 @@ def _decide(
         if budget.execute:
             types = _call_types(fn_a, fn_b, given)
             calls = pysignature.calls_showing(sig_a, sig_b, types)
-            found = _first_shown(before, after, entry, calls, deadline)
+            found = _first_shown(before, after, entry, calls, deadline, context)
         if found is not None:
             return _refuted(found, "calls that exercise the signature, executed on both versions")
         if pysignature.changes(sig_a, sig_b):
@@ -153,7 +164,7 @@ def _decide(
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
     if outcome.kind == "proved":
         unchecked = _module_unchecked(
-            (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline
+            (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline, context
         )
         if unchecked is not None and not budget.execute:
             return dataclasses.replace(unchecked, assumptions=outcome.assumptions)
@@ -165,7 +176,7 @@ def _decide(
             )
     if outcome.kind == "proved":
         if budget.execute:
-            wire = _tripwire(before, after, entry, param_types, budget, deadline)
+            wire = _tripwire(before, after, entry, param_types, budget, deadline, context)
             if wire.counterexample is not None:
                 log.warning("model defect: %s was proven equivalent, but on input (%s) %s",
                             entry, ", ".join(wire.counterexample.args),
@@ -205,13 +216,14 @@ def _decide(
     # The first input that differed without refuting, for a reason the verdict must name.
     undecided: Confirmation | None = None
     if outcome.kind == "candidates":
-        found, undecided = _first_confirmed(before, after, entry, outcome, deadline)
+        found, undecided = _first_confirmed(before, after, entry, outcome, deadline, context)
         if found is None and outcome.shared_helpers:
             # The helpers were arbitrary functions there; with their bodies inlined the
             # solver's inputs follow what they really compute.
             inlined = _prove(tree_a, tree_b, entry, given, budget, deadline, shared=False)
             if inlined.kind == "candidates":
-                found, again = _first_confirmed(before, after, entry, inlined, deadline)
+                found, again = _first_confirmed(before, after, entry, inlined, deadline,
+                                                context)
                 undecided = undecided or again
         if found is not None:
             return _refuted(found, "smt: the solver's input, executed on both versions")
@@ -226,14 +238,15 @@ def _decide(
         # Calls that leave defaults out: what the model read as the defaults may not be
         # what the loaded module has.
         calls = pysignature.calls_showing(sig_a, sig_b, _call_types(fn_a, fn_b, given))
-        found = _first_shown(before, after, entry, calls, deadline)
+        found = _first_shown(before, after, entry, calls, deadline, context)
         if found is not None:
             return _refuted(found, "calls that exercise the signature", notes)
     remaining = deadline - time.monotonic()
     if budget.search and budget.execute and remaining > 0.5:
         types = _search_types(fn_a, fn_b, given)
         searched = difftest.search(
-            before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline)
+            before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline),
+            context=context,
         )
         if searched.counterexample is not None:
             return _refuted(searched.counterexample, "random differential testing", notes)
@@ -264,22 +277,26 @@ def _tripwire(
     param_types: Mapping[str, str] | None,
     budget: Budget,
     deadline: float,
+    context: PairContext | None = None,
 ) -> tripwire.Outcome:
     """Both versions on targeted inputs, after a proof; bounded by the pair's budget."""
     left = deadline - time.monotonic()
     time_s = max(1.0, min(budget.timeout_s * 0.3, left))
     max_inputs = max(50, min(300, int(budget.timeout_s * 20)))
     return tripwire.check(before, after, entry, param_types, time_s=time_s,
-                          max_inputs=max_inputs, confirm_limits=_sandbox(deadline))
+                          max_inputs=max_inputs, confirm_limits=_sandbox(deadline),
+                          context=context)
 
 
 def _first_confirmed(
-    before: str, after: str, entry: str, outcome: pyprove.Outcome, deadline: float
+    before: str, after: str, entry: str, outcome: pyprove.Outcome, deadline: float,
+    context: PairContext | None = None,
 ) -> tuple[Counterexample | None, Confirmation | None]:
     """The first candidate that refutes, and the first undecided one with a reason."""
     undecided: Confirmation | None = None
     for args in outcome.candidates:
-        seen = examine(before, after, entry, args, found_by="z3", limits=_sandbox(deadline))
+        seen = examine(before, after, entry, args, found_by="z3", limits=_sandbox(deadline),
+                       context=context)
         if seen.counterexample is not None:
             return seen.counterexample, undecided
         if seen.reason and undecided is None:
@@ -357,6 +374,7 @@ def _module_unchecked(
     after: tuple[str, ast.Module, Module],
     budget: Budget,
     deadline: float,
+    context: PairContext | None = None,
 ) -> Result | None:
     """Why a proof cannot stand for the modules as Python loads them, or None if it can.
 
@@ -376,7 +394,7 @@ def _module_unchecked(
             "allowed here to check that it leaves the function and its names as written",
             line=min(lines),
         )
-    loaded = modulecheck.check_both(before[:2], after[:2], _sandbox(deadline))
+    loaded = modulecheck.check_both(before[:2], after[:2], _sandbox(deadline), context)
     labels = ("before", "after")
     failed = [(label, r) for label, r in zip(labels, loaded, strict=True) if not r.imported]
     if failed:
@@ -426,7 +444,8 @@ def _call_types(
 
 
 def _first_shown(
-    before: str, after: str, entry: str, calls: list[list[str]], deadline: float
+    before: str, after: str, entry: str, calls: list[list[str]], deadline: float,
+    context: PairContext | None = None,
 ) -> Counterexample | None:
     """Run ``calls`` on both versions; confirm the first that differs, alone or in sequence.
 
@@ -437,15 +456,16 @@ def _first_shown(
     if not calls or deadline - time.monotonic() < 0.5:
         return None
     limits = _sandbox(deadline)
-    pairs = run_both(before, after, entry, calls, limits=limits)
+    pairs = run_both(before, after, entry, calls, limits=limits, context=context)
     for i, (a, b) in enumerate(pairs):
         if difference(a, b) is None:
             continue
-        found = confirm(before, after, entry, calls[i], found_by="signature", limits=limits)
+        found = confirm(before, after, entry, calls[i], found_by="signature", limits=limits,
+                        context=context)
         for prior in ([calls[i]], calls[:i]) if i else ():
             if found is None:
                 found = confirm(before, after, entry, calls[i], found_by="signature",
-                                limits=limits, prior=prior)
+                                limits=limits, prior=prior, context=context)
         if found is not None or deadline - time.monotonic() < 0.5:
             return found
     return None

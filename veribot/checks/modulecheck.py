@@ -19,6 +19,7 @@ so forging it takes code written against this script.
 from __future__ import annotations
 
 import ast
+import posixpath
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,11 +32,13 @@ from veribot.checks.lang.pysignature import (
     POSITIONAL_OR_KEYWORD,
     Signature,
 )
-from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.package import Package, PairContext
+from veribot.checks.sandbox import Limits, package_files, run_script
 
 __all__ = ["Loaded", "check_both", "check_loaded", "expectations"]
 
 _SUBJECT = "subject.py"
+_PACKAGE = "__veribot_package__"
 _EXPECT = "expect.txt"
 
 # How a value is written for comparison, the same text in the parent and in the child.
@@ -70,7 +73,7 @@ _shown: Callable[[object], str] = _SHOWN_NAMES["_shown"]  # type: ignore[assignm
 
 # Runs in the sandbox child. Everything it uses after the import is taken before it.
 _SCRIPT = """
-import builtins, importlib.util, os, sys, types
+import builtins, importlib, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
 _hex = hex
@@ -86,6 +89,13 @@ _codes = {(c.co_name, c.co_firstlineno): c for c in _compiled.co_consts
 %(shown)s
 
 def _load():
+    if %(package)r is not None:
+        root, name = %(package)r
+        sys.path.insert(0, os.path.abspath(root))
+        try:
+            return _vars(importlib.import_module(name)), None
+        except BaseException as exc:
+            return None, "importing it raises " + _type(exc).__name__
     spec = importlib.util.spec_from_file_location("subject", os.path.abspath(%(subject)r))
     module = importlib.util.module_from_spec(spec)
     sys.modules["subject"] = module
@@ -175,13 +185,25 @@ def _plain(value: object) -> bool:
     return type(value) is tuple and all(_plain(v) for v in value)
 
 
-def check_loaded(source: str, tree: ast.Module, limits: Limits) -> Loaded:
-    """Import ``source`` in the sandbox and compare it with the static reading of ``tree``."""
+def check_loaded(
+    source: str, tree: ast.Module, limits: Limits, package: Package | None = None
+) -> Loaded:
+    """Import ``source`` in the sandbox and compare it with the static reading of ``tree``.
+
+    With ``package``, it is imported as part of its package (read-only files of its
+    revision), as the calls on it are.
+    """
     marker = f"veribot-loaded-{secrets.token_hex(8)}: "
-    script = _SCRIPT % {"expect": _EXPECT, "subject": _SUBJECT, "marker": marker,
-                        "shown": _SHOWN}
     files = {_SUBJECT: source, _EXPECT: repr(expectations(tree))}
-    run = run_script(script, files, limits=limits)
+    subject, where = _SUBJECT, None
+    if package is not None:
+        tree_files, subject = package_files(_PACKAGE, package, source)
+        files = {**tree_files, _EXPECT: files[_EXPECT]}
+        where = (posixpath.join(_PACKAGE, package.root), package.module)
+    script = _SCRIPT % {"expect": _EXPECT, "subject": subject, "marker": marker,
+                        "shown": _SHOWN, "package": where}
+    run = run_script(script, files, limits=limits,
+                     readonly=(_PACKAGE,) if package is not None else ())
     if run.timed_out:
         return Loaded(False, ("importing it did not finish in the sandbox's time",))
     reports = [line for line in run.stdout.splitlines() if line.startswith(marker)]
@@ -197,10 +219,12 @@ def check_loaded(source: str, tree: ast.Module, limits: Limits) -> Loaded:
 
 
 def check_both(
-    before: tuple[str, ast.Module], after: tuple[str, ast.Module], limits: Limits
+    before: tuple[str, ast.Module], after: tuple[str, ast.Module], limits: Limits,
+    context: PairContext | None = None,
 ) -> tuple[Loaded, Loaded]:
     """``check_loaded`` on both versions, concurrently (each in its own child)."""
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="veribot-load") as pool:
-        a = pool.submit(check_loaded, *before, limits)
-        b = pool.submit(check_loaded, *after, limits)
+        a = pool.submit(check_loaded, *before, limits, pa)
+        b = pool.submit(check_loaded, *after, limits, pb)
         return a.result(), b.result()

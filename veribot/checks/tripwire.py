@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from veribot.checks import differential
+from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits, SandboxError
 from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample
 
@@ -585,6 +586,7 @@ def check(
     max_inputs: int = 200,
     confirm_limits: Limits | None = None,
     seed: int | None = None,
+    context: PairContext | None = None,
 ) -> Outcome:
     """Run both versions on the drawn inputs in one batch each; confirm a difference.
 
@@ -601,7 +603,8 @@ def check(
     call_s = min(1.0, max(0.25, time_s / 8))
     batch = Limits(wall_s=max(0.5, time_s), call_s=call_s)
     try:
-        pairs = differential.run_both(before, after, entry, calls, limits=batch)
+        pairs = differential.run_both(before, after, entry, calls, limits=batch,
+                                      context=context)
     except SandboxError as exc:
         return Outcome(None, 0, time.monotonic() - start, f"tripwire not run: {exc}")
     confirm = confirm_limits or Limits(wall_s=max(2.0, time_s), call_s=2.0)
@@ -616,7 +619,7 @@ def check(
         if tried >= 3:
             break
         tried += 1
-        found = _reproduce(before, after, entry, calls[i], confirm)
+        found = _reproduce(before, after, entry, calls[i], confirm, context)
         if found is not None:
             return Outcome(found, len(run), time.monotonic() - start,
                            f"tripwire: {len(run)} inputs run, a difference reproduced",
@@ -632,13 +635,16 @@ def check(
 
 
 def _reproduce(
-    before: str, after: str, entry: str, args: Sequence[str], limits: Limits
+    before: str, after: str, entry: str, args: Sequence[str], limits: Limits,
+    context: PairContext | None = None,
 ) -> Counterexample | None:
     """The counterexample, if two independent confirmations in fresh children agree."""
-    first = differential.confirm(before, after, entry, args, found_by=FOUND_BY, limits=limits)
+    first = differential.confirm(before, after, entry, args, found_by=FOUND_BY, limits=limits,
+                                 context=context)
     if first is None:
         return None
-    second = differential.confirm(before, after, entry, args, found_by=FOUND_BY, limits=limits)
+    second = differential.confirm(before, after, entry, args, found_by=FOUND_BY, limits=limits,
+                                  context=context)
     if second is None or _key(first) != _key(second):
         return None
     return first

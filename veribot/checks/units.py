@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from veribot.checks.lang import pysource
+from veribot.checks.package import PairContext
 
 MODULE_ENTRY = "<module>"
 
@@ -95,6 +96,8 @@ class ChangedUnit:
     before_entry: str | None = None  # the name before, for a renamed function
     detail: str = ""
     level: UnitLevel = UnitLevel.FUNCTION
+    # Each version's package from its own revision, for loading it in the sandbox.
+    context: PairContext | None = None
 
     @property
     def qualname(self) -> str:

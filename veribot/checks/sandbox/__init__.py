@@ -70,6 +70,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from veribot.checks.package import Package
 from veribot.checks.sandbox import _child
 from veribot.checks.sandbox._child import parse_argument, parse_literal, split_arguments
 from veribot.checks.verdict import Behaviour, BehaviourKind
@@ -81,6 +82,7 @@ __all__ = [
     "SandboxError",
     "SandboxRun",
     "canonical",
+    "package_files",
     "parse_argument",
     "parse_literal",
     "run_calls",
@@ -95,6 +97,7 @@ _SCRIPT_NAME = "__veribot_main__.py"
 _SUBJECT_NAME = "__veribot_subject__.py"
 _CONFIG_NAME = "__veribot_config__.json"
 _STDIN_NAME = "__veribot_stdin__.txt"
+_PACKAGE_DIR = "__veribot_package__"
 # Seconds a child may take to start and isolate itself before the first message.
 _STARTUP_S = 5.0
 # Seconds after the per-call timer during which the child must report, before it is killed.
@@ -147,20 +150,28 @@ class SandboxRun:
 class _Workspace:
     path: str
     uid: int | None
+    readonly: tuple[str, ...] = ()  # absolute folders the child may read, never write
 
     def new_uid(self) -> None:
-        """Give the directory to a fresh uid (root only), for the next child."""
+        """Give the directory to a fresh uid (root only), for the next child.
+
+        The read-only folders stay the parent's (mode 0555, files 0444).
+        """
         if os.geteuid() != 0:
             return
         self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
         for root, dirs, files in os.walk(self.path):
+            dirs[:] = [d for d in dirs if os.path.join(root, d) not in self.readonly]
             for name in (root, *(os.path.join(root, n) for n in (*dirs, *files))):
                 os.lchown(name, self.uid, self.uid)
 
 
 @contextlib.contextmanager
-def _workspace(files: Mapping[str, str]) -> Iterator[_Workspace]:
+def _workspace(files: Mapping[str, str], readonly: Sequence[str] = ()) -> Iterator[_Workspace]:
+    """A fresh directory holding ``files``; the top folders named in ``readonly`` (and
+    all under them) are made read-only for the child."""
     path = os.path.realpath(tempfile.mkdtemp(prefix="veribot-sandbox-"))
+    locked = tuple(os.path.join(path, name) for name in readonly)
     try:
         for name, text in files.items():
             target = os.path.realpath(os.path.join(path, name))
@@ -168,8 +179,17 @@ def _workspace(files: Mapping[str, str]) -> Iterator[_Workspace]:
                 raise ValueError(f"file name outside the sandbox directory: {name!r}")
             os.makedirs(os.path.dirname(target), exist_ok=True)
             Path(target).write_text(text, encoding="utf-8")
-        yield _Workspace(path, None)
+        for top in locked:
+            for root, _dirs, names in os.walk(top, topdown=False):
+                for name in names:
+                    os.chmod(os.path.join(root, name), 0o444)
+                os.chmod(root, 0o555)
+        yield _Workspace(path, None, locked)
     finally:
+        for top in locked:  # writable again, so the directory can be removed
+            for root, _dirs, _names in os.walk(top):
+                with contextlib.suppress(OSError):
+                    os.chmod(root, 0o755)
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -393,19 +413,21 @@ def run_script(
     limits: Limits = Limits(),
     stdin: str = "",
     allow_ctypes: bool = False,
+    readonly: Sequence[str] = (),
 ) -> SandboxRun:
     """Run ``script`` with ``files`` beside it in a fresh temporary directory.
 
     The script runs as ``__main__`` under ``python -I`` with the directory as its working
     directory and ``HOME``/``TMPDIR``; stdout and stderr are kept up to ``OUTPUT_CAP``
     bytes each. ``allow_ctypes`` lifts the audit hook's ctypes ban (for drivers that use
-    z3, whose Python bindings are ctypes); the other layers are unchanged.
+    z3, whose Python bindings are ctypes); the other layers are unchanged. ``readonly``
+    names top folders of ``files`` the child may read but not write.
     """
     files = dict(files or {})
     files[_SCRIPT_NAME] = script
     files[_STDIN_NAME] = stdin
     start = time.monotonic()
-    with _workspace(files) as ws:
+    with _workspace(files, readonly) as ws:
         cfg: dict[str, object] = {
             "mode": "script",
             "script": os.path.join(ws.path, _SCRIPT_NAME),
@@ -435,6 +457,7 @@ def run_calls(
     limits: Limits = Limits(),
     hash_seed: int | None = None,
     watch: bool = False,
+    package: Package | None = None,
 ) -> list[Behaviour]:
     """Import ``source`` in a sandboxed child and call ``entry`` once per argument list.
 
@@ -457,6 +480,10 @@ def run_calls(
 
     ``hash_seed`` fixes ``PYTHONHASHSEED`` (the order of sets of strings, ``hash(str)``);
     by default every child draws its own.
+
+    ``package``: import ``source`` as ``package.module``, with the package's files of its
+    revision in a read-only folder of the child's workspace (see ``veribot.checks.package``),
+    instead of as a lone module named ``subject``.
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:
@@ -466,12 +493,19 @@ def run_calls(
         return []
     start = time.monotonic()
     deadline = start + limits.wall_s
-    with _workspace({_SUBJECT_NAME: source}) as ws:
+    files, subject = {_SUBJECT_NAME: source}, _SUBJECT_NAME
+    if package is not None:
+        files, subject = package_files(_PACKAGE_DIR, package, source)
+    with _workspace(files, (_PACKAGE_DIR,) if package is not None else ()) as ws:
         next_index = 0
         while next_index < len(literal_calls) and time.monotonic() < deadline:
             cfg: dict[str, object] = {
                 "mode": "calls",
-                "subject": os.path.join(ws.path, _SUBJECT_NAME),
+                "subject": os.path.join(ws.path, subject),
+                "package": None if package is None else {
+                    "root": os.path.join(ws.path, _PACKAGE_DIR, package.root),
+                    "module": package.module,
+                },
                 "entry": entry,
                 "calls": literal_calls[next_index:],
                 "start": next_index,
@@ -510,6 +544,12 @@ def run_calls(
         f"not run: the sandbox's wall-clock limit of {limits.wall_s:g} s was spent",
     )
     return [r if r is not None else not_run for r in results]
+
+
+def package_files(folder: str, package: Package, source: str) -> tuple[dict[str, str], str]:
+    """The workspace files for ``package`` under ``folder``, and the module's file path."""
+    files = {f"{folder}/{rel}": text for rel, text in package.tree(source).items()}
+    return files, f"{folder}/{package.path}"
 
 
 def canonical(value: object) -> object:

@@ -23,6 +23,7 @@ import ctypes
 import errno
 import functools
 import hashlib
+import importlib
 import importlib.util
 import itertools
 import json
@@ -996,8 +997,16 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     entry = str(cfg["entry"])
     loaded: dict[str, Callable[..., object]] = {}
 
+    package = cfg.get("package")
+
     def load_entry() -> object:
-        loaded["fn"] = _resolve(_load(cfg["subject"], "subject"), entry)
+        module: object
+        if package:
+            sys.path.insert(0, package["root"])
+            module = importlib.import_module(package["module"])
+        else:
+            module = _load(cfg["subject"], "subject")
+        loaded["fn"] = _resolve(module, entry)
         return None
 
     outcome = _observe(load_entry, None, call_s)
