@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 import z3
 
-from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS, TRUE, Operators, is_empty_literal
+from veribot.checks.lang.pyops import (
+    FALSE,
+    MUTATING_METHODS,
+    SSIZE_MAX,
+    TRUE,
+    Operators,
+    is_empty_literal,
+)
 from veribot.checks.lang.pytypes import BoolT, FloatT, IntT, PyType
 from veribot.checks.lang.pyvalues import (
     FLOAT,
@@ -60,6 +67,8 @@ class Builtins(Operators):
             if isinstance(v, STuple):
                 return SInt(z3.IntVal(len(v.items)))
             if isinstance(v, SRange):
+                # len() must fit a C ssize_t; a longer range raises.
+                self.raise_if(v.length() > SSIZE_MAX, "OverflowError", state)
                 return SInt(v.length())
             if isinstance(v, SInt | SBool | SFloat | SNone):
                 self.raise_if(TRUE, "TypeError", state)
@@ -110,6 +119,10 @@ class Builtins(Operators):
         if name == "print":
             raise Unsupported("print (output is not compared)", line)
         raise Unsupported(f"{name}() with these arguments", line)
+
+    def _check_ssize(self, i: z3.ArithRef, state: State) -> None:
+        """An index argument of a list method must fit a C ssize_t (else OverflowError)."""
+        self.raise_if(z3.Or(i > SSIZE_MAX, i < -SSIZE_MAX - 1), "OverflowError", state)
 
     def reduce(self, name: str, v: V, state: State) -> V:
         """``sum``/``min``/``max``/``any``/``all`` over one iterable."""
@@ -202,6 +215,7 @@ class Builtins(Operators):
             n = z3.Length(seq.e)
             if args:
                 i = self._as_int(args[0], state)
+                self._check_ssize(i, state)
                 idx = z3.If(i < 0, i + n, i)
             else:
                 idx = n - 1
@@ -216,6 +230,7 @@ class Builtins(Operators):
         if method == "insert" and len(args) == 2:
             n = z3.Length(seq.e)
             i = self._as_int(args[0], state)
+            self._check_ssize(i, state)
             idx = z3.If(i < 0, i + n, i)
             idx = z3.If(idx < 0, 0, z3.If(idx > n, n, idx))
             seq = self._adopt(seq, args[1])
@@ -252,4 +267,7 @@ class Builtins(Operators):
             return
         if isinstance(other, SRange):
             raise Unsupported("extending a list with a range", self.line)
+        if isinstance(other, SStr):
+            # Python extends with the string's characters, one item each.
+            raise Unsupported("extending a list with a str", self.line)
         self.raise_if(TRUE, "TypeError", state)

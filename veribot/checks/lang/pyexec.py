@@ -32,6 +32,7 @@ from veribot.checks.lang.pytypes import (
 )
 from veribot.checks.lang.pyvalues import (
     FLOAT,
+    MAX_CONSTANT_CHAR,
     Fresh,
     OutOfTime,
     SBool,
@@ -50,6 +51,7 @@ from veribot.checks.lang.pyvalues import (
     merge,
     merge_many,
     sort_of,
+    str_val,
     term,
     wrap,
 )
@@ -806,7 +808,9 @@ def constant(value: object, line: int) -> V:
     if isinstance(value, float):
         return SFloat(z3.FPVal(value, FLOAT))
     if isinstance(value, str):
-        return SStr(z3.StringVal(value))
+        if any(ord(c) > MAX_CONSTANT_CHAR for c in value):
+            raise Unsupported("a character beyond U+1FFFF in a string constant", line)
+        return SStr(str_val(value))
     if isinstance(value, tuple):
         return STuple(tuple(constant(v, line) for v in value))
     raise Unsupported(f"a constant of type {type(value).__name__}", line)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 TRUE = z3.BoolVal(True)
 FALSE = z3.BoolVal(False)
+SSIZE_MAX = 2**63 - 1  # sys.maxsize on 64-bit CPython: the largest length or C index
 MUTATING_METHODS = {"append", "extend", "pop", "insert", "remove", "clear", "sort", "reverse"}
 
 
@@ -182,6 +183,13 @@ class Operators:
             return SFloat(r)
         if isinstance(op, ast.Pow):
             y_s = z3.simplify(y)
+            x_s = z3.simplify(x)
+            if (
+                z3.is_int_value(x_s)
+                and z3.is_int_value(y_s)
+                and 0 <= y_s.as_long() * max(1, abs(x_s.as_long()).bit_length()) <= 4096
+            ):
+                return SInt(z3.IntVal(x_s.as_long() ** y_s.as_long()))  # both known: fold
             if z3.is_int_value(y_s) and 0 <= y_s.as_long() <= 8:
                 result: z3.ArithRef = z3.IntVal(1)
                 for _ in range(y_s.as_long()):
@@ -402,7 +410,7 @@ class Operators:
                 return SNone()
             parts_t = [(idx == k, item) for k, item in enumerate(value.items)]
             return merge_many(parts_t[:-1], parts_t[-1][1])
-        if not isinstance(index, SInt | SBool):
+        if not isinstance(index, SInt | SBool | SUnion):
             if isinstance(value, SSeq | SStr):
                 self.raise_if(TRUE, "TypeError", state)
                 return SNone()

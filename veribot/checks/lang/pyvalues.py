@@ -16,6 +16,7 @@ aliasing stays sound.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import struct
@@ -40,6 +41,10 @@ from veribot.checks.lang.pytypes import (
 FLOAT = z3.Float64()
 _ORIGINS = itertools.count(1)
 RM = z3.RNE()
+MAX_CHAR = 0x2FFFF  # the largest character of Z3's strings
+# Constants stop below this, so strings of the domain (whose characters beyond MAX_CHAR
+# Z3 cannot hold) map order-preservingly into Z3's characters above every constant.
+MAX_CONSTANT_CHAR = 0x1FFFF
 
 
 class Unsupported(Exception):
@@ -268,6 +273,24 @@ class Fresh:
         raise Unsupported(f"parameters of type {t.text()}")
 
 
+def str_val(text: str) -> z3.SeqRef:
+    """The Z3 string of ``text``, character for character.
+
+    ``z3.StringVal`` would read ``\\u{41}`` in the text as an escape (one character "A").
+    """
+    codes = (ctypes.c_uint * len(text))(*(ord(c) for c in text))
+    ctx = z3.main_ctx()
+    return z3.SeqRef(z3.Z3_mk_u32string(ctx.ref(), len(text), codes), ctx)
+
+
+def str_of(e: z3.SeqRef) -> str:
+    """The Python text of a Z3 string value (``as_string`` escapes non-ASCII characters)."""
+    n = z3.Z3_get_string_length(e.ctx_ref(), e.as_ast())
+    codes = (ctypes.c_uint * n)()
+    z3.Z3_get_string_contents(e.ctx_ref(), e.as_ast(), n, codes)
+    return "".join(chr(c) for c in codes)
+
+
 # -- merging ------------------------------------------------------------------------------
 
 
@@ -425,7 +448,7 @@ def concrete(model: z3.ModelRef, v: V) -> object:
             return math.nan
         return float_of(ev(z3.fpToIEEEBV(v.e)).as_long())
     if isinstance(v, SStr):
-        return ev(v.e).as_string()
+        return str_of(ev(v.e))
     if isinstance(v, SNone):
         return None
     if isinstance(v, SSeq):
