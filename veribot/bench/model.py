@@ -94,6 +94,7 @@ class Tally:
     beyond_bound: int = 0
     outside_domain: int = 0
     runaway: int = 0
+    slow: int = 0  # inputs left out because the program used up its time
     widened: int = 0  # compared on a model built for the argument's own type
     disagreements: list[Disagreement] = field(default_factory=list)
     seconds: float = 0.0
@@ -107,7 +108,8 @@ class Tally:
             f"inputs compared:    {self.compared} of {self.inputs} "
             f"({self.widened} on a model of the argument's own type; not compared: "
             f"{self.beyond_bound} beyond the loop bound, {self.outside_domain} outside "
-            f"Z3's strings, {self.runaway} runaway in CPython)",
+            f"Z3's strings, {self.runaway} runaway in CPython, {self.slow} past the "
+            "program's time)",
             f"disagreements:      {len(self.disagreements)}",
             f"time:               {self.seconds:.1f} s",
         ]
@@ -184,8 +186,9 @@ class _Model:
 def build_model(program: Program, types: Sequence[str], deadline: float) -> _Model:
     """Execute the program symbolically as the prover does (may raise Unsupported)."""
     tree = ast.parse(program.source)
-    func = tree.body[0]
-    assert isinstance(func, ast.FunctionDef)
+    (func,) = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == program.name
+    ]
     fresh = Fresh()
     symbolic = [
         fresh.value(parse_type(t), name)
@@ -247,7 +250,10 @@ def run_model(m: _Model, args: Sequence[object]) -> Behaviour | str:
     model = solver.model()
 
     def holds(e: z3.BoolRef) -> bool:
-        return bool(z3.is_true(reduce(model.eval(e, model_completion=True))))
+        value = model.eval(e, model_completion=True)
+        if not (z3.is_true(value) or z3.is_false(value)):
+            value = reduce(value)
+        return bool(z3.is_true(value))
 
     if any(holds(x.guard) for x in m.result.exhausted):
         return "beyond"
@@ -317,6 +323,9 @@ def check_program(
     tally.modelled += 1
     for args in args_list:
         tally.inputs += 1
+        if time.monotonic() > deadline:
+            tally.slow += 1
+            continue
         got = run_model(main, args)
         widened = False
         if got == "outside":
@@ -376,20 +385,35 @@ def _show(a: object) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``veribot bench-model``."""
-    parser.add_argument("--programs", type=int, default=200, help="programs to generate")
+    def positive(text: str) -> int:
+        value = int(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+        return value
+
+    parser.add_argument(
+        "--programs", type=positive, default=200, help="programs to generate (default 200)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
     parser.add_argument(
-        "--inputs-per-program", type=int, default=12, metavar="K", help="inputs per program"
+        "--inputs-per-program",
+        type=positive,
+        default=12,
+        metavar="K",
+        help="inputs per program (default 12)",
     )
     parser.add_argument(
         "--out", type=Path, default=None, metavar="FILE", help="also write the report here"
     )
 
 
-def main(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
+def main(
+    args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
     """Run the conformance benchmark; 0 when the model agreed with CPython everywhere."""
     out = stdout if stdout is not None else sys.stdout
-    tally = run(args.programs, args.seed, args.inputs_per_program, progress=sys.stderr)
+    err = stderr if stderr is not None else sys.stderr
+    tally = run(args.programs, args.seed, args.inputs_per_program, progress=err)
     parts = [tally.summary()]
     for d in tally.disagreements:
         parts.append("-" * 72 + "\n" + d.text())

@@ -32,9 +32,16 @@ PARAM_TYPES = (
 )
 LIST_TYPES = ("list[int]", "list[str]")
 SEQ_TYPES = (*LIST_TYPES, "tuple[int, ...]", "str")
+INT_SEQS = ("list[int]", "tuple[int, ...]")
+SCALARS = ("int", "str", "float", "bool")
+NUMS = ("float", "int")
+IN = ("in", "not in")
+IS = ("None", "not None")
+EQ = ("==", "!=")
+STEPS = ("-1", "-2", "2")
 LIST_STR = "['q']"
 EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "ZeroDivisionError", "KeyError")
-INT_LITERALS = ("0", "1", "-1", "2", "3", "5", "7", "10", "-3", "100", "100000000000000000000", "True")
+INT_LITERALS = ("0", "1", "-1", "2", "3", "5", "7", "10", "-3", "100", "100000000000000000000")
 FLOAT_LITERALS = ("0.5", "-0.0", "0.0", "1.5", "-2.25", "0.1", "1e308", "1e-300", "3.0")
 STR_LITERALS = (
     "''", "'a'", "'b'", "'ab'", "'ba'", "'abc'", "'é'", "'\\U0001f600'", "'a\\U0001f600'",
@@ -56,9 +63,11 @@ class _Scope:
     """What the generator knows while writing a body: names and their types."""
 
     vars: dict[str, str]
+    helpers: dict[str, tuple[tuple[str, ...], int, str]] = field(default_factory=dict)
     loop_depth: int = 0
     in_loop: bool = False
     counter: list[int] = field(default_factory=lambda: [0])
+    frozen: frozenset[str] = frozenset()  # lists being iterated: mutating them is unmodelled
 
     def fresh(self, base: str) -> str:
         self.counter[0] += 1
@@ -66,6 +75,10 @@ class _Scope:
 
     def of(self, *types: str) -> list[str]:
         return [n for n, t in self.vars.items() if t in types]
+
+    def mutable(self, *types: str) -> list[str]:
+        """Names that may be rebound or mutated: not constants, not lists being iterated."""
+        return [n for n in self.of(*types) if n not in self.frozen and not n.startswith("K")]
 
 
 class _Writer:
@@ -101,6 +114,12 @@ class _Writer:
         if depth >= 3:
             return self.atom(t, s)
         d = depth + 1
+        calls = [n for n, (_, _, rt) in s.helpers.items() if rt == t]
+        if calls and self.chance(0.12):
+            name = self.pick(calls)
+            params, required, _ = s.helpers[name]
+            n_args = self.rng.randint(required, len(params))
+            return f"{name}(" + ", ".join(self.expr(p, s, d) for p in params[:n_args]) + ")"
         if t == "int":
             return self.int_expr(s, d)
         if t == "bool":
@@ -140,9 +159,9 @@ class _Writer:
         if t == "str":
             return self.pick(STR_LITERALS)
         if t == "list[int]":
-            return "[" + ", ".join(self.pick(INT_LITERALS[:8]) for _ in range(self.rng.randint(0, 3))) + "]"
+            return self.literal_list(INT_LITERALS[:8])
         if t == "list[str]":
-            return "[" + ", ".join(self.pick(STR_LITERALS[:6]) for _ in range(self.rng.randint(0, 3))) + "]"
+            return self.literal_list(STR_LITERALS[:6])
         if t == "tuple[int, ...]":
             return self.pick(("()", "(1,)", "(0, 2)", "(3, -1, 3)"))
         if t == "tuple[int, int]":
@@ -150,6 +169,13 @@ class _Writer:
         if t == "int | None":
             return self.pick(("None", "0", "4"))
         raise AssertionError(t)
+
+    def literal_list(self, items: tuple[str, ...]) -> str:
+        return "[" + ", ".join(self.pick(items) for _ in range(self.rng.randint(0, 3))) + "]"
+
+    def name_of(self, s: _Scope, types: tuple[str, ...], default: str) -> str:
+        """A variable of one of ``types``, or ``default`` when there is none."""
+        return self.pick(s.of(*types) or [default])
 
     def seq_of(self, elem: str, s: _Scope) -> str | None:
         """A name or literal of a sequence whose items are ``elem``, for iteration."""
@@ -159,10 +185,14 @@ class _Writer:
         return None
 
     def int_expr(self, s: _Scope, d: int) -> str:
-        e = lambda t="int": self.expr(t, s, d)  # noqa: E731
-        seq = lambda: self.pick([n for n, t in s.vars.items() if t in SEQ_TYPES] or ["'ab'"])  # noqa: E731
-        ints = lambda: self.pick(s.of("list[int]", "tuple[int, ...]") or ["[1, 2]"])  # noqa: E731
-        lists = lambda: self.pick(s.of("list[int]") or ["[0, 1]"])  # noqa: E731
+        def e(t: str = "int") -> str:
+            return self.expr(t, s, d)
+        def seq() -> str:
+            return self.pick([n for n, t in s.vars.items() if t in SEQ_TYPES] or ["'ab'"])
+        def ints() -> str:
+            return self.pick(s.of("list[int]", "tuple[int, ...]") or ["[1, 2]"])
+        def lists() -> str:
+            return self.pick(s.of("list[int]") or ["[0, 1]"])
         return self.weighted([
             (lambda: self.atom("int", s), 6),
             (lambda: f"{e()} {self.pick(('+', '-', '*'))} {e()}", 5),
@@ -182,12 +212,25 @@ class _Writer:
             (lambda: f"sum([{self.comp_body('int', s, d)}])", 1),
             (lambda: f"int({e('bool')})", 0.5),
             (lambda: f"len(range({e()}, {e()}, {self.pick(('1', '2', '-1', '-3'))}))", 0.5),
+            (lambda: f"{self.pick(s.of('tuple[int, int]') or ['(4, 5)'])}[{e()}]", 1),
+            (lambda: self.optional_int(s, d), 1 if s.of("int | None") else 0),
         ])  # fmt: skip
 
+    def optional_int(self, s: _Scope, d: int) -> str:
+        opt = self.pick(s.of("int | None"))
+        return self.pick((
+            f"({opt} or {self.expr('int', s, d)})",
+            f"({opt} if {opt} is not None else {self.expr('int', s, d)})",
+            f"{opt} + {self.expr('int', s, d)}",
+        ))  # fmt: skip
+
     def bool_expr(self, s: _Scope, d: int) -> str:
-        e = lambda t: self.expr(t, s, d)  # noqa: E731
-        num = lambda: self.pick(("int", "int", "float", "bool"))  # noqa: E731
-        cmp = lambda: self.pick(("<", "<=", ">", ">=", "==", "!="))  # noqa: E731
+        def e(t: str) -> str:
+            return self.expr(t, s, d)
+        def num() -> str:
+            return self.pick(("int", "int", "float", "bool"))
+        def cmp() -> str:
+            return self.pick(("<", "<=", ">", ">=", "==", "!="))
         return self.weighted([
             (lambda: self.atom("bool", s), 3),
             (lambda: f"{e(num())} {cmp()} {e(num())}", 6),
@@ -195,18 +238,36 @@ class _Writer:
             (lambda: f"{e('str')} {cmp()} {e('str')}", 2),
             (lambda: f"{e('bool')} {self.pick(('and', 'or'))} {e('bool')}", 3),
             (lambda: f"not {e('bool')}", 2),
-            (lambda: f"{e('int')} in {self.pick(s.of('list[int]', 'tuple[int, ...]') or ['[1, 3]'])}", 2),
-            (lambda: f"{e('str')} {self.pick(('in', 'not in'))} {e(self.pick(('str', 'list[str]')))}", 2),
-            (lambda: f"{self.pick(('any', 'all'))}({self.pick(s.of('list[int]') or ['[0, 1]'])})", 1),
-            (lambda: f"{self.pick(s.of('int | None') or ['None'])} is {self.pick(('None', 'not None'))}", 1),
+            (lambda: f"{e('int')} in {self.name_of(s, INT_SEQS, '[1, 3]')}", 2),
+            (lambda: f"{e('str')} {self.pick(IN)} {e(self.pick(('str', 'list[str]')))}", 2),
+            (lambda: f"{self.pick(('any', 'all'))}({self.name_of(s, ('list[int]',), '[0]')})", 1),
+            (lambda: f"{self.name_of(s, ('int | None',), 'None')} is {self.pick(IS)}", 1),
             (lambda: f"bool({e(self.pick(('int', 'str', 'list[int]', 'float')))})", 1),
+            (lambda: f"{e('tuple[int, int]')} {self.pick(('==', '!='))} {e('tuple[int, int]')}", 1),
+            (lambda: f"{e('int')} in {e('tuple[int, int]')}", 0.5),
+            (lambda: f"{e('list[int]')} {self.pick(('==', '!='))} {e('list[int]')}", 1),
+            (lambda: f"{self.mixed(s, d)} {self.pick(EQ)} {e(self.pick(('int', 'str')))}", 1),
+            (lambda: f"bool({self.mixed(s, d)})", 0.5),
         ])  # fmt: skip
 
+    def mixed(self, s: _Scope, d: int) -> str:
+        """A value whose type depends on the path (the model merges it into a union)."""
+        names = s.of("mixed")
+        if names and self.chance(0.6):
+            return self.pick(names)
+        a = self.expr(self.pick(("int", "bool", "float")), s, d)
+        b = self.expr(self.pick(("str", "int", "float", "list[int]")), s, d)
+        return self.pick((
+            f"({a} or {b})", f"({a} and {b})", f"({a} if {self.expr('bool', s, d)} else {b})",
+            f"max({a}, {self.expr('int', s, d)})",
+        ))  # fmt: skip
+
     def float_expr(self, s: _Scope, d: int) -> str:
-        e = lambda t="float": self.expr(t, s, d)  # noqa: E731
+        def e(t: str = "float") -> str:
+            return self.expr(t, s, d)
         return self.weighted([
             (lambda: self.atom("float", s), 5),
-            (lambda: f"{e()} {self.pick(('+', '-', '*', '/'))} {e(self.pick(('float', 'int')))}", 5),
+            (lambda: f"{e()} {self.pick(('+', '-', '*', '/'))} {e(self.pick(NUMS))}", 5),
             (lambda: f"{e('int')} / {e('int')}", 2),
             (lambda: f"-{self.atom('float', s)}", 1),
             (lambda: f"abs({e()})", 1),
@@ -216,9 +277,12 @@ class _Writer:
         ])  # fmt: skip
 
     def str_expr(self, s: _Scope, d: int) -> str:
-        e = lambda t="str": self.expr(t, s, d)  # noqa: E731
-        strs = lambda: self.pick(s.of("str") or ["'xyz'"])  # noqa: E731
-        bound = lambda: self.pick(("", self.expr("int", s, d)))  # noqa: E731
+        def e(t: str = "str") -> str:
+            return self.expr(t, s, d)
+        def strs() -> str:
+            return self.pick(s.of("str") or ["'xyz'"])
+        def bound() -> str:
+            return self.pick(("", self.expr("int", s, d)))
         return self.weighted([
             (lambda: self.atom("str", s), 5),
             (lambda: f"{e()} + {e()}", 3),
@@ -233,9 +297,12 @@ class _Writer:
     def list_expr(self, t: str, s: _Scope, d: int) -> str:
         elem = _elem(t)
         assert elem is not None
-        e = lambda: self.expr(t, s, d)  # noqa: E731
-        same = lambda: self.pick(s.of(t) or [self.atom(t, s)])  # noqa: E731
-        bound = lambda: self.pick(("", self.expr("int", s, d)))  # noqa: E731
+        def e() -> str:
+            return self.expr(t, s, d)
+        def same() -> str:
+            return self.pick(s.of(t) or [self.atom(t, s)])
+        def bound() -> str:
+            return self.pick(("", self.expr("int", s, d)))
         return self.weighted([
             (lambda: self.atom(t, s), 5),
             (lambda: f"{e()} + {e()}", 2),
@@ -256,7 +323,7 @@ class _Writer:
             source = self.seq_of(source_t, s) or {
                 "int": "[1, 0, 2]", "str": "'abc'", "float": "[0.5, -1.5]"
             }.get(source_t, "[1, 2]")  # fmt: skip
-        inner = _Scope(dict(s.vars), s.loop_depth, s.in_loop, s.counter)
+        inner = _Scope(dict(s.vars), s.helpers, s.loop_depth, s.in_loop, s.counter, s.frozen)
         inner.vars[var] = source_t
         body = self.expr(elem, inner, d + 1)
         cond = f" if {self.expr('bool', inner, d + 1)}" if self.chance(0.4) else ""
@@ -274,7 +341,7 @@ class _Writer:
     def statement(self, s: _Scope, indent: int) -> None:
         self.statements += 1
         nested = indent < 3 and self.statements < 18
-        lists = s.of(*LIST_TYPES)
+        lists = s.mutable(*LIST_TYPES)
         options: list[tuple[Callable[[], None], float]] = [
             (lambda: self.assign(s, indent), 6),
             (lambda: self.aug_assign(s, indent), 2),
@@ -297,7 +364,7 @@ class _Writer:
 
     def assign(self, s: _Scope, indent: int) -> None:
         t = self.pick([t for t, w in PARAM_TYPES for _ in range(w)])
-        existing = s.of(t)
+        existing = s.mutable(t)
         name = self.pick(existing) if existing and self.chance(0.4) else s.fresh("v")
         if t in LIST_TYPES and self.chance(0.15):
             same = s.of(t)
@@ -305,9 +372,20 @@ class _Writer:
                 self.emit(indent, f"{name} = {self.pick(same)}")
                 s.vars[name] = t
                 return
-        if t == "int" and lists_in(s, "list[int]") and self.chance(0.2):
-            self.emit(indent, f"{name} = {self.pick(lists_in(s, 'list[int]'))}.pop()")
+        if t == "int" and s.mutable("list[int]") and self.chance(0.2):
+            self.emit(indent, f"{name} = {self.pick(s.mutable('list[int]'))}.pop()")
             s.vars[name] = t
+            return
+        if self.chance(0.08):
+            name = s.fresh("m")
+            self.emit(indent, f"{name} = {self.mixed(s, 0)}")
+            s.vars[name] = "mixed"
+            return
+        if self.chance(0.05):
+            a, b = s.fresh("u"), s.fresh("u")
+            source = self.expr(self.pick(("tuple[int, int]", "list[int]")), s)
+            self.emit(indent, f"{a}, {b} = {source}")
+            s.vars[a], s.vars[b] = "int", "int"
             return
         if len(s.of("int", "str")) >= 2 and self.chance(0.1):
             a, b = s.fresh("u"), s.fresh("u")
@@ -318,7 +396,7 @@ class _Writer:
         s.vars[name] = t
 
     def aug_assign(self, s: _Scope, indent: int) -> None:
-        names = s.of("int", "float", "str", *LIST_TYPES)
+        names = s.mutable("int", "float", "str", *LIST_TYPES)
         if not names:
             self.assign(s, indent)
             return
@@ -337,12 +415,14 @@ class _Writer:
             self.emit(indent, f"{name} += {self.expr(other, s)}")
 
     def list_method(self, s: _Scope, indent: int) -> None:
-        name = self.pick(s.of(*LIST_TYPES))
+        name = self.pick(s.mutable(*LIST_TYPES))
         t = s.vars[name]
         elem = _elem(t)
         assert elem is not None
-        item = lambda: self.expr(elem, s)  # noqa: E731
-        i = lambda: self.expr("int", s)  # noqa: E731
+        def item() -> str:
+            return self.expr(elem, s)
+        def i() -> str:
+            return self.expr("int", s)
         call = self.weighted([
             (lambda: f"{name}.append({item()})", 4),
             (lambda: f"{name}.extend({self.expr(self.pick((t, t, 'str')), s)})", 2),
@@ -360,7 +440,7 @@ class _Writer:
             self.emit(indent, call)
 
     def item_store(self, s: _Scope, indent: int) -> None:
-        name = self.pick(s.of(*LIST_TYPES))
+        name = self.pick(s.mutable(*LIST_TYPES))
         elem = _elem(s.vars[name])
         assert elem is not None
         op = "+=" if self.chance(0.3) else "="
@@ -404,11 +484,7 @@ class _Writer:
             if extra:
                 n = self.pick(extra)
                 merged[n] = branches[0][n]
-        for n, t in before.items():
-            if n not in merged:
-                # Rebound with another type on some branch: forget it.
-                continue
-        s.vars = merged
+        s.vars = merged  # a name rebound with another type on some branch is forgotten
 
     def for_stmt(self, s: _Scope, indent: int) -> None:
         var = s.fresh("x")
@@ -420,7 +496,7 @@ class _Writer:
                 (lambda: f"min({self.expr('int', s)}, 4)", 2),
                 (lambda: self.expr("int", s), 1),
                 (lambda: f"{self.expr('int', s)}, {self.pick(('3', '5', '-2'))}", 1),
-                (lambda: f"{self.pick(('4', '0'))}, {self.expr('int', s)}, {self.pick(('-1', '-2', '2'))}", 1),
+                (lambda: f"{self.pick(('4', '0'))}, {self.expr('int', s)}, {self.pick(STEPS)}", 1),
             ])  # fmt: skip
             head = f"for {var} in range({args}):"
             inner_vars[var] = "int"
@@ -440,11 +516,14 @@ class _Writer:
             inner_vars[var] = "str"
         self.emit(indent, head)
         before = dict(s.vars)
-        inner = _Scope(inner_vars, s.loop_depth + 1, True, s.counter)
+        inner = _Scope(inner_vars, s.helpers, s.loop_depth + 1, True, s.counter, s.frozen)
+        if kind in ("seq", "enumerate") and seq in s.vars:
+            inner.frozen = s.frozen | {seq}
         self.block(inner, indent + 1, self.rng.randint(1, 3))
         if self.chance(0.15):
             self.emit(indent, "else:")
-            self.block(_Scope(dict(before), s.loop_depth, s.in_loop, s.counter), indent + 1, 1)
+            after = _Scope(dict(before), s.helpers, s.loop_depth, s.in_loop, s.counter, s.frozen)
+            self.block(after, indent + 1, 1)
         s.vars = {n: t for n, t in before.items() if inner.vars.get(n) == t}
 
     def while_stmt(self, s: _Scope, indent: int) -> None:
@@ -455,22 +534,23 @@ class _Writer:
         self.emit(indent, f"while {k} < {limit}{cond}:")
         self.emit(indent + 1, f"{k} += 1")
         before = dict(s.vars)
-        inner = _Scope(dict(s.vars), s.loop_depth + 1, True, s.counter)
+        inner = _Scope(dict(s.vars), s.helpers, s.loop_depth + 1, True, s.counter, s.frozen)
         self.block(inner, indent + 1, self.rng.randint(1, 3))
         s.vars = {n: t for n, t in before.items() if inner.vars.get(n) == t}
         s.vars[k] = "int"
 
     def return_expr(self, s: _Scope) -> str:
+        def other() -> str:
+            return self.expr(self.pick(("str", "float", "list[int]")), s)
+        def scalar() -> str:
+            return self.expr(self.pick(SCALARS), s)
         return self.weighted([
             (lambda: self.expr(self.pick([t for t, _ in PARAM_TYPES]), s), 4),
-            (lambda: "(" + ", ".join(self.expr(self.pick(("int", "str", "float", "bool")), s) for _ in range(2)) + ")", 1),
-            (lambda: f"{self.expr('int', s)} {self.pick(('and', 'or'))} {self.expr(self.pick(('str', 'float', 'list[int]')), s)}", 1),
+            (lambda: f"({scalar()}, {scalar()})", 1),
+            (lambda: f"{self.expr('int', s)} {self.pick(('and', 'or'))} {other()}", 1),
             (lambda: "None", 0.3),
+            (lambda: self.mixed(s, 0), 1),
         ])  # fmt: skip
-
-
-def lists_in(s: _Scope, *types: str) -> list[str]:
-    return s.of(*(types or LIST_TYPES))
 
 
 def _elem(t: str) -> str | None:
@@ -483,35 +563,63 @@ def generate(seed: int, index: int) -> Program:
     """Program number ``index`` of the run with ``seed`` (the same every time)."""
     rng = random.Random(f"program:{seed}:{index}")
     w = _Writer(rng)
+    lines: list[str] = []
+    constants: dict[str, str] = {}
+    for n in range(rng.choice((0, 0, 1, 2))):
+        t = rng.choice(("int", "str", "float", "tuple[int, int]"))
+        name = f"K{n}"
+        lines.append(f"{name} = {w.atom(t, _Scope({}))}")
+        constants[name] = t
+    helpers: dict[str, tuple[tuple[str, ...], int, str]] = {}
+    if rng.random() < 0.3:
+        # A helper of the same module: the model inlines it at each call.
+        types = tuple(rng.choice(("int", "int", "str", "float")) for _ in range(rng.randint(1, 2)))
+        ret = rng.choice(("int", "int", "str", "bool"))
+        hp = [(f"p{k}", t) for k, t in enumerate(types)]
+        required = len(hp) - (1 if len(hp) == 2 and rng.random() < 0.5 else 0)
+        sig = ", ".join(
+            f"{n}: {t}" + (f" = {w.atom(t, _Scope({}))}" if k >= required else "")
+            for k, (n, t) in enumerate(hp)
+        )
+        lines.append(f"def g({sig}) -> {ret}:")
+        hs = _Scope({**constants, **dict(hp)}, counter=[100])
+        w.block(hs, 1, rng.randint(1, 3))
+        w.emit(1, f"return {w.expr(ret, hs)}")
+        lines += w.lines
+        w.lines = []
+        helpers["g"] = (types, required, ret)
     n_params = rng.choice((1, 2, 2, 3))
-    types = rng.choices([t for t, _ in PARAM_TYPES], [wt for _, wt in PARAM_TYPES], k=n_params)
+    types = tuple(
+        rng.choices([t for t, _ in PARAM_TYPES], [wt for _, wt in PARAM_TYPES], k=n_params)
+    )
     names = ["a", "b", "c"][:n_params]
     params = tuple(zip(names, types, strict=True))
-    s = _Scope(dict(params))
+    s = _Scope({**constants, **dict(params)}, helpers)
+    w.statements = 0
     w.block(s, 1, rng.randint(2, 6))
     w.emit(1, f"return {w.return_expr(s)}")
     header = "def f(" + ", ".join(f"{n}: {t}" for n, t in params) + "):"
-    return Program("\n".join([header, *w.lines]) + "\n", "f", params)
+    return Program("\n".join([*lines, header, *w.lines]) + "\n", "f", params)
 
 
 # -- inputs -------------------------------------------------------------------------------
 
 EDGE: dict[str, tuple[object, ...]] = {
-    "int": (0, 1, -1, 2, -3, 7, 10**20, -(10**20), 2**63, True, False),
+    "int": (0, True, -1, 10**20, 1, 2**63, -3, False, 7, -(10**20), 2, 10**400),
     "bool": (True, False),
     "float": (
-        0.0, -0.0, 1.0, -1.5, 0.1, 2.5, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan,
-        3, 0, True,
+        0.0, 3, -0.0, math.nan, 1.0, True, math.inf, -1.5, 0.1, -math.inf, 2.5, 1e308,
+        -1e308, 5e-324, 0,
     ),
     "str": (
-        "", "a", "ab", "ba", "abc", "é", "\U0001f600", "a\U0001f600", "\\u{41}", "\\", "A",
+        "", "\U0001f600", "a", "\\u{41}", "ab", "é", "ba", "abc", "a\U0001f600", "\\", "A",
         " ", "\x00", "\U000e0041",
     ),
-    "list[int]": ([], [0], [1, -1], [3, 3], [2, 0, 5], [-1, 10**20]),
+    "list[int]": ([], [1, -1], [0], [3, 3], [2, 0, 5], [-1, 10**20]),
     "list[str]": ([], ["a"], ["", "b"], ["ab", "a", "ab"]),
     "tuple[int, ...]": ((), (1,), (0, 2, 2), (-3, 5)),
     "tuple[int, int]": ((0, 0), (1, -1), (3, 10**20)),
-    "int | None": (None, 0, 1, -2, True),
+    "int | None": (None, 1, 0, True, -2),
 }  # fmt: skip
 _RANDOM_CHARS = "ab Aé\U0001f600\\z0"
 
@@ -524,7 +632,8 @@ def _draw(t: str, rng: random.Random) -> object:
     if t == "bool":
         return rng.random() < 0.5
     if t == "float":
-        return rng.choice((rng.uniform(-10, 10), float(rng.randint(-5, 5)), rng.uniform(-1e300, 1e300)))
+        wide = rng.uniform(-1e300, 1e300)
+        return rng.choice((rng.uniform(-10, 10), float(rng.randint(-5, 5)), wide))
     if t == "str":
         return "".join(rng.choice(_RANDOM_CHARS) for _ in range(rng.randint(0, 4)))
     if t == "list[int]":
@@ -550,7 +659,7 @@ def inputs(program: Program, seed: int, index: int, k: int) -> list[tuple[object
     for r in range(max(len(EDGE[t]) for t in types)):
         for n, t in enumerate(types):
             if r < len(EDGE[t]) and len(out) < (k + 1) // 2:
-                out.append(base[:n] + (EDGE[t][r],) + base[n + 1:])
+                out.append((*base[:n], EDGE[t][r], *base[n + 1:]))
     while len(out) < k:
         out.append(tuple(_draw(t, rng) for t in types))
     rng.shuffle(out)

@@ -179,6 +179,8 @@ class Operators:
         if isinstance(op, ast.Div):
             self.raise_if(y == 0, "ZeroDivisionError", state)
             r = z3.fpRealToFP(RM, z3.ToReal(x) / z3.ToReal(z3.If(y == 0, 1, y)), FLOAT)
+            # 0 / -7 is -0.0 in Python; the exact quotient 0 rounds to +0.0.
+            r = z3.If(z3.And(x == 0, y < 0), z3.fpMinusZero(FLOAT), r)
             self.raise_if(z3.fpIsInf(r), "OverflowError", state)
             return SFloat(r)
         if isinstance(op, ast.Pow):
@@ -283,6 +285,8 @@ class Operators:
 
     def py_eq(self, a: V, b: V, state: State) -> z3.BoolRef:
         """Python's ``==`` (not the behaviour equality: here 1 == 1.0 == True)."""
+        if isinstance(a, SUnion) or isinstance(b, SUnion):
+            return self.compare_op(ast.Eq(), a, b, state)
         if isinstance(a, SInt | SBool) and isinstance(b, SInt | SBool):
             if isinstance(a, SBool) and isinstance(b, SBool):
                 return a.e == b.e
@@ -368,8 +372,9 @@ class Operators:
             if is_empty_literal(container.e):
                 return FALSE
             elem = container.elem
-            if item.ty == elem and isinstance(item, SInt | SStr | SBool):
-                return z3.Contains(container.e, z3.Unit(item.e))
+            wanted = search_term(item, elem)
+            if wanted is not None:
+                return z3.Contains(container.e, z3.Unit(wanted))
             numeric = (IntT, BoolT, FloatT)
             if not (isinstance(item.ty, numeric) and isinstance(elem, numeric)) and isinstance(
                 item, SInt | SBool | SFloat | SStr | SNone
@@ -474,6 +479,15 @@ def common_elem_type(items: Sequence[V], line: int) -> PyType:
     ):
         raise Unsupported(f"a list of {t.text()}", line)
     return t
+
+
+def search_term(item: V, elem: PyType) -> z3.ExprRef | None:
+    """The item term that equals ``item`` (by ``==``) in a sequence of ``elem``, if any."""
+    if item.ty == elem and isinstance(item, SInt | SStr | SBool):
+        return item.e
+    if isinstance(item, SBool) and isinstance(elem, IntT):
+        return z3.If(item.e, z3.IntVal(1), z3.IntVal(0))  # True == 1
+    return None
 
 
 def is_empty_literal(e: z3.ExprRef) -> bool:
