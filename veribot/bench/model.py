@@ -22,6 +22,7 @@ import ast
 import copy
 import math
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from veribot.checks.lang.pyvalues import (
 )
 
 LOOP_BOUND = 6  # the prover's default (Budget.loop_bound)
+INPUT_S = 5.0  # seconds the model may take to evaluate one input
 LINE_LIMIT = 20_000  # lines CPython may run per call before it counts as a runaway
 FILENAME = "<bench-model>"
 
@@ -92,7 +94,7 @@ class Tally:
     inputs: int = 0
     compared: int = 0
     beyond_bound: int = 0
-    outside_domain: int = 0
+    outside_domain: int = 0  # e.g. True stored in a list of int, characters past U+2FFFF
     runaway: int = 0
     slow: int = 0  # inputs left out because the program used up its time
     widened: int = 0  # compared on a model built for the argument's own type
@@ -107,9 +109,9 @@ class Tally:
             f"{sum(self.unsupported.values())}, model timeouts {self.timeouts}",
             f"inputs compared:    {self.compared} of {self.inputs} "
             f"({self.widened} on a model of the argument's own type; not compared: "
-            f"{self.beyond_bound} beyond the loop bound, {self.outside_domain} outside "
-            f"Z3's strings, {self.runaway} runaway in CPython, {self.slow} past the "
-            "program's time)",
+            f"{self.beyond_bound} beyond the loop bound, {self.outside_domain} of argument "
+            f"types the model does not cover, {self.runaway} runaway in CPython, {self.slow} "
+            "past the program's time)",
             f"disagreements:      {len(self.disagreements)}",
             f"time:               {self.seconds:.1f} s",
         ]
@@ -326,14 +328,18 @@ def check_program(
         if time.monotonic() > deadline:
             tally.slow += 1
             continue
-        got = run_model(main, args)
-        widened = False
-        if got == "outside":
-            own = arg_types(declared, args)
-            other = model_for(own) if own != declared else None
-            if other is not None:
-                got = run_model(other, args)
-                widened = True
+        try:
+            got = _timed(run_model, main, args, deadline)
+            widened = False
+            if got == "outside":
+                own = arg_types(declared, args)
+                other = model_for(own) if own != declared else None
+                if other is not None:
+                    got = _timed(run_model, other, args, deadline)
+                    widened = True
+        except z3.Z3Exception:
+            tally.slow += 1  # evaluating the model took longer than the input's share
+            continue
         if got == "outside":
             tally.outside_domain += 1
             continue
@@ -372,6 +378,22 @@ def run(
             progress.flush()
     tally.seconds = time.monotonic() - start
     return tally
+
+
+def _timed(
+    fn: Callable[[_Model, Sequence[object]], Behaviour | str],
+    m: _Model,
+    args: Sequence[object],
+    deadline: float,
+) -> Behaviour | str:
+    """``fn(m, args)``, interrupted (Z3Exception) after INPUT_S or at the deadline."""
+    limit = max(0.1, min(INPUT_S, deadline - time.monotonic()))
+    timer = threading.Timer(limit, z3.main_ctx().interrupt)
+    timer.start()
+    try:
+        return fn(m, args)
+    finally:
+        timer.cancel()
 
 
 def _show(a: object) -> str:

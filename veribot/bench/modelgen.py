@@ -364,7 +364,7 @@ class _Writer:
 
     def assign(self, s: _Scope, indent: int) -> None:
         t = self.pick([t for t, w in PARAM_TYPES for _ in range(w)])
-        existing = s.mutable(t)
+        existing = s.mutable(t) if not s.in_loop else []  # no growth from one turn to the next
         name = self.pick(existing) if existing and self.chance(0.4) else s.fresh("v")
         if t in LIST_TYPES and self.chance(0.15):
             same = s.of(t)
@@ -402,30 +402,34 @@ class _Writer:
             return
         name = self.pick(names)
         t = s.vars[name]
+        # In a loop the operand is a literal, so values grow linearly, not exponentially.
+        operand = s if not s.in_loop else _Scope({})
         if t == "int":
             op = self.pick(("+=", "-=", "*=", "//=", "%="))
-            self.emit(indent, f"{name} {op} {self.expr('int', s)}")
+            self.emit(indent, f"{name} {op} {self.expr('int', operand)}")
         elif t == "float":
             op = self.pick(("+=", "-=", "*=", "/="))
-            self.emit(indent, f"{name} {op} {self.expr(self.pick(('float', 'int')), s)}")
+            self.emit(indent, f"{name} {op} {self.expr(self.pick(('float', 'int')), operand)}")
         elif t == "str":
-            self.emit(indent, f"{name} += {self.expr('str', s)}")
+            self.emit(indent, f"{name} += {self.expr('str', operand)}")
         else:
             other = self.pick((t, t, "tuple[int, ...]" if t == "list[int]" else "str"))
-            self.emit(indent, f"{name} += {self.expr(other, s)}")
+            self.emit(indent, f"{name} += {self.expr(other, operand)}")
 
     def list_method(self, s: _Scope, indent: int) -> None:
         name = self.pick(s.mutable(*LIST_TYPES))
         t = s.vars[name]
         elem = _elem(t)
         assert elem is not None
+        operand = s if not s.in_loop else _Scope({})
+
         def item() -> str:
             return self.expr(elem, s)
         def i() -> str:
             return self.expr("int", s)
         call = self.weighted([
             (lambda: f"{name}.append({item()})", 4),
-            (lambda: f"{name}.extend({self.expr(self.pick((t, t, 'str')), s)})", 2),
+            (lambda: f"{name}.extend({self.expr(self.pick((t, t, 'str')), operand)})", 2),
             (lambda: f"{name}.pop()", 1),
             (lambda: f"{name}.pop({i()})", 1),
             (lambda: f"{name}.insert({i()}, {item()})", 2),
