@@ -117,7 +117,7 @@ EQUIVALENT: list[tuple[str, str, str]] = [
     ("float-max-order", _fn("a: float, b: float", "return max(a, b)"),
      _fn("a: float, b: float", "return b if b > a else a")),
     ("range-step-len", _fn("n: int", "return len(range(0, n, 2))"),
-     _fn("n: int", "return (n + 1) // 2 if n > 0 else 0")),
+     _fn("n: int", "return len(range(0, n + n % 2, 2))")),
     ("list-append", _fn("x: int, y: int", "r = [x]", "r.append(y)", "return r"),
      _fn("x: int, y: int", "return [x, y]")),
     ("raise-message", _fn("x: int", "if x < 0:", "    raise ValueError", "return x"),
@@ -207,6 +207,9 @@ DIFFERENT: list[tuple[str, str, str]] = [
      _fn("a: int, b: float", "return min(b, a)")),
     ("range-step-len-wrong", _fn("n: int", "return len(range(0, n, 2))"),
      _fn("n: int", "return n // 2")),
+    # len() of a range longer than sys.maxsize raises OverflowError; the formula does not.
+    ("range-len-overflow", _fn("n: int", "return len(range(0, n, 2))"),
+     _fn("n: int", "return (n + 1) // 2 if n > 0 else 0")),
     ("list-append-order", _fn("x: int, y: int", "r = [x]", "r.append(y)", "return r"),
      _fn("x: int, y: int", "return [y, x]")),
     ("raise-type", _fn("x: int", "if x < 0:", "    raise ValueError", "return x"),
