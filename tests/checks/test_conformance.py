@@ -118,6 +118,29 @@ REGRESSIONS: list[tuple[str, list[tuple[object, ...]], bool]] = [
     ),
     # 0 / -7 is -0.0 in Python (the exact quotient rounded to +0.0 in the model).
     ("def f(a: int, b: int):\n    return a / b\n", [(0, -7), (0, 7), (-1, 10**400)], True),
+    # A mutation under a short-circuit (`and`, `if else`, a chained comparison) happens
+    # only where that operand is evaluated.
+    (
+        "def f(xs: list[int], x: int):\n    y = x > 0 and xs.pop()\n"
+        "    z = xs.pop() if x > 1 else 7\n    w = 0 < x < xs.pop()\n    return y, z, w\n",
+        [([1, 2, 3, 4], 0), ([1, 2, 3, 4], 1), ([1, 2, 3, 4], 2), ([5, 6], -1), ([1, 2], 5)],
+        True,
+    ),
+    # An assert's message is evaluated when the assertion fails, and may raise instead.
+    (
+        "def f(x: int):\n    assert x > 0, 1 // x\n    assert x > 1, 'x'\n    return x\n",
+        [(0,), (-1,), (1,), (2,)],
+        True,
+    ),
+    # `a[i] += a.pop()`: a[i] is read before the pop, the store goes to the list after it.
+    (
+        "def f(a: list[int], i: int):\n    a[i] += a.pop()\n    return a\n",
+        [([1, 2, 3], 0), ([1, 2, 3], 2), ([1, 2, 3], -1), ([4], 0), ([], 0)],
+        True,
+    ),
+    # Python holds the list object, not its contents: `xs + [xs.pop()]` sees the pop.
+    ("def f(xs: list[int]):\n    return xs + [xs.pop()]\n", [([1, 2, 3],)], False),
+    ("def f(xs: list[int]):\n    xs.append(xs.pop())\n    return xs\n", [([1, 2],)], False),
     # A literal power of two constants (10**20) is folded, not unsupported.
     ("def f(a: int):\n    return a < 10**20, 3**3\n", [(10**20 - 1,), (10**20,)], True),
 ]

@@ -28,9 +28,10 @@ PARAM_TYPES = (
     ("list[str]", 1),
     ("tuple[int, ...]", 1),
     ("tuple[int, int]", 1),
+    ("list[float]", 1),
     ("int | None", 1),
 )
-LIST_TYPES = ("list[int]", "list[str]")
+LIST_TYPES = ("list[int]", "list[str]", "list[float]")
 SEQ_TYPES = (*LIST_TYPES, "tuple[int, ...]", "str")
 INT_SEQS = ("list[int]", "tuple[int, ...]")
 SCALARS = ("int", "str", "float", "bool")
@@ -162,6 +163,8 @@ class _Writer:
             return self.literal_list(INT_LITERALS[:8])
         if t == "list[str]":
             return self.literal_list(STR_LITERALS[:6])
+        if t == "list[float]":
+            return self.literal_list(FLOAT_LITERALS)
         if t == "tuple[int, ...]":
             return self.pick(("()", "(1,)", "(0, 2)", "(3, -1, 3)"))
         if t == "tuple[int, int]":
@@ -185,6 +188,7 @@ class _Writer:
         return None
 
     def int_expr(self, s: _Scope, d: int) -> str:
+        popable = s.mutable("list[int]")
         def e(t: str = "int") -> str:
             return self.expr(t, s, d)
         def seq() -> str:
@@ -214,6 +218,8 @@ class _Writer:
             (lambda: f"len(range({e()}, {e()}, {self.pick(('1', '2', '-1', '-3'))}))", 0.5),
             (lambda: f"{self.pick(s.of('tuple[int, int]') or ['(4, 5)'])}[{e()}]", 1),
             (lambda: self.optional_int(s, d), 1 if s.of("int | None") else 0),
+            # An expression with an effect: evaluated once, in Python's order.
+            (lambda: f"{self.pick(s.mutable('list[int]'))}.pop()", 0.7 * bool(popable)),
         ])  # fmt: skip
 
     def optional_int(self, s: _Scope, d: int) -> str:
@@ -347,6 +353,8 @@ class _Writer:
             (lambda: self.aug_assign(s, indent), 2),
             (lambda: self.guarded_raise(s, indent), 1),
             (lambda: self.emit(indent, f"assert {self.expr('bool', s)}"), 0.5),
+            # The message is evaluated only when the assertion fails, and may raise itself.
+            (lambda: self.emit(indent, f"assert {self.expr('bool', s)}, {self.message(s)}"), 0.3),
         ]
         if lists:
             options.append((lambda: self.list_method(s, indent), 4))
@@ -450,6 +458,9 @@ class _Writer:
         op = "+=" if self.chance(0.3) else "="
         self.emit(indent, f"{name}[{self.expr('int', s)}] {op} {self.expr(elem, s)}")
 
+    def message(self, s: _Scope) -> str:
+        return self.pick((f"1 // {self.expr('int', s)}", self.expr("str", s), "'x'"))
+
     def guarded_raise(self, s: _Scope, indent: int) -> None:
         self.emit(indent, f"if {self.expr('bool', s)}:")
         exc = self.pick(EXCEPTIONS)
@@ -505,7 +516,7 @@ class _Writer:
             head = f"for {var} in range({args}):"
             inner_vars[var] = "int"
         elif kind in ("seq", "enumerate"):
-            seqs = s.of(*LIST_TYPES, "tuple[int, ...]")
+            seqs = s.of(*LIST_TYPES, "tuple[int, ...]", "tuple[int, int]", "str")
             seq = self.pick(seqs) if seqs else "[2, 0, -1]"
             elem = _elem(s.vars.get(seq, "list[int]")) or "int"
             if kind == "enumerate":
@@ -524,11 +535,14 @@ class _Writer:
         if kind in ("seq", "enumerate") and seq in s.vars:
             inner.frozen = s.frozen | {seq}
         self.block(inner, indent + 1, self.rng.randint(1, 3))
+        self.loop_else(s, before, indent)
+        s.vars = {n: t for n, t in before.items() if inner.vars.get(n) == t}
+
+    def loop_else(self, s: _Scope, before: dict[str, str], indent: int) -> None:
         if self.chance(0.15):
             self.emit(indent, "else:")
             after = _Scope(dict(before), s.helpers, s.loop_depth, s.in_loop, s.counter, s.frozen)
             self.block(after, indent + 1, 1)
-        s.vars = {n: t for n, t in before.items() if inner.vars.get(n) == t}
 
     def while_stmt(self, s: _Scope, indent: int) -> None:
         k = s.fresh("k")
@@ -540,6 +554,7 @@ class _Writer:
         before = dict(s.vars)
         inner = _Scope(dict(s.vars), s.helpers, s.loop_depth + 1, True, s.counter, s.frozen)
         self.block(inner, indent + 1, self.rng.randint(1, 3))
+        self.loop_else(s, before, indent)
         s.vars = {n: t for n, t in before.items() if inner.vars.get(n) == t}
         s.vars[k] = "int"
 
@@ -560,6 +575,7 @@ class _Writer:
 def _elem(t: str) -> str | None:
     return {
         "list[int]": "int", "list[str]": "str", "tuple[int, ...]": "int", "str": "str",
+        "list[float]": "float", "tuple[int, int]": "int",
     }.get(t)  # fmt: skip
 
 
@@ -621,6 +637,7 @@ EDGE: dict[str, tuple[object, ...]] = {
     ),
     "list[int]": ([], [1, -1], [0], [3, 3], [2, 0, 5], [-1, 10**20]),
     "list[str]": ([], ["a"], ["", "b"], ["ab", "a", "ab"]),
+    "list[float]": ([], [math.nan], [0.5, -0.0], [1e308, 1e308], [math.inf, -1.5, 0.0]),
     "tuple[int, ...]": ((), (1,), (0, 2, 2), (-3, 5)),
     "tuple[int, int]": ((0, 0), (1, -1), (3, 10**20)),
     "int | None": (None, 1, 0, True, -2),
@@ -644,6 +661,8 @@ def _draw(t: str, rng: random.Random) -> object:
         return [rng.randint(-3, 5) for _ in range(rng.randint(0, 5))]
     if t == "list[str]":
         return [_draw("str", rng) for _ in range(rng.randint(0, 3))]
+    if t == "list[float]":
+        return [_draw("float", rng) for _ in range(rng.randint(0, 3))]
     if t == "tuple[int, ...]":
         return tuple(rng.randint(-3, 5) for _ in range(rng.randint(0, 4)))
     if t == "tuple[int, int]":

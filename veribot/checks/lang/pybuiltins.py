@@ -190,7 +190,7 @@ class Builtins(Operators):
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported(f"keyword or * arguments to .{func.attr}()", node.lineno)
         obj = self.ev(func.value, state)
-        args = [self.ev(a, state) for a in node.args]
+        args = self.ev_all(node.args, state, obj)
         method = func.attr
         if isinstance(obj, SSeq) and obj.kind == "list" and method in MUTATING_METHODS:
             if not isinstance(func.value, ast.Name):

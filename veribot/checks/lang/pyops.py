@@ -7,8 +7,8 @@ computed, raising Python's exceptions on the paths where Python would.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 import z3
@@ -50,6 +50,9 @@ class Operators:
 
     line: int
     fresh: Fresh
+    # Lists whose value an enclosing expression has read and still holds (Python holds
+    # the object, the model its contents then): mutating one of them is not modelled.
+    held: list[int]
 
     def raise_if(
         self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
@@ -64,6 +67,24 @@ class Operators:
 
     def _new_origin(self) -> frozenset[int]:
         raise NotImplementedError
+
+    @contextmanager
+    def holding(self, *values: V) -> Iterator[None]:
+        """Evaluate further operands while ``values`` are held by the expression."""
+        origins = [o for v in values for o in _list_origins(v)]
+        self.held.extend(origins)
+        try:
+            yield
+        finally:
+            del self.held[len(self.held) - len(origins):]
+
+    def ev_all(self, nodes: Sequence[ast.expr], state: State, *held: V) -> list[V]:
+        """Evaluate ``nodes`` left to right, each while the ones before it are held."""
+        values: list[V] = []
+        for node in nodes:
+            with self.holding(*held, *values):
+                values.append(self.ev(node, state))
+        return values
 
     # -- truthiness and operators -----------------------------------------------------------
 
@@ -248,7 +269,7 @@ class Operators:
         left = self.ev(node.left, state)
         result: z3.BoolRef = TRUE
         for op, right_node in zip(node.ops, node.comparators, strict=True):
-            with self.assuming(state, result):
+            with self.assuming(state, result), self.holding(left):
                 right = self.ev(right_node, state)
                 part = self.compare_op(op, left, right, state)
             result = z3.And(result, part)
@@ -394,9 +415,10 @@ class Operators:
 
     def subscript(self, node: ast.Subscript, state: State) -> V:
         value = self.ev(node.value, state)
-        if isinstance(node.slice, ast.Slice):
-            return self.slice(value, node.slice, state)
-        index = self.ev(node.slice, state)
+        with self.holding(value):
+            if isinstance(node.slice, ast.Slice):
+                return self.slice(value, node.slice, state)
+            index = self.ev(node.slice, state)
         return self.index(value, index, state)
 
     def index(self, value: V, index: V, state: State) -> V:
@@ -500,6 +522,17 @@ def _kind(v: V) -> str:
     if isinstance(v, SSeq):
         return v.kind
     return type(v).__name__
+
+
+def _list_origins(v: V) -> list[int]:
+    out: list[int] = []
+    for _, alt in alternatives(v):
+        if isinstance(alt, SSeq) and alt.origin:
+            out.extend(alt.origin)
+        elif isinstance(alt, STuple):
+            for item in alt.items:
+                out.extend(_list_origins(item))
+    return out
 
 
 def _is_none_union(a: V, b: V) -> bool:
