@@ -207,6 +207,9 @@ DIFFERENT: list[tuple[str, str, str]] = [
      _fn("a: int, b: float", "return min(b, a)")),
     ("range-step-len-wrong", _fn("n: int", "return len(range(0, n, 2))"),
      _fn("n: int", "return n // 2")),
+    # len() of a range longer than sys.maxsize raises OverflowError; the formula does not.
+    ("range-len-overflow", _fn("n: int", "return len(range(0, n, 2))"),
+     _fn("n: int", "return (n + 1) // 2 if n > 0 else 0")),
     ("list-append-order", _fn("x: int, y: int", "r = [x]", "r.append(y)", "return r"),
      _fn("x: int, y: int", "return [y, x]")),
     ("raise-type", _fn("x: int", "if x < 0:", "    raise ValueError", "return x"),

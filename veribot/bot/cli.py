@@ -1,10 +1,11 @@
 """The ``veribot`` command line: parse arguments, run the review, print the report.
 
 Commands: ``review`` (a git range), ``compare`` (two files), ``bench`` (the benchmark
-harness), ``bench-mutants`` (the mutation soundness check). Exit codes: 0 the review
-passed, 1 a result hit ``--fail-on``, 2 a usage or input error (bad revision, not a git
-repository, unreadable file, ...). Errors are one plain sentence on stderr; ``--verbose``
-adds the debug log with tracebacks.
+harness), ``bench-mutants`` (the mutation soundness check), ``bench-model`` (the model
+against CPython on generated programs). Exit codes: 0 the review passed, 1 a result hit
+``--fail-on``, 2 a usage or input error (bad revision, not a git repository, unreadable
+file, ...). Errors are one plain sentence on stderr; ``--verbose`` adds the debug log with
+tracebacks.
 
 This module is the only place that reads the environment (``CI``, ``NO_COLOR``,
 ``COLUMNS``), once, into :class:`Settings`.
@@ -165,8 +166,10 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
 
 
-def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
-    """The argument parser; the bench options are loaded only when ``with_bench``."""
+def build_parser(
+    *, with_bench: bool = False, with_bench_model: bool = False
+) -> argparse.ArgumentParser:
+    """The argument parser; the bench options are loaded only when asked for."""
     parser = _Parser(
         prog="veribot",
         description="Prove or refute that changed Python functions behave as before.",
@@ -232,6 +235,16 @@ def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
         from veribot.bench import mutants as bench_mutants
 
         bench_mutants.add_arguments(mp)
+    mp = sub.add_parser(
+        "bench-model",
+        help="compare the Z3 model with CPython on generated programs",
+        description="Generate random programs in the modelled subset of Python and compare "
+        "the Z3 model with CPython on each (exit 1 on any disagreement).",
+    )
+    if with_bench_model:
+        from veribot.bench import model as bench_model
+
+        bench_model.add_arguments(mp)
     _add_app_commands(sub)
     return parser
 
@@ -311,6 +324,10 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import mutants as bench_mutants
 
         return int(bench_mutants.main(args))
+    if args.command == "bench-model":
+        from veribot.bench import model as bench_model
+
+        return bench_model.main(args, stdout, stderr)
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -430,7 +447,8 @@ def main(
 
     try:
         with_bench = argv[:1] in (["bench"], ["bench-mutants"])
-        args = build_parser(with_bench=with_bench).parse_args(argv)
+        parser = build_parser(with_bench=with_bench, with_bench_model=argv[:1] == ["bench-model"])
+        args = parser.parse_args(argv)
     except UsageError as exc:
         return fail(str(exc))
     except ImportError as exc:  # only the bench harness is imported while parsing

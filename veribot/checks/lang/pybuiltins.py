@@ -21,6 +21,7 @@ from veribot.checks.lang.pyops import (
     first_number,
     is_empty_literal,
     promote,
+    search_term,
 )
 from veribot.checks.lang.pytypes import INT_OR_BOOL, BoolT, FloatT, IntT, PyType, StrT
 from veribot.checks.lang.pyvalues import (
@@ -108,6 +109,15 @@ class Builtins(Operators):
                 return SInt(z3.If(x < 0, -x, x))
             if isinstance(v, SFloat):
                 return SFloat(z3.fpAbs(v.e))
+            if isinstance(v, SUnion):
+                parts = []
+                for g, alt in v.alts:
+                    with self.assuming(state, g):
+                        parts.append((g, self.builtin("abs", [alt], state, line)))
+                return merge_many(parts[:-1], parts[-1][1])
+            if isinstance(v, SNone | SStr | SSeq | STuple):
+                self.raise_if(TRUE, "TypeError", state)
+                return SNone()
             raise Unsupported(f"abs of a {type(v).__name__}", line)
         if name in ("min", "max") and len(args) >= 2:
             result = args[0]
@@ -230,7 +240,7 @@ class Builtins(Operators):
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported(f"keyword or * arguments to .{func.attr}()", node.lineno)
         obj = self.ev(func.value, state)
-        args = [self.ev(a, state) for a in node.args]
+        args = self.ev_all(node.args, state, obj)
         method = func.attr
         if isinstance(obj, SSeq) and obj.kind == "list" and method in MUTATING_METHODS:
             if not isinstance(func.value, ast.Name):
@@ -251,18 +261,20 @@ class Builtins(Operators):
             return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), obj.e))
         if isinstance(obj, SSeq) and method == "index" and len(args) == 1:
             item = args[0]
-            if item.ty != obj.elem or not isinstance(item, SInt | SStr | SBool):
+            wanted = search_term(item, obj.elem)
+            if wanted is None:
                 raise Unsupported(f".index() of a {item.ty.text()}", node.lineno)
-            pos = z3.IndexOf(obj.e, z3.Unit(term(item)), 0)
+            pos = z3.IndexOf(obj.e, z3.Unit(wanted), 0)
             self.raise_if(pos < 0, "ValueError", state)
             return SInt(pos)
         if isinstance(obj, SSeq) and method == "count" and len(args) == 1:
             item = args[0]
-            if item.ty != obj.elem or not isinstance(item, SInt | SStr | SBool):
+            wanted = search_term(item, obj.elem)
+            if wanted is None:
                 raise Unsupported(f".count() of a {item.ty.text()}", node.lineno)
             acc = z3.Int(self.fresh.name("acc"))
             x = z3.Const(self.fresh.name("x"), sort_of(obj.elem))
-            f = z3.Lambda([acc, x], acc + z3.If(x == term(item), 1, 0))
+            f = z3.Lambda([acc, x], acc + z3.If(x == wanted, 1, 0))
             return SInt(z3.SeqFoldLeft(f, z3.IntVal(0), obj.e))
         raise Unsupported(f"the method .{method}() on a {type(obj).__name__}", node.lineno)
 
@@ -314,10 +326,11 @@ class Builtins(Operators):
             return SNone()
         if method == "remove" and len(args) == 1:
             item = args[0]
-            if item.ty != seq.elem or not isinstance(item, SInt | SStr | SBool):
+            wanted = search_term(item, seq.elem)
+            if wanted is None:
                 raise Unsupported(f".remove() of a {item.ty.text()}", self.line)
             n = z3.Length(seq.e)
-            pos = z3.IndexOf(seq.e, z3.Unit(term(item)), 0)
+            pos = z3.IndexOf(seq.e, z3.Unit(wanted), 0)
             self.raise_if(pos < 0, "ValueError", state)
             rest = z3.Concat(z3.SubSeq(seq.e, 0, pos), z3.SubSeq(seq.e, pos + 1, n - pos - 1))
             self._mutate(name, seq, rest, state)

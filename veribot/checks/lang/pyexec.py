@@ -173,6 +173,7 @@ class Executor(Builtins):
         self.exhausted: list[Exhausted] = []
         self.escaped: set[int] = set()
         self.mutated: set[int] = set()  # list objects mutated so far (read by induction)
+        self.held: list[int] = []
         self.param_origins: list[int] = []
         self.steps = 0
         self.line = 0
@@ -272,6 +273,10 @@ class Executor(Builtins):
             self.exec_raise(stmt, state)
         elif isinstance(stmt, ast.Assert):
             ok = self.truthy(self.ev(stmt.test, state), state)
+            if stmt.msg is not None:
+                # The message is evaluated only when the assertion fails; it may raise.
+                with self.assuming(state, z3.Not(ok)):
+                    self.ev(stmt.msg, state)
             self.raise_if(z3.Not(ok), "AssertionError", state)
         else:
             raise Unsupported(_construct_name(stmt), stmt.lineno)
@@ -361,14 +366,25 @@ class Executor(Builtins):
             return [wrap(value.elem, value.e[i]) for i in range(n)]
         raise Unsupported(f"unpacking a {type(value).__name__}", self.line)
 
-    def _store_item(self, target: ast.Subscript, value: V, state: State) -> None:
+    def _store_item(
+        self, target: ast.Subscript, value: V, state: State, index_v: V | None = None
+    ) -> None:
+        """``name[index] = value``; ``index_v`` when the index was evaluated already."""
         assert isinstance(target.value, ast.Name)
         seq = self.ev(target.value, state)
         if not (isinstance(seq, SSeq) and seq.kind == "list"):
             raise Unsupported("item assignment on this value", self.line)
         if isinstance(target.slice, ast.Slice):
             raise Unsupported("slice assignment", self.line)
-        index = self._as_int(self.ev(target.slice, state), state)
+        if index_v is None:
+            with self.holding(seq):
+                index_v = self.ev(target.slice, state)
+        index = self._as_int(index_v, state)
+        # The index (or the value of `+=`) may have mutated the list: store into its
+        # contents as they are now.
+        seq = self.ev(target.value, state)
+        if not (isinstance(seq, SSeq) and seq.kind == "list"):
+            raise Unsupported("item assignment on this value", self.line)
         n = z3.Length(seq.e)
         idx = z3.If(index < 0, index + n, index)
         self.raise_if(z3.Or(idx < 0, idx >= n), "IndexError", state)
@@ -383,7 +399,8 @@ class Executor(Builtins):
         target = stmt.target
         if isinstance(target, ast.Name):
             current = self.ev(target, state)
-            operand = self.ev(stmt.value, state)
+            with self.holding(current):
+                operand = self.ev(stmt.value, state)
             in_place = isinstance(stmt.op, ast.Add | ast.Mult)
             if in_place and isinstance(current, SSeq) and current.kind == "list":
                 # list += iterable extends the same object in place; list *= n repeats it.
@@ -400,14 +417,21 @@ class Executor(Builtins):
                 raise Unsupported("an in-place operator on a value that may be a list", self.line)
             self.assign(target, self.binop(stmt.op, current, operand, state), state)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            current = self.ev(target, state)
+            if isinstance(target.slice, ast.Slice):
+                raise Unsupported("slice assignment", self.line)
+            # The object and the index are evaluated once, as Python does.
+            seq = self.ev(target.value, state)
+            with self.holding(seq):
+                index_v = self.ev(target.slice, state)
+            current = self.index(seq, index_v, state)
             operand = self.ev(stmt.value, state)
             if isinstance(stmt.op, ast.Add | ast.Mult) and any(
                 isinstance(alt, SSeq) and alt.kind == "list" for _, alt in alternatives(current)
             ):
                 # x[i] += ... mutates the list object x[i], which other names may hold.
                 raise Unsupported("an in-place operator on a list item", self.line)
-            self._store_item(target, self.binop(stmt.op, current, operand, state), state)
+            new = self.binop(stmt.op, current, operand, state)
+            self._store_item(target, new, state, index_v)
         else:
             raise Unsupported(f"augmented assignment to {_construct_name(target)}", self.line)
 
@@ -416,6 +440,10 @@ class Executor(Builtins):
         if seq.origin is None or len(seq.origin) != 1:
             raise Unsupported("mutation of a list whose identity is not known", self.line)
         (origin,) = seq.origin
+        if origin in self.held:
+            raise Unsupported(
+                "a list mutated while the expression around it holds it", self.line
+            )
         if origin in self.escaped:
             raise Unsupported("mutation of a list that is shared with another object", self.line)
         aliases = []
@@ -555,7 +583,8 @@ class Executor(Builtins):
             return self.lookup(node.id, state)
         if isinstance(node, ast.BinOp):
             left = self.ev(node.left, state)
-            right = self.ev(node.right, state)
+            with self.holding(left):
+                right = self.ev(node.right, state)
             return self.binop(node.op, left, right, state)
         if isinstance(node, ast.UnaryOp):
             return self.unaryop(node.op, self.ev(node.operand, state), state)
@@ -575,12 +604,12 @@ class Executor(Builtins):
         if isinstance(node, ast.Subscript):
             return self.subscript(node, state)
         if isinstance(node, ast.Tuple):
-            items = tuple(self.ev(e, state) for e in node.elts)
+            items = tuple(self.ev_all(node.elts, state))
             for item in items:
                 self._escape(item)
             return STuple(items)
         if isinstance(node, ast.List):
-            items_ = [self.ev(e, state) for e in node.elts]
+            items_ = self.ev_all(node.elts, state)
             return self.make_list(items_, node.lineno)
         if isinstance(node, ast.ListComp):
             return self.comprehension(node, state)
@@ -598,12 +627,22 @@ class Executor(Builtins):
     def assuming(self, state: State, cond: z3.BoolRef) -> Iterator[None]:
         """Evaluate under ``cond`` (short-circuit); raises there narrow the outer path."""
         saved = state.live
+        saved_env, saved_objects = dict(state.env), dict(state.objects)
         state.live = z3.And(saved, cond)
         try:
             yield
         finally:
             inner = state.live
             state.live = z3.And(saved, z3.Or(z3.Not(cond), inner))
+            # A mutation made under `cond` (say `x and xs.pop()`) happened only there.
+            for origin, contents in state.objects.items():
+                old = saved_objects.get(origin)
+                if old is not None and not contents.eq(old):
+                    state.objects[origin] = z3.If(cond, contents, old)
+            for name, value in state.env.items():
+                before = saved_env.get(name)
+                if before is not None and value is not before:
+                    state.env[name] = merge(cond, value, before)
 
     def lookup(self, name: str, state: State) -> V:
         value = state.env.get(name)
@@ -741,7 +780,7 @@ class Executor(Builtins):
         if name in self.module.functions:
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 raise Unsupported("keyword or * arguments in a call", node.lineno)
-            args = [self.ev(a, state) for a in node.args]
+            args = self.ev_all(node.args, state)
             shared = self.helpers.get(name)
             applied = shared(args) if shared is not None else None
             if applied is not None:
@@ -771,7 +810,7 @@ class Executor(Builtins):
         if name in ("sum", "any", "all", "min", "max") and len(node.args) == 1:
             arg = self.ev(node.args[0], state)
             return self.reduce(name, arg, state)
-        args = [self.ev(a, state) for a in node.args]
+        args = self.ev_all(node.args, state)
         return self.builtin(name, args, state, node.lineno)
 
     def inline(self, fn: ast.FunctionDef, node: ast.Call, args: list[V], state: State) -> V:

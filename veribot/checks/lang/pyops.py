@@ -7,8 +7,8 @@ computed, raising Python's exceptions on the paths where Python would.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 import z3
@@ -68,6 +68,9 @@ class Operators:
 
     line: int
     fresh: Fresh
+    # Lists whose value an enclosing expression has read and still holds (Python holds
+    # the object, the model its contents then): mutating one of them is not modelled.
+    held: list[int]
 
     def raise_if(
         self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
@@ -82,6 +85,24 @@ class Operators:
 
     def _new_origin(self) -> frozenset[int]:
         raise NotImplementedError
+
+    @contextmanager
+    def holding(self, *values: V) -> Iterator[None]:
+        """Evaluate further operands while ``values`` are held by the expression."""
+        origins = [o for v in values for o in _list_origins(v)]
+        self.held.extend(origins)
+        try:
+            yield
+        finally:
+            del self.held[len(self.held) - len(origins):]
+
+    def ev_all(self, nodes: Sequence[ast.expr], state: State, *held: V) -> list[V]:
+        """Evaluate ``nodes`` left to right, each while the ones before it are held."""
+        values: list[V] = []
+        for node in nodes:
+            with self.holding(*held, *values):
+                values.append(self.ev(node, state))
+        return values
 
     # -- truthiness and operators -----------------------------------------------------------
 
@@ -242,6 +263,8 @@ class Operators:
         if isinstance(op, ast.Div):
             self.raise_if(y == 0, "ZeroDivisionError", state)
             r = z3.fpRealToFP(RM, z3.ToReal(x) / z3.ToReal(z3.If(y == 0, 1, y)), FLOAT)
+            # 0 / -7 is -0.0 in Python; the exact quotient 0 rounds to +0.0.
+            r = z3.If(z3.And(x == 0, y < 0), z3.fpMinusZero(FLOAT), r)
             self.raise_if(z3.fpIsInf(r), "OverflowError", state)
             return SFloat(r)
         if isinstance(op, ast.Pow):
@@ -307,7 +330,7 @@ class Operators:
         left = self.ev(node.left, state)
         result: z3.BoolRef = TRUE
         for op, right_node in zip(node.ops, node.comparators, strict=True):
-            with self.assuming(state, result):
+            with self.assuming(state, result), self.holding(left):
                 right = self.ev(right_node, state)
                 part = self.compare_op(op, left, right, state)
             result = z3.And(result, part)
@@ -344,6 +367,8 @@ class Operators:
 
     def py_eq(self, a: V, b: V, state: State) -> z3.BoolRef:
         """Python's ``==`` (not the behaviour equality: here 1 == 1.0 == True)."""
+        if isinstance(a, SUnion) or isinstance(b, SUnion):
+            return self.compare_op(ast.Eq(), a, b, state)
         if isinstance(a, SInt | SBool | SIntB) and isinstance(b, SInt | SBool | SIntB):
             if isinstance(a, SBool) and isinstance(b, SBool):
                 return a.e == b.e
@@ -489,9 +514,10 @@ class Operators:
 
     def subscript(self, node: ast.Subscript, state: State) -> V:
         value = self.ev(node.value, state)
-        if isinstance(node.slice, ast.Slice):
-            return self.slice(value, node.slice, state)
-        index = self.ev(node.slice, state)
+        with self.holding(value):
+            if isinstance(node.slice, ast.Slice):
+                return self.slice(value, node.slice, state)
+            index = self.ev(node.slice, state)
         return self.index(value, index, state)
 
     def index(self, value: V, index: V, state: State) -> V:
@@ -510,7 +536,7 @@ class Operators:
                 return SNone()
             parts_t = [(idx == k, item) for k, item in enumerate(value.items)]
             return merge_many(parts_t[:-1], parts_t[-1][1])
-        if not isinstance(index, SInt | SBool | SIntB):
+        if not isinstance(index, SInt | SBool | SIntB | SUnion):
             if isinstance(value, SSeq | SStr):
                 self.raise_if(TRUE, "TypeError", state)
                 return SNone()
@@ -635,6 +661,15 @@ def common_elem_type(items: Sequence[V], line: int) -> PyType:
     return t
 
 
+def search_term(item: V, elem: PyType) -> z3.ExprRef | None:
+    """The item term that equals ``item`` (by ``==``) in a sequence of ``elem``, if any."""
+    if item.ty == elem and isinstance(item, SInt | SStr | SBool):
+        return item.e
+    if isinstance(item, SBool) and isinstance(elem, IntT):
+        return z3.If(item.e, z3.IntVal(1), z3.IntVal(0))  # True == 1
+    return None
+
+
 def is_empty_literal(e: z3.ExprRef) -> bool:
     return bool(z3.is_app(e) and e.decl().kind() == z3.Z3_OP_SEQ_EMPTY)
 
@@ -645,6 +680,17 @@ def _kind(v: V) -> str:
     if isinstance(v, SSeq):
         return v.kind
     return type(v).__name__
+
+
+def _list_origins(v: V) -> list[int]:
+    out: list[int] = []
+    for _, alt in alternatives(v):
+        if isinstance(alt, SSeq) and alt.origin:
+            out.extend(alt.origin)
+        elif isinstance(alt, STuple):
+            for item in alt.items:
+                out.extend(_list_origins(item))
+    return out
 
 
 def _is_none_union(a: V, b: V) -> bool:

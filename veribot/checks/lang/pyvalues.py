@@ -60,6 +60,9 @@ _ORIGINS = itertools.count(1)
 # stays visible to the alias check.
 UNTRACKED = frozenset({-1, -2})
 RM = z3.RNE()
+MAX_CHAR = 0x2FFFF  # the largest character of Z3's strings
+# Constants stop below this, so strings of the domain (whose characters beyond MAX_CHAR
+# Z3 cannot hold) map order-preservingly into Z3's characters above every constant.
 
 
 class Unsupported(Exception):
