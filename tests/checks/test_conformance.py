@@ -104,11 +104,11 @@ REGRESSIONS: list[tuple[str, list[tuple[object, ...]], bool]] = [
         [("A",), ("\\u{41}",), ("",), ("\U0001f600",)],
         True,
     ),
-    # list.extend(str) adds the characters (the model does not cover it: unsupported).
+    # list.extend(str) adds the characters, one item each.
     (
         "def f(a: list[str], s: str):\n    a.extend(s)\n    return a\n",
         [(["x"], "ab"), ([], "")],
-        False,
+        True,
     ),
     # `in` on a tuple compared a path-dependent (union) value as unequal to everything.
     (
