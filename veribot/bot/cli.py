@@ -1,7 +1,8 @@
 """The ``veribot`` command line: parse arguments, run the review, print the report.
 
 Commands: ``review`` (a git range), ``compare`` (two files), ``bench`` (the benchmark
-harness), ``bench-mutants`` (the mutation soundness check). Exit codes: 0 the review
+harness), ``bench-mutants`` (the mutation soundness check), ``bench-real`` (real commits of git
+bundles, reviewed against their parents). Exit codes: 0 the review
 passed, 1 a result hit ``--fail-on``, 2 a usage or input error (bad revision, not a git
 repository, unreadable file, ...). Errors are one plain sentence on stderr; ``--verbose``
 adds the debug log with tracebacks.
@@ -232,6 +233,16 @@ def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
         from veribot.bench import mutants as bench_mutants
 
         bench_mutants.add_arguments(mp)
+    rp = sub.add_parser(
+        "bench-real",
+        help="review real commits of git bundles against their parents (figures by intent)",
+        description="Review each commit of COMMITS.jsonl against its first parent, with the "
+        "bundles in --repos (see veribot/bench/real.py).",
+    )
+    if with_bench:
+        from veribot.bench import real as bench_real
+
+        bench_real.add_arguments(rp)
     _add_app_commands(sub)
     return parser
 
@@ -311,6 +322,10 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import mutants as bench_mutants
 
         return int(bench_mutants.main(args))
+    if args.command == "bench-real":
+        from veribot.bench import real as bench_real
+
+        return int(bench_real.main(args))
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -429,7 +444,7 @@ def main(
         return EXIT_USAGE
 
     try:
-        with_bench = argv[:1] in (["bench"], ["bench-mutants"])
+        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"])
         args = build_parser(with_bench=with_bench).parse_args(argv)
     except UsageError as exc:
         return fail(str(exc))

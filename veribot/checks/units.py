@@ -128,6 +128,17 @@ def is_python_path(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test file: under a ``test``/``tests``/``testing`` folder, or named
+    ``test_*.py``, ``*_test.py`` or ``conftest.py`` (pytest's and unittest's conventions)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if any(p in ("test", "tests", "testing") for p in parts[:-1]):
+        return True
+    stem = name.rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
 def is_binary(data: bytes) -> bool:
     """git's heuristic: binary when a NUL byte occurs in the first 8000 bytes."""
     return b"\0" in data[:_BINARY_SNIFF]
