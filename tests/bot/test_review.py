@@ -167,3 +167,51 @@ def test_compare_with_a_broken_file_reports_the_parse_error(tmp_path: Path) -> N
     report = review(ReviewRequest(FilesSource(before, after, ("f",))))
     entries = {i.unit.entry: i.result.reason for i in report.items}
     assert entries == {MODULE_ENTRY: Reason.PARSE_ERROR, "f": Reason.PARSE_ERROR}
+
+
+def _compare(tmp_path: Path, before: str, after: str) -> dict[str, Result]:
+    b, a = tmp_path / "before.py", tmp_path / "after.py"
+    b.write_text(before)
+    a.write_text(after)
+    report = review(ReviewRequest(FilesSource(b, a), budget=FAST))
+    return {i.unit.entry: i.result for i in report.items if i.unit.kind is UnitKind.CHANGED}
+
+
+NOISY = (
+    '"""Mod."""\n\nRATE = 3\n\n\n'
+    "def f(x: int) -> int:\n    '''Old.'''\n    return x + RATE\n\n\n"
+    "def g(x: int) -> int:\n    return x * 2  # twice\n\n\n"
+    "def k(x: int) -> int:\n    return x\n"
+)
+
+
+def test_docstring_and_formatting_only_changes_are_verified_at_once(tmp_path: Path) -> None:
+    after = NOISY.replace("Old.", "New.").replace("x * 2  # twice", "x*2")
+    found = _compare(tmp_path, NOISY, after)
+    assert set(found) == {"f", "g"}
+    f, g = found["f"], found["g"]
+    assert f.verdict is Verdict.VERIFIED and f.method == "only the docstring changed"
+    assert any("__doc__" in a for a in f.assumptions)
+    assert g.verdict is Verdict.VERIFIED and g.method == "only formatting and comments changed"
+
+
+def test_a_docstring_the_code_returns_is_not_noise(tmp_path: Path) -> None:
+    before = "def f() -> str:\n    'a'\n    return f.__doc__ or ''\n"
+    found = _compare(tmp_path, before, before.replace("'a'", "'b'"))
+    assert found["f"].verdict is not Verdict.VERIFIED
+    assert found["f"].method != "only the docstring changed"
+
+
+def test_a_changed_constant_checks_its_readers(tmp_path: Path) -> None:
+    after = NOISY.replace("RATE = 3", "RATE = 4").replace("Old.", "New.")
+    found = _compare(tmp_path, NOISY, after)
+    assert set(found) == {"f"}  # g and k do not read RATE
+    assert found["f"].verdict is Verdict.REFUTED
+    assert "reads the module-level `RATE`, which changed too" in found["f"].detail
+
+
+def test_an_unchanged_reader_of_a_changed_constant_is_checked(tmp_path: Path) -> None:
+    found = _compare(tmp_path, NOISY, NOISY.replace("RATE = 3", "RATE = 4"))
+    assert set(found) == {"f"}
+    assert found["f"].verdict is Verdict.REFUTED
+    assert found["f"].detail.startswith("its code is unchanged, but it reads the module-level")

@@ -70,12 +70,30 @@ BEFORE = textwrap.dedent(
 )
 
 
-def test_formatting_and_comments_do_not_count_as_changes() -> None:
+def test_formatting_and_comments_are_a_noise_change() -> None:
     after = BEFORE.replace("return sum(prices)", "return sum( prices )  # same")
-    assert units(BEFORE, after) == {}
+    found = units(BEFORE, after)
+    assert kinds(found) == {"Cart.total": "changed"}
+    assert found["Cart.total"].noise == "formatting"
     every = units(BEFORE, after, include_unchanged=True)
     assert set(every) == {"area", "Cart.total", "Cart.tax", "Cart.Line.cost", "fetch"}
-    assert {u.kind for u in every.values()} == {UnitKind.UNCHANGED}
+    assert {e for e, u in every.items() if u.kind is UnitKind.UNCHANGED} == {
+        "area", "Cart.tax", "Cart.Line.cost", "fetch"
+    }
+
+
+def test_lines_moving_is_not_a_change() -> None:
+    after = "\n\n# a comment at the top\n" + BEFORE
+    assert units(BEFORE, after) == {}
+
+
+def test_formatting_with_a_real_change_elsewhere_is_unchanged() -> None:
+    after = BEFORE.replace("return sum(prices)", "return sum( prices )").replace(
+        "return x // 5", "return x // 6"
+    )
+    found = units(BEFORE, after)
+    assert kinds(found) == {"Cart.tax": "changed"}
+    assert found["Cart.tax"].noise == ""
 
 
 def test_methods_nested_classes_and_async_paired_by_qualified_name() -> None:
@@ -252,3 +270,100 @@ def test_is_binary_uses_gits_heuristic() -> None:
     assert is_binary(b"abc\x00")
     assert not is_binary(b"abc")
     assert not is_binary(b"a" * 9000 + b"\x00")
+
+
+DOCS = textwrap.dedent(
+    '''
+    """The module."""
+
+    LIMIT = 3
+
+
+    def f(x: int) -> int:
+        """Old words."""
+        return x + 1
+
+
+    def helper(s: str) -> bool:
+        return len(s) > LIMIT
+
+
+    def h(s: str) -> bool:
+        return helper(s)
+
+
+    def k(x: int) -> int:
+        return x
+
+
+    class Box:
+        """A box."""
+
+        def size(self) -> int:
+            """Its size."""
+            return 1
+    '''
+)
+
+
+def test_docstring_only_change_is_a_noise_change() -> None:
+    after = DOCS.replace("Old words.", "New words.").replace("Its size.", "How big.")
+    found = units(DOCS, after)
+    assert kinds(found) == {"f": "changed", "Box.size": "changed"}
+    assert {u.noise for u in found.values()} == {"docstring"}
+    assert found["f"].detail == "only the docstring changed"
+
+
+def test_docstring_change_with_a_code_change_elsewhere_is_checked_as_usual() -> None:
+    after = DOCS.replace("Old words.", "New words.").replace("return x\n", "return x + 0\n")
+    found = units(DOCS, after)
+    assert kinds(found) == {"f": "changed", "k": "changed"}
+    assert found["f"].noise == "" and found["k"].noise == ""
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # A string that is not the first statement is not a docstring.
+        ("def f(x: int) -> int:\n    x = x + 1\n    'a'\n    return x\n",
+         "def f(x: int) -> int:\n    x = x + 1\n    'b'\n    return x\n"),
+        # The docstring gone, and a `pass` in its place: not only the docstring changed.
+        ("def f() -> None:\n    'a'\n", "def f() -> None:\n    pass\n"),
+        # The module reads docstrings.
+        ("def f() -> str:\n    'a'\n    return f.__doc__ or ''\n",
+         "def f() -> str:\n    'b'\n    return f.__doc__ or ''\n"),
+        ("import inspect\ndef f() -> None:\n    'a'\nX = inspect.getdoc(f)\n",
+         "import inspect\ndef f() -> None:\n    'b'\nX = inspect.getdoc(f)\n"),
+        # A decorator that may read it (click's command uses it as help text).
+        ("@command()\ndef f() -> None:\n    'a'\n", "@command()\ndef f() -> None:\n    'b'\n"),
+        # A metaclass may read a method's docstring.
+        ("class A(metaclass=M):\n    def f(self) -> None:\n        'a'\n",
+         "class A(metaclass=M):\n    def f(self) -> None:\n        'b'\n"),
+        # A bytes literal is not a docstring.
+        ("def f() -> None:\n    b'a'\n", "def f() -> None:\n    b'b'\n"),
+    ],
+)
+def test_not_only_a_docstring(before: str, after: str) -> None:
+    found = units(before, after)
+    assert found["f" if "f" in found else "A.f"].kind is UnitKind.CHANGED
+    assert all(u.noise != "docstring" for u in found.values())
+
+
+def test_docstring_under_known_decorators_is_noise() -> None:
+    before = "class A:\n    @staticmethod\n    def f() -> None:\n        'a'\n"
+    found = units(before, before.replace("'a'", "'b'"))
+    assert found["A.f"].noise == "docstring"
+
+
+def test_functions_reading_a_changed_constant_are_changed_units() -> None:
+    found = units(DOCS, DOCS.replace("LIMIT = 3", "LIMIT = 4"))
+    assert kinds(found) == {MODULE_ENTRY: "outside-functions", "helper": "changed", "h": "changed"}
+    assert "`LIMIT`" in found["helper"].detail and "`LIMIT`" in found["h"].detail
+    assert "read a changed name are checked" in found[MODULE_ENTRY].detail
+
+
+def test_a_changed_import_makes_its_readers_changed_units() -> None:
+    before = "from math import floor as r\n\ndef f(x: float) -> int:\n    return r(x)\n\n" \
+        "def g(x: int) -> int:\n    return x\n"
+    found = units(before, before.replace("floor", "ceil"))
+    assert kinds(found) == {MODULE_ENTRY: "outside-functions", "f": "changed"}

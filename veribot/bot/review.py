@@ -6,12 +6,15 @@ result per unit. ``request.select`` narrows the units before anything is decided
 others are listed in ``Report.filtered_out``); beyond ``request.max_units`` checked
 functions the rest are reported inconclusive with reason ``budget``, never dropped. Units
 that are not compared (added, deleted, renamed, outside functions, binary, unparsable) get
-an inconclusive result whose reason says why. An internal error in
+an inconclusive result whose reason says why. A function whose
+only change is its docstring or its layout, in a module that is otherwise the same code, is
+verified at once (no solver). An internal error in
 one unit becomes that unit's inconclusive result (reason ``internal-error``); the rest run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import multiprocessing
@@ -300,9 +303,15 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
     if not_checked is not None:
         return not_checked
     assert unit.before_source is not None and unit.after_source is not None
+    noise = _noise_result(unit)
+    if noise is not None:
+        return noise
     started = time.monotonic()
     try:
-        return check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget)
+        result = check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget)
+        if unit.detail:  # why the unit is checked at all (a module-level name it reads changed)
+            result = dataclasses.replace(result, detail=f"{unit.detail}; {result.detail}")
+        return result
     except Exception as exc:  # the one place per unit: report it, log it, go on
         logger.exception("internal error while checking %s", unit.qualname)
         return Result(
@@ -311,6 +320,37 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
             f"internal error: {type(exc).__name__}: {exc}",
             time_s=time.monotonic() - started,
         )
+
+
+NOISE_METHODS = {
+    "docstring": "only the docstring changed",
+    "formatting": "only formatting and comments changed",
+}
+NOISE_ASSUMPTIONS = {
+    "docstring": (
+        "the program does not read the function's docstring (`__doc__`)",
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
+    "formatting": (
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
+}
+
+
+def _noise_result(unit: ChangedUnit) -> Result | None:
+    """Verified at once when only the docstring or the layout changed (``units`` checked
+    that the rest of the module is the same code and that nothing reads docstrings)."""
+    if unit.noise not in NOISE_METHODS:
+        return None
+    method = NOISE_METHODS[unit.noise]
+    return Result(
+        Verdict.VERIFIED,
+        Reason.PROOF,
+        f"{method}; the rest of the module is the same code",
+        method=method,
+        assumptions=NOISE_ASSUMPTIONS[unit.noise],
+        line=unit.line,
+    )
 
 
 def _not_checked(unit: ChangedUnit) -> Result | None:

@@ -95,6 +95,9 @@ class ChangedUnit:
     before_entry: str | None = None  # the name before, for a renamed function
     detail: str = ""
     level: UnitLevel = UnitLevel.FUNCTION
+    # "docstring" / "formatting": the only change is the docstring, or the layout and
+    # comments, and the rest of the module is the same code (see ``_noise``); "" otherwise.
+    noise: str = ""
 
     @property
     def qualname(self) -> str:
@@ -364,7 +367,11 @@ def _pair(
     a_defs = {d.entry: d for d in _definitions(after.tree)} if after.tree else {}
 
     def unit(
-        kind: UnitKind, entry: str, detail: str = "", before_entry: str | None = None
+        kind: UnitKind,
+        entry: str,
+        detail: str = "",
+        before_entry: str | None = None,
+        noise: str = "",
     ) -> ChangedUnit:
         b, a = b_defs.get(before_entry or entry), a_defs.get(entry)
         found = a or b
@@ -382,7 +389,15 @@ def _pair(
             before_entry=before_entry,
             detail=detail,
             level=UnitLevel.CLASS if is_class else UnitLevel.FUNCTION,
+            noise=noise,
         )
+
+    noise_ok = False
+    by_constant: dict[str, str] = {}
+    if before.tree is not None and after.tree is not None:
+        noise_ok = _same_but_docstrings(before, after)
+        if not noise_ok:
+            by_constant = _constant_dependents(before.tree, after.tree)
 
     units: list[ChangedUnit] = []
     # Changes outside functions: the module itself (only when both versions exist: an
@@ -394,7 +409,13 @@ def _pair(
                 _file_unit(
                     change,
                     UnitKind.OUTSIDE_FUNCTIONS,
-                    "module-level code changed (imports, constants, statements)",
+                    "module-level code changed (imports, constants, statements)"
+                    + (
+                        f"; the {len(by_constant)} function(s) that read a changed name are "
+                        "checked as changed units"
+                        if by_constant
+                        else ""
+                    ),
                     before,
                     after,
                     before_lines=(b_line, b_line) if b_line else None,
@@ -457,7 +478,37 @@ def _pair(
         elif b.is_class:
             units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
         elif _code_key(b.node) != _code_key(a.node):
-            units.append(unit(UnitKind.CHANGED, entry))
+            if noise_ok and _docstring_only_safe(entry, b_defs, a_defs):
+                units.append(
+                    unit(UnitKind.CHANGED, entry, "only the docstring changed", noise="docstring")
+                )
+            elif entry in by_constant:
+                units.append(
+                    unit(
+                        UnitKind.CHANGED,
+                        entry,
+                        f"it also reads {by_constant[entry]}, which changed too",
+                    )
+                )
+            else:
+                units.append(unit(UnitKind.CHANGED, entry))
+        elif noise_ok and _text(before, b) != _text(after, a):
+            units.append(
+                unit(
+                    UnitKind.CHANGED,
+                    entry,
+                    "only formatting and comments changed",
+                    noise="formatting",
+                )
+            )
+        elif entry in by_constant:
+            units.append(
+                unit(
+                    UnitKind.CHANGED,
+                    entry,
+                    f"its code is unchanged, but it reads {by_constant[entry]}, which changed",
+                )
+            )
         elif include_unchanged:
             units.append(unit(UnitKind.UNCHANGED, entry))
 
@@ -468,6 +519,164 @@ def _pair(
             unit(UnitKind.DELETED, entry, "class deleted" if b.is_class else "function deleted")
         )
     return units
+
+
+# Names whose presence in a module means it may read docstrings: a docstring change may
+# then change what the code does, so it is checked as usual, never verified at once.
+_READS_DOCSTRINGS = ("__doc__", "getdoc", "doctest", "pydoc")
+
+# Decorators known not to read the function's docstring (by their last dotted name part).
+_DOC_SAFE_DECORATORS = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "property",
+        "setter",
+        "getter",
+        "deleter",
+        "abstractmethod",
+        "overload",
+        "override",
+        "cache",
+        "lru_cache",
+        "cached_property",
+        "dataclass",
+        "total_ordering",
+    }
+)
+
+
+def _key_without_docstrings(tree: ast.Module) -> str:
+    """The code key of ``tree`` without the docstrings of the module, its classes and its
+    functions. Only a string constant as the *first* statement of a body is a docstring.
+    (The docstrings are taken out and put back: a deep copy would recurse on deep trees.)"""
+    taken: list[tuple[list[ast.stmt], ast.stmt]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                taken.append((body, body.pop(0)))
+    try:
+        return _code_key(tree)
+    finally:
+        for body, doc in taken:
+            body.insert(0, doc)
+
+
+def _same_but_docstrings(before: _Module, after: _Module) -> bool:
+    """Whether the two versions are the same code once docstrings are removed, and neither
+    names anything that reads docstrings (``__doc__``, ``inspect.getdoc``, doctest, pydoc)."""
+    assert before.tree is not None and after.tree is not None
+    if any(n in (m.source or "") for m in (before, after) for n in _READS_DOCSTRINGS):
+        return False
+    return _key_without_docstrings(before.tree) == _key_without_docstrings(after.tree)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _docstring_only_safe(entry: str, b_defs: dict[str, _Def], a_defs: dict[str, _Def]) -> bool:
+    """Whether no decorator of the function or of its enclosing classes may read its
+    docstring, and no enclosing class has keywords (a metaclass may read it)."""
+    parts = entry.split(".")
+    for defs in (b_defs, a_defs):
+        for i in range(1, len(parts) + 1):
+            node = defs[".".join(parts[:i])].node
+            if any(_decorator_name(d) not in _DOC_SAFE_DECORATORS for d in node.decorator_list):
+                return False
+            if isinstance(node, ast.ClassDef) and node.keywords:
+                return False
+    return True
+
+
+def _text(module: _Module, d: _Def) -> str:
+    """The source lines of a definition, decorators included."""
+    lines = (module.source or "").splitlines()
+    return "\n".join(lines[d.lines[0] - 1 : d.lines[1]])
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """Module-level names a statement (outside functions) binds, imports or deletes."""
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
+    """Names bound by module-level statements (not function or class definitions) whose
+    binding statements differ between the versions."""
+
+    def bindings(tree: ast.Module) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            key = _code_key(stmt)
+            for name in _bound_names(stmt):
+                out.setdefault(name, []).append(key)
+        return out
+
+    b, a = bindings(before), bindings(after)
+    return {n for n in b.keys() | a.keys() if b.get(n) != a.get(n)}
+
+
+def _reads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str]:
+    """Functions and methods (by entry) that read a changed module-level name, directly or
+    through a module-level function or class of the same module, with the names reached."""
+    changed = _changed_module_names(before, after)
+    if not changed:
+        return {}
+    top: dict[str, set[str]] = {}  # top-level defs of the after version: names they read
+    for tree in (before, after):
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                top.setdefault(stmt.name, set()).update(_reads(stmt))
+
+    def via(names: set[str]) -> list[str]:
+        """The changed names reached from ``names`` through top-level definitions."""
+        seen: set[str] = set()
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in top and name not in changed:
+                todo.extend(top[name])
+        return sorted(seen & changed)
+
+    out: dict[str, str] = {}
+    for d in _definitions(after):
+        if d.is_class:
+            continue
+        reached = via(_reads(d.node))
+        if reached:
+            shown = ", ".join(f"`{n}`" for n in reached[:5])
+            more = f" and {len(reached) - 5} more" if len(reached) > 5 else ""
+            out[d.entry] = f"the module-level {shown}{more}"
+    return out
 
 
 def function_entries(source: str) -> tuple[str, ...]:
