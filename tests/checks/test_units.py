@@ -82,6 +82,12 @@ def test_formatting_and_comments_are_a_noise_change() -> None:
     }
 
 
+def test_formatting_in_code_that_reads_line_numbers_is_not_noise() -> None:
+    before = "import inspect\ndef f() -> int:\n    return inspect.currentframe().f_lineno\n"
+    after = before.replace("    return", "    return (\n       ").replace("f_lineno", "f_lineno)")
+    assert units(before, after) == {}
+
+
 def test_lines_moving_is_not_a_change() -> None:
     after = "\n\n# a comment at the top\n" + BEFORE
     assert units(BEFORE, after) == {}
@@ -339,6 +345,10 @@ def test_docstring_change_with_a_code_change_elsewhere_is_checked_as_usual() -> 
         # A metaclass may read a method's docstring.
         ("class A(metaclass=M):\n    def f(self) -> None:\n        'a'\n",
          "class A(metaclass=M):\n    def f(self) -> None:\n        'b'\n"),
+        # The code reads line numbers: a longer docstring shifts them.
+        ("import sys\ndef f() -> int:\n    'a'\n    return sys._getframe().f_lineno\n",
+         "import sys\ndef f() -> int:\n    \"\"\"a\n    b\"\"\"\n"
+         "    return sys._getframe().f_lineno\n"),
         # A bytes literal is not a docstring.
         ("def f() -> None:\n    b'a'\n", "def f() -> None:\n    b'b'\n"),
     ],

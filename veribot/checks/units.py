@@ -521,9 +521,21 @@ def _pair(
     return units
 
 
-# Names whose presence in a module means it may read docstrings: a docstring change may
-# then change what the code does, so it is checked as usual, never verified at once.
-_READS_DOCSTRINGS = ("__doc__", "getdoc", "doctest", "pydoc")
+# Names whose presence in a module means it may read docstrings, its own source or line
+# numbers: a docstring or layout change may then change what the code does, so it is
+# checked as usual, never verified at once.
+_READS_DOCSTRINGS = (
+    "__doc__",
+    "getdoc",
+    "doctest",
+    "pydoc",
+    "lineno",  # f_lineno, co_firstlineno, tb_lineno, frame info
+    "getsource",
+    "_getframe",
+    "currentframe",
+    "getframeinfo",
+    "__code__",
+)
 
 # Decorators known not to read the function's docstring (by their last dotted name part).
 _DOC_SAFE_DECORATORS = frozenset(
@@ -570,7 +582,8 @@ def _key_without_docstrings(tree: ast.Module) -> str:
 
 def _same_but_docstrings(before: _Module, after: _Module) -> bool:
     """Whether the two versions are the same code once docstrings are removed, and neither
-    names anything that reads docstrings (``__doc__``, ``inspect.getdoc``, doctest, pydoc)."""
+    names anything that reads docstrings, source text or line numbers (``__doc__``,
+    ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
     assert before.tree is not None and after.tree is not None
     if any(n in (m.source or "") for m in (before, after) for n in _READS_DOCSTRINGS):
         return False
