@@ -215,3 +215,37 @@ def test_an_unchanged_reader_of_a_changed_constant_is_checked(tmp_path: Path) ->
     assert set(found) == {"f"}
     assert found["f"].verdict is Verdict.REFUTED
     assert found["f"].detail.startswith("its code is unchanged, but it reads the module-level")
+
+
+def test_stubs_are_skipped_by_default_and_tests_reviewed(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "r")
+    repo.commit(
+        "first",
+        {
+            "pkg/mod.py": b"def f(x: int) -> int:\n    return x\n",
+            "pkg/mod.pyi": b"def f(x: int) -> int: ...\n",
+            "tests/test_mod.py": b"def test_f() -> None:\n    assert 1\n",
+        },
+    )
+    repo.commit(
+        "second",
+        {
+            "pkg/mod.py": b"def f(x: int) -> int:\n    return x + 0\n",
+            "pkg/mod.pyi": b"def f(x: int, /) -> int: ...\n",
+            "tests/test_mod.py": b"def test_f() -> None:\n    assert 2\n",
+        },
+    )
+    source = GitSource(repo.path, "HEAD~1", "HEAD")
+    report = review(ReviewRequest(source, budget=FAST))
+    assert {i.unit.qualname for i in report.items} == {
+        "pkg/mod.py::f",
+        "tests/test_mod.py::test_f",
+    }
+    assert [(u.path, u.kind) for u in report.skipped] == [("pkg/mod.pyi", UnitKind.SKIPPED)]
+    assert "review_stubs = false" in report.skipped[0].detail
+
+    chosen = review(ReviewRequest(source, budget=FAST, review_tests=False, review_stubs=True))
+    assert {i.unit.qualname for i in chosen.items} == {"pkg/mod.py::f", "pkg/mod.pyi::f"}
+    assert [(u.path, u.detail) for u in chosen.skipped] == [
+        ("tests/test_mod.py", "a test file: not checked (review_tests = false in .veribot.toml)")
+    ]

@@ -193,6 +193,16 @@ def build_parser(*, with_bench: bool = False) -> argparse.ArgumentParser:
         help="base revision (default: merge base of HEAD with the default branch)",
     )
     rv.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
+    rv.add_argument(
+        "--skip-tests",
+        action="store_true",
+        help="list changed test files as skipped instead of reviewing them",
+    )
+    rv.add_argument(
+        "--review-stubs",
+        action="store_true",
+        help="review changed .pyi stubs too (default: listed as skipped)",
+    )
     _add_output_options(rv)
 
     cp = sub.add_parser(
@@ -310,7 +320,14 @@ def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
         agent = agent_config(args.llm, args.model, settings.anthropic_api_key)
     except (ValueError, LLMError) as exc:
         raise UsageError(str(exc)) from None
-    return ReviewRequest(source=source, budget=budget, jobs=args.jobs, agent=agent)
+    return ReviewRequest(
+        source=source,
+        budget=budget,
+        jobs=args.jobs,
+        agent=agent,
+        review_tests=not getattr(args, "skip_tests", False),
+        review_stubs=bool(getattr(args, "review_stubs", False)),
+    )
 
 
 def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: TextIO) -> int:

@@ -31,11 +31,15 @@ from veribot.checks.agentverdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.llm import UsageReport
 from veribot.checks.units import (
+    MODULE_ENTRY,
     ChangedUnit,
     FileChange,
     UnitKind,
+    UnitLevel,
     changed_units,
     function_entries,
+    is_stub_path,
+    is_test_path,
 )
 from veribot.checks.verdict import Reason, Result, Verdict
 
@@ -92,6 +96,9 @@ class ReviewRequest:
     max_units: int | None = None  # functions to check at most; the rest: inconclusive (budget)
     agent: AgentConfig | None = None  # the model to ask about each function; None: not asked
     agent_reason: str = ""  # why ``agent`` is None, said in the report ("" : no model configured)
+    # Which files of a git range are reviewed; the others are listed as skipped, with why.
+    review_tests: bool = True  # test files (tests/, test_*.py, *_test.py, conftest.py)
+    review_stubs: bool = False  # .pyi stubs: declarations only, nothing to run or prove
 
 
 @dataclass(frozen=True)
@@ -162,8 +169,10 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         base, head = str(source.before), str(source.after)
         labels = (base, head)
         unchanged = 0
-    skipped = tuple(u for u in units if u.kind is UnitKind.NOT_PYTHON)
-    units = [u for u in units if u.kind is not UnitKind.NOT_PYTHON]
+    if isinstance(source, GitSource):
+        units = _skip_by_choice(units, request)
+    skipped = tuple(u for u in units if u.kind in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED))
+    units = [u for u in units if u.kind not in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED)]
     filtered_out: tuple[ChangedUnit, ...] = ()
     if request.select is not None:
         chosen = [request.select(u) for u in units]
@@ -192,6 +201,39 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
     )
+
+
+STUBS_SKIPPED = "a .pyi stub: not checked (review_stubs = false in .veribot.toml)"
+TESTS_SKIPPED = "a test file: not checked (review_tests = false in .veribot.toml)"
+
+
+def _skip_by_choice(units: list[ChangedUnit], request: ReviewRequest) -> list[ChangedUnit]:
+    """Units of stubs and test files the request leaves out become one skipped unit per
+    file, saying why, in the place of the file's first unit."""
+    out: list[ChangedUnit] = []
+    seen: set[str] = set()
+    for u in units:
+        why = ""
+        if u.kind is not UnitKind.NOT_PYTHON:
+            if not request.review_stubs and is_stub_path(u.path):
+                why = STUBS_SKIPPED
+            elif not request.review_tests and is_test_path(u.path):
+                why = TESTS_SKIPPED
+        if not why:
+            out.append(u)
+        elif u.path not in seen:
+            seen.add(u.path)
+            out.append(
+                dataclasses.replace(
+                    u,
+                    kind=UnitKind.SKIPPED,
+                    entry=MODULE_ENTRY,
+                    detail=why,
+                    level=UnitLevel.FILE,
+                    noise="",
+                )
+            )
+    return out
 
 
 def _ask_agent(

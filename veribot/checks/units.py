@@ -43,6 +43,7 @@ class UnitKind(enum.Enum):
     PARSE_ERROR = "parse-error"  # a version does not parse or decode
     BINARY = "binary"  # a Python file whose content is binary
     NOT_PYTHON = "not-python"  # a file that is not Python source: not checked
+    SKIPPED = "skipped"  # a test file or stub the configuration leaves out: listed, not checked
 
 
 class UnitLevel(enum.Enum):
@@ -140,6 +141,11 @@ def is_test_path(path: str) -> bool:
         return True
     stem = name.rsplit(".", 1)[0]
     return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def is_stub_path(path: str) -> bool:
+    """Whether ``path`` is a type stub (``.pyi``): declarations, no code that runs."""
+    return path.endswith(".pyi")
 
 
 def is_binary(data: bytes) -> bool:
