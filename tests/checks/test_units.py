@@ -377,3 +377,21 @@ def test_a_changed_import_makes_its_readers_changed_units() -> None:
         "def g(x: int) -> int:\n    return x\n"
     found = units(before, before.replace("floor", "ceil"))
     assert kinds(found) == {MODULE_ENTRY: "outside-functions", "f": "changed"}
+
+
+def test_doctest_directives_in_docstrings_do_not_block_the_noise_shortcut() -> None:
+    before = "def f() -> int:\n    '''>>> f()  # doctest: +SKIP'''\n    return 1\n"
+    found = units(before, before.replace("+SKIP", "+ELLIPSIS"))
+    assert found["f"].noise == "docstring"
+
+
+def test_a_docstring_read_through_getattr_blocks_the_shortcut() -> None:
+    before = "def f() -> str:\n    'a'\n    return getattr(f, '__doc__')\n"
+    found = units(before, before.replace("'a'", "'b'"))
+    assert found["f"].noise == ""
+
+
+def test_adding_a_name_to_an_import_changes_only_that_name() -> None:
+    before = "from math import floor\n\ndef f(x: float) -> int:\n    return floor(x)\n"
+    after = before.replace("import floor", "import ceil, floor")
+    assert kinds(units(before, after)) == {MODULE_ENTRY: "outside-functions"}

@@ -591,9 +591,47 @@ def _same_but_docstrings(before: _Module, after: _Module) -> bool:
     names anything that reads docstrings, source text or line numbers (``__doc__``,
     ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
     assert before.tree is not None and after.tree is not None
-    if any(n in (m.source or "") for m in (before, after) for n in _READS_DOCSTRINGS):
+    words = "\n".join(w for t in (before.tree, after.tree) for w in _code_words(t))
+    if any(n in words for n in _READS_DOCSTRINGS):
         return False
     return _key_without_docstrings(before.tree) == _key_without_docstrings(after.tree)
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    """``id()`` of the docstring constants of the module, its classes and functions."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.add(id(body[0].value))
+    return found
+
+
+def _code_words(tree: ast.Module) -> Iterator[str]:
+    """The names, attributes, imported names and strings the code uses, docstrings left out
+    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings)."""
+    docstrings = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node.value
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -647,6 +685,14 @@ def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
         out: dict[str, list[str]] = {}
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                # One key per imported name: adding `perm` to `from math import ...` does
+                # not change what `floor` is.
+                where = f"{stmt.module}:{stmt.level}" if isinstance(stmt, ast.ImportFrom) else ""
+                for alias in stmt.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    out.setdefault(name, []).append(f"{where}:{alias.name}:{alias.asname}")
                 continue
             key = _code_key(stmt)
             for name in _bound_names(stmt):
