@@ -395,3 +395,10 @@ def test_adding_a_name_to_an_import_changes_only_that_name() -> None:
     before = "from math import floor\n\ndef f(x: float) -> int:\n    return floor(x)\n"
     after = before.replace("import floor", "import ceil, floor")
     assert kinds(units(before, after)) == {MODULE_ENTRY: "outside-functions"}
+
+
+def test_a_moved_file_gets_no_noise_shortcut() -> None:
+    before = "from . import a\n\ndef f() -> int:\n    'x'\n    return a.N\n"
+    change = FileChange("pkg/m.py", "other/m.py", src(before), src(before.replace("'x'", "'y'")))
+    found = {u.entry: u for u in changed_units(change)}
+    assert found["f"].kind is UnitKind.CHANGED and found["f"].noise == ""

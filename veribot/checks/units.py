@@ -401,7 +401,10 @@ def _pair(
     noise_ok = False
     by_constant: dict[str, str] = {}
     if before.tree is not None and after.tree is not None:
-        noise_ok = _same_but_docstrings(before, after)
+        # A moved file is another module (its name, its relative imports): no shortcut.
+        noise_ok = change.before_path == change.after_path and _same_but_docstrings(
+            before, after
+        )
         if not noise_ok:
             by_constant = _constant_dependents(before.tree, after.tree)
 
