@@ -363,6 +363,8 @@ def test_docstring_under_known_decorators_is_noise() -> None:
     before = "class A:\n    @staticmethod\n    def f() -> None:\n        'a'\n"
     found = units(before, before.replace("'a'", "'b'"))
     assert found["A.f"].noise == "docstring"
+    before = "import contextlib\n@contextlib.contextmanager\ndef f() -> None:\n    'a'\n    yield\n"
+    assert units(before, before.replace("'a'", "'b'"))["f"].noise == "docstring"
 
 
 def test_functions_reading_a_changed_constant_are_changed_units() -> None:

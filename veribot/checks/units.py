@@ -563,6 +563,13 @@ _DOC_SAFE_DECORATORS = frozenset(
         "cached_property",
         "dataclass",
         "total_ordering",
+        "contextmanager",  # wraps the generator function: copies its docstring, never reads it
+        "asynccontextmanager",
+        "wraps",
+        "singledispatch",
+        "singledispatchmethod",
+        "final",
+        "unique",
     }
 )
 
