@@ -249,3 +249,21 @@ def test_stubs_are_skipped_by_default_and_tests_reviewed(tmp_path: Path) -> None
     assert [(u.path, u.detail) for u in chosen.skipped] == [
         ("tests/test_mod.py", "a test file: not checked (review_tests = false in .veribot.toml)")
     ]
+
+
+def test_constant_readers_through_a_helper_and_an_equivalent_constant_change(
+    tmp_path: Path,
+) -> None:
+    before = (
+        "N = 3\nLIMITS = (1, 2)\n\n\ndef _h(x: int) -> int:\n    return x * N\n\n\n"
+        "def top(x: int) -> int:\n    return _h(x) + 1\n\n\n"
+        "def member(x: int) -> bool:\n    return x in LIMITS\n\n\n"
+        "def other(x: int) -> int:\n    return x\n"
+    )
+    found = _compare(tmp_path, before, before.replace("N = 3", "N = 4"))
+    assert set(found) == {"_h", "top"}
+    assert all(r.verdict is Verdict.REFUTED for r in found.values())
+    found = _compare(tmp_path, before, before.replace("(1, 2)", "(2, 1)"))
+    assert set(found) == {"member"}
+    assert found["member"].verdict is Verdict.VERIFIED  # decided by the engine, not a shortcut
+    assert found["member"].method not in ("only the docstring changed", "")

@@ -8,7 +8,15 @@ was added, deleted or renamed, and every change outside functions, becomes a uni
 
 Two versions of a function count as the same when their syntax trees are equal without
 line information: formatting and comments are ignored, docstrings and decorators are not.
-Functions nested inside functions belong to their enclosing function.
+Functions nested inside functions belong to their enclosing function. Two refinements:
+
+- *noise*: when the two modules are the same code once docstrings are removed (and the code
+  names nothing that reads docstrings, source or line numbers), a function whose docstring
+  or layout changed is a changed unit marked ``noise`` ("docstring" / "formatting"), which
+  the review verifies at once under stated assumptions;
+- a function whose code is unchanged but which reads a module-level name (a constant, an
+  import) whose binding changed, directly or through a function or class of the same
+  module, is a changed unit too, with a detail saying which names.
 
 Pure: no git, no files, no environment. The caller passes the bytes of both versions.
 """
