@@ -75,6 +75,7 @@ def test_reviews_a_commit_of_a_bundle_against_its_parent(
     assert code == 0
     units = {r["unit"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert units["mod.py::inc"]["verdict"] == "verified"
+    assert units["mod.py::inc"]["method"]  # how it was proven
     assert units["mod.py::dec"]["verdict"] == "refuted"
     assert units["mod.py::inc"]["counted"] and units["mod.py::dec"]["counted"]
     # The test file's function is reviewed and written, but not counted as a non-test unit.

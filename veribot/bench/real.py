@@ -142,6 +142,7 @@ def run(
                     res.time_s,
                     kind=item.unit.kind.value,
                     counted=is_counted(item),
+                    method=res.method,
                 )
                 if is_counted(item):
                     summary.units += 1
@@ -173,6 +174,7 @@ def _write(
     *,
     kind: str = "",
     counted: bool = False,
+    method: str = "",
 ) -> None:
     record = {
         "repo": rec.repo,
@@ -184,6 +186,7 @@ def _write(
         "verdict": verdict,
         "reason": reason,
         "detail": detail,
+        "method": method,
         "time": round(seconds, 3),
     }
     out.write(json.dumps(record) + "\n")
