@@ -104,3 +104,12 @@ def test_agent_keys() -> None:
     message = str(raised.value)
     for part in ("agent.temperature", "agent.steps: unknown key", "budget.llm_calls"):
         assert part in message
+
+
+def test_review_tests_and_stubs_choices() -> None:
+    assert RepoConfig().review_tests is True and RepoConfig().review_stubs is False
+    assert "**/*.pyi" in RepoConfig().include  # stubs reach review, which lists them skipped
+    config = parse_repo_config("review_tests = false\nreview_stubs = true\n")
+    assert config.review_tests is False and config.review_stubs is True
+    with pytest.raises(ConfigError, match="review_stubs must be true or false"):
+        parse_repo_config('review_stubs = "yes"\n')

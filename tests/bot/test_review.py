@@ -204,3 +204,103 @@ def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: 
     assert "src/calc/secret.py" not in dict(context.after.files)
     assert context.after.left_out == 1 and context.before.left_out == 0
     assert context.after.module == "calc.ops" and context.after.root == "src"
+
+
+def _compare(tmp_path: Path, before: str, after: str) -> dict[str, Result]:
+    b, a = tmp_path / "before.py", tmp_path / "after.py"
+    b.write_text(before)
+    a.write_text(after)
+    report = review(ReviewRequest(FilesSource(b, a), budget=FAST))
+    return {i.unit.entry: i.result for i in report.items if i.unit.kind is UnitKind.CHANGED}
+
+
+NOISY = (
+    '"""Mod."""\n\nRATE = 3\n\n\n'
+    "def f(x: int) -> int:\n    '''Old.'''\n    return x + RATE\n\n\n"
+    "def g(x: int) -> int:\n    return x * 2  # twice\n\n\n"
+    "def k(x: int) -> int:\n    return x\n"
+)
+
+
+def test_docstring_and_formatting_only_changes_are_verified_at_once(tmp_path: Path) -> None:
+    after = NOISY.replace("Old.", "New.").replace("x * 2  # twice", "x*2")
+    found = _compare(tmp_path, NOISY, after)
+    assert set(found) == {"f", "g"}
+    f, g = found["f"], found["g"]
+    assert f.verdict is Verdict.VERIFIED and f.method == "only the docstring changed"
+    assert any("__doc__" in a for a in f.assumptions)
+    assert g.verdict is Verdict.VERIFIED and g.method == "only formatting and comments changed"
+
+
+def test_a_docstring_the_code_returns_is_not_noise(tmp_path: Path) -> None:
+    before = "def f() -> str:\n    'a'\n    return f.__doc__ or ''\n"
+    found = _compare(tmp_path, before, before.replace("'a'", "'b'"))
+    assert found["f"].verdict is not Verdict.VERIFIED
+    assert found["f"].method != "only the docstring changed"
+
+
+def test_a_changed_constant_checks_its_readers(tmp_path: Path) -> None:
+    after = NOISY.replace("RATE = 3", "RATE = 4").replace("Old.", "New.")
+    found = _compare(tmp_path, NOISY, after)
+    assert set(found) == {"f"}  # g and k do not read RATE
+    assert found["f"].verdict is Verdict.REFUTED
+    assert "reads the module-level `RATE`, which changed too" in found["f"].detail
+
+
+def test_an_unchanged_reader_of_a_changed_constant_is_checked(tmp_path: Path) -> None:
+    found = _compare(tmp_path, NOISY, NOISY.replace("RATE = 3", "RATE = 4"))
+    assert set(found) == {"f"}
+    assert found["f"].verdict is Verdict.REFUTED
+    assert found["f"].detail.startswith("its code is unchanged, but it reads the module-level")
+
+
+def test_stubs_are_skipped_by_default_and_tests_reviewed(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "r")
+    repo.commit(
+        "first",
+        {
+            "pkg/mod.py": b"def f(x: int) -> int:\n    return x\n",
+            "pkg/mod.pyi": b"def f(x: int) -> int: ...\n",
+            "tests/test_mod.py": b"def test_f() -> None:\n    assert 1\n",
+        },
+    )
+    repo.commit(
+        "second",
+        {
+            "pkg/mod.py": b"def f(x: int) -> int:\n    return x + 0\n",
+            "pkg/mod.pyi": b"def f(x: int, /) -> int: ...\n",
+            "tests/test_mod.py": b"def test_f() -> None:\n    assert 2\n",
+        },
+    )
+    source = GitSource(repo.path, "HEAD~1", "HEAD")
+    report = review(ReviewRequest(source, budget=FAST))
+    assert {i.unit.qualname for i in report.items} == {
+        "pkg/mod.py::f",
+        "tests/test_mod.py::test_f",
+    }
+    assert [(u.path, u.kind) for u in report.skipped] == [("pkg/mod.pyi", UnitKind.SKIPPED)]
+    assert "review_stubs = false" in report.skipped[0].detail
+
+    chosen = review(ReviewRequest(source, budget=FAST, review_tests=False, review_stubs=True))
+    assert {i.unit.qualname for i in chosen.items} == {"pkg/mod.py::f", "pkg/mod.pyi::f"}
+    assert [(u.path, u.detail) for u in chosen.skipped] == [
+        ("tests/test_mod.py", "a test file: not checked (review_tests = false in .veribot.toml)")
+    ]
+
+
+def test_constant_readers_through_a_helper_and_an_equivalent_constant_change(
+    tmp_path: Path,
+) -> None:
+    before = (
+        "N = 3\nLIMITS = (1, 2)\n\n\ndef _h(x: int) -> int:\n    return x * N\n\n\n"
+        "def top(x: int) -> int:\n    return _h(x) + 1\n\n\n"
+        "def member(x: int) -> bool:\n    return x in LIMITS\n\n\n"
+        "def other(x: int) -> int:\n    return x\n"
+    )
+    found = _compare(tmp_path, before, before.replace("N = 3", "N = 4"))
+    assert set(found) == {"_h", "top"}
+    assert all(r.verdict is Verdict.REFUTED for r in found.values())
+    found = _compare(tmp_path, before, before.replace("(1, 2)", "(2, 1)"))
+    assert set(found) == {"member"}
+    assert found["member"].verdict is Verdict.VERIFIED  # decided by the engine, not a shortcut
+    assert found["member"].method not in ("only the docstring changed", "")

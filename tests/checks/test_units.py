@@ -70,12 +70,36 @@ BEFORE = textwrap.dedent(
 )
 
 
-def test_formatting_and_comments_do_not_count_as_changes() -> None:
+def test_formatting_and_comments_are_a_noise_change() -> None:
     after = BEFORE.replace("return sum(prices)", "return sum( prices )  # same")
-    assert units(BEFORE, after) == {}
+    found = units(BEFORE, after)
+    assert kinds(found) == {"Cart.total": "changed"}
+    assert found["Cart.total"].noise == "formatting"
     every = units(BEFORE, after, include_unchanged=True)
     assert set(every) == {"area", "Cart.total", "Cart.tax", "Cart.Line.cost", "fetch"}
-    assert {u.kind for u in every.values()} == {UnitKind.UNCHANGED}
+    assert {e for e, u in every.items() if u.kind is UnitKind.UNCHANGED} == {
+        "area", "Cart.tax", "Cart.Line.cost", "fetch"
+    }
+
+
+def test_formatting_in_code_that_reads_line_numbers_is_not_noise() -> None:
+    before = "import inspect\ndef f() -> int:\n    return inspect.currentframe().f_lineno\n"
+    after = before.replace("    return", "    return (\n       ").replace("f_lineno", "f_lineno)")
+    assert units(before, after) == {}
+
+
+def test_lines_moving_is_not_a_change() -> None:
+    after = "\n\n# a comment at the top\n" + BEFORE
+    assert units(BEFORE, after) == {}
+
+
+def test_formatting_with_a_real_change_elsewhere_is_unchanged() -> None:
+    after = BEFORE.replace("return sum(prices)", "return sum( prices )").replace(
+        "return x // 5", "return x // 6"
+    )
+    found = units(BEFORE, after)
+    assert kinds(found) == {"Cart.tax": "changed"}
+    assert found["Cart.tax"].noise == ""
 
 
 def test_methods_nested_classes_and_async_paired_by_qualified_name() -> None:
@@ -252,3 +276,131 @@ def test_is_binary_uses_gits_heuristic() -> None:
     assert is_binary(b"abc\x00")
     assert not is_binary(b"abc")
     assert not is_binary(b"a" * 9000 + b"\x00")
+
+
+DOCS = textwrap.dedent(
+    '''
+    """The module."""
+
+    LIMIT = 3
+
+
+    def f(x: int) -> int:
+        """Old words."""
+        return x + 1
+
+
+    def helper(s: str) -> bool:
+        return len(s) > LIMIT
+
+
+    def h(s: str) -> bool:
+        return helper(s)
+
+
+    def k(x: int) -> int:
+        return x
+
+
+    class Box:
+        """A box."""
+
+        def size(self) -> int:
+            """Its size."""
+            return 1
+    '''
+)
+
+
+def test_docstring_only_change_is_a_noise_change() -> None:
+    after = DOCS.replace("Old words.", "New words.").replace("Its size.", "How big.")
+    found = units(DOCS, after)
+    assert kinds(found) == {"f": "changed", "Box.size": "changed"}
+    assert {u.noise for u in found.values()} == {"docstring"}
+    assert found["f"].detail == "only the docstring changed"
+
+
+def test_docstring_change_with_a_code_change_elsewhere_is_checked_as_usual() -> None:
+    after = DOCS.replace("Old words.", "New words.").replace("return x\n", "return x + 0\n")
+    found = units(DOCS, after)
+    assert kinds(found) == {"f": "changed", "k": "changed"}
+    assert found["f"].noise == "" and found["k"].noise == ""
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # A string that is not the first statement is not a docstring.
+        ("def f(x: int) -> int:\n    x = x + 1\n    'a'\n    return x\n",
+         "def f(x: int) -> int:\n    x = x + 1\n    'b'\n    return x\n"),
+        # The docstring gone, and a `pass` in its place: not only the docstring changed.
+        ("def f() -> None:\n    'a'\n", "def f() -> None:\n    pass\n"),
+        # The module reads docstrings.
+        ("def f() -> str:\n    'a'\n    return f.__doc__ or ''\n",
+         "def f() -> str:\n    'b'\n    return f.__doc__ or ''\n"),
+        ("import inspect\ndef f() -> None:\n    'a'\nX = inspect.getdoc(f)\n",
+         "import inspect\ndef f() -> None:\n    'b'\nX = inspect.getdoc(f)\n"),
+        # A decorator that may read it (click's command uses it as help text).
+        ("@command()\ndef f() -> None:\n    'a'\n", "@command()\ndef f() -> None:\n    'b'\n"),
+        # A metaclass may read a method's docstring.
+        ("class A(metaclass=M):\n    def f(self) -> None:\n        'a'\n",
+         "class A(metaclass=M):\n    def f(self) -> None:\n        'b'\n"),
+        # The code reads line numbers: a longer docstring shifts them.
+        ("import sys\ndef f() -> int:\n    'a'\n    return sys._getframe().f_lineno\n",
+         "import sys\ndef f() -> int:\n    \"\"\"a\n    b\"\"\"\n"
+         "    return sys._getframe().f_lineno\n"),
+        # A bytes literal is not a docstring.
+        ("def f() -> None:\n    b'a'\n", "def f() -> None:\n    b'b'\n"),
+    ],
+)
+def test_not_only_a_docstring(before: str, after: str) -> None:
+    found = units(before, after)
+    assert found["f" if "f" in found else "A.f"].kind is UnitKind.CHANGED
+    assert all(u.noise != "docstring" for u in found.values())
+
+
+def test_docstring_under_known_decorators_is_noise() -> None:
+    before = "class A:\n    @staticmethod\n    def f() -> None:\n        'a'\n"
+    found = units(before, before.replace("'a'", "'b'"))
+    assert found["A.f"].noise == "docstring"
+    before = "import contextlib\n@contextlib.contextmanager\ndef f() -> None:\n    'a'\n    yield\n"
+    assert units(before, before.replace("'a'", "'b'"))["f"].noise == "docstring"
+
+
+def test_functions_reading_a_changed_constant_are_changed_units() -> None:
+    found = units(DOCS, DOCS.replace("LIMIT = 3", "LIMIT = 4"))
+    assert kinds(found) == {MODULE_ENTRY: "outside-functions", "helper": "changed", "h": "changed"}
+    assert "`LIMIT`" in found["helper"].detail and "`LIMIT`" in found["h"].detail
+    assert "read a changed name are checked" in found[MODULE_ENTRY].detail
+
+
+def test_a_changed_import_makes_its_readers_changed_units() -> None:
+    before = "from math import floor as r\n\ndef f(x: float) -> int:\n    return r(x)\n\n" \
+        "def g(x: int) -> int:\n    return x\n"
+    found = units(before, before.replace("floor", "ceil"))
+    assert kinds(found) == {MODULE_ENTRY: "outside-functions", "f": "changed"}
+
+
+def test_doctest_directives_in_docstrings_do_not_block_the_noise_shortcut() -> None:
+    before = "def f() -> int:\n    '''>>> f()  # doctest: +SKIP'''\n    return 1\n"
+    found = units(before, before.replace("+SKIP", "+ELLIPSIS"))
+    assert found["f"].noise == "docstring"
+
+
+def test_a_docstring_read_through_getattr_blocks_the_shortcut() -> None:
+    before = "def f() -> str:\n    'a'\n    return getattr(f, '__doc__')\n"
+    found = units(before, before.replace("'a'", "'b'"))
+    assert found["f"].noise == ""
+
+
+def test_adding_a_name_to_an_import_changes_only_that_name() -> None:
+    before = "from math import floor\n\ndef f(x: float) -> int:\n    return floor(x)\n"
+    after = before.replace("import floor", "import ceil, floor")
+    assert kinds(units(before, after)) == {MODULE_ENTRY: "outside-functions"}
+
+
+def test_a_moved_file_gets_no_noise_shortcut() -> None:
+    before = "from . import a\n\ndef f() -> int:\n    'x'\n    return a.N\n"
+    change = FileChange("pkg/m.py", "other/m.py", src(before), src(before.replace("'x'", "'y'")))
+    found = {u.entry: u for u in changed_units(change)}
+    assert found["f"].kind is UnitKind.CHANGED and found["f"].noise == ""

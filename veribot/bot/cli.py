@@ -2,7 +2,8 @@
 
 Commands: ``review`` (a git range), ``compare`` (two files), ``bench`` (the benchmark
 harness), ``bench-mutants`` (the mutation soundness check), ``bench-model`` (the model
-against CPython on generated programs). Exit codes: 0 the review passed, 1 a result hit
+against CPython on generated programs), ``bench-real`` (real commits of git bundles,
+reviewed against their parents). Exit codes: 0 the review passed, 1 a result hit
 ``--fail-on``, 2 a usage or input error (bad revision, not a git repository, unreadable
 file, ...). Errors are one plain sentence on stderr; ``--verbose`` adds the debug log with
 tracebacks.
@@ -195,6 +196,16 @@ def build_parser(
         help="base revision (default: merge base of HEAD with the default branch)",
     )
     rv.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
+    rv.add_argument(
+        "--skip-tests",
+        action="store_true",
+        help="list changed test files as skipped instead of reviewing them",
+    )
+    rv.add_argument(
+        "--review-stubs",
+        action="store_true",
+        help="review changed .pyi stubs too (default: listed as skipped)",
+    )
     _add_output_options(rv)
 
     cp = sub.add_parser(
@@ -245,6 +256,16 @@ def build_parser(
         from veribot.bench import model as bench_model
 
         bench_model.add_arguments(mp)
+    rp = sub.add_parser(
+        "bench-real",
+        help="review real commits of git bundles against their parents (figures by intent)",
+        description="Review each commit of COMMITS.jsonl against its first parent, with the "
+        "bundles in --repos (see veribot/bench/real.py).",
+    )
+    if with_bench:
+        from veribot.bench import real as bench_real
+
+        bench_real.add_arguments(rp)
     _add_app_commands(sub)
     return parser
 
@@ -312,7 +333,14 @@ def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
         agent = agent_config(args.llm, args.model, settings.anthropic_api_key)
     except (ValueError, LLMError) as exc:
         raise UsageError(str(exc)) from None
-    return ReviewRequest(source=source, budget=budget, jobs=args.jobs, agent=agent)
+    return ReviewRequest(
+        source=source,
+        budget=budget,
+        jobs=args.jobs,
+        agent=agent,
+        review_tests=not getattr(args, "skip_tests", False),
+        review_stubs=bool(getattr(args, "review_stubs", False)),
+    )
 
 
 def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: TextIO) -> int:
@@ -328,6 +356,10 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import model as bench_model
 
         return bench_model.main(args, stdout, stderr)
+    if args.command == "bench-real":
+        from veribot.bench import real as bench_real
+
+        return int(bench_real.main(args))
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -446,7 +478,7 @@ def main(
         return EXIT_USAGE
 
     try:
-        with_bench = argv[:1] in (["bench"], ["bench-mutants"])
+        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"])
         parser = build_parser(with_bench=with_bench, with_bench_model=argv[:1] == ["bench-model"])
         args = parser.parse_args(argv)
     except UsageError as exc:

@@ -126,7 +126,7 @@ class Budget:
 class RepoConfig:
     """A repository's `.veribot.toml` (all keys optional)."""
 
-    include: tuple[str, ...] = ("**/*.py",)
+    include: tuple[str, ...] = ("**/*.py", "**/*.pyi")  # stubs: see review_stubs
     exclude: tuple[str, ...] = ()
     checks: tuple[str, ...] = KNOWN_CHECKS
     agent_enabled: bool = True
@@ -137,6 +137,9 @@ class RepoConfig:
     # Whether the pull request's code may be run (sandboxed) to confirm a counterexample.
     # False: proof-only; a difference the solver sees stays inconclusive (`not-executed`).
     execute: bool = True
+    # Which changed files are reviewed; the others are listed as skipped, with why.
+    review_tests: bool = True  # test files: a changed test is worth a verdict too
+    review_stubs: bool = False  # .pyi stubs: declarations, no code to prove or run
 
 
 def _strings(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
@@ -176,11 +179,12 @@ def parse_repo_config(text: str) -> RepoConfig:
                 f"inconclusive_conclusion must be one of {', '.join(INCONCLUSIVE_CONCLUSIONS)}"
             )
         values["inconclusive_conclusion"] = conclusion
-    if "execute" in data:
-        execute = data.pop("execute")
-        if not isinstance(execute, bool):
-            problems.append("execute must be true or false")
-        values["execute"] = execute
+    for key in ("execute", "review_tests", "review_stubs"):
+        if key in data:
+            flag = data.pop(key)
+            if not isinstance(flag, bool):
+                problems.append(f"{key} must be true or false")
+            values[key] = flag
     if isinstance(data.get("agent"), bool):  # `agent = false`, short for `[agent] enabled`
         data["agent"] = {"enabled": data["agent"]}
     agent = _table(data, "agent", problems)
@@ -229,4 +233,6 @@ def parse_repo_config(text: str) -> RepoConfig:
             "inconclusive_conclusion", defaults.inconclusive_conclusion
         ),
         execute=values.get("execute", defaults.execute),
+        review_tests=values.get("review_tests", defaults.review_tests),
+        review_stubs=values.get("review_stubs", defaults.review_stubs),
     )

@@ -147,7 +147,7 @@ def summary_line(report: Report) -> str:
         parts.append(f"{n} unchanged function{'s' if n != 1 else ''} in changed files")
     if report.skipped:
         n = len(report.skipped)
-        parts.append(f"{n} non-Python file{'s' if n != 1 else ''} skipped")
+        parts.append(f"{n} file{'s' if n != 1 else ''} skipped (not Python, or left out)")
     return "; ".join(parts)
 
 

@@ -6,7 +6,9 @@ result per unit. ``request.select`` narrows the units before anything is decided
 others are listed in ``Report.filtered_out``); beyond ``request.max_units`` checked
 functions the rest are reported inconclusive with reason ``budget``, never dropped. Units
 that are not compared (added, deleted, renamed, outside functions, binary, unparsable) get
-an inconclusive result whose reason says why. An internal error in
+an inconclusive result whose reason says why. A function whose
+only change is its docstring or its layout, in a module that is otherwise the same code, is
+verified at once (no solver). An internal error in
 one unit becomes that unit's inconclusive result (reason ``internal-error``); the rest run.
 """
 
@@ -30,11 +32,15 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.llm import UsageReport
 from veribot.checks.package import PairContext
 from veribot.checks.units import (
+    MODULE_ENTRY,
     ChangedUnit,
     FileChange,
     UnitKind,
+    UnitLevel,
     changed_units,
     function_entries,
+    is_stub_path,
+    is_test_path,
 )
 from veribot.checks.verdict import Reason, Result, Verdict
 
@@ -91,6 +97,9 @@ class ReviewRequest:
     max_units: int | None = None  # functions to check at most; the rest: inconclusive (budget)
     agent: AgentConfig | None = None  # the model to ask about each function; None: not asked
     agent_reason: str = ""  # why ``agent`` is None, said in the report ("" : no model configured)
+    # Which files of a git range are reviewed; the others are listed as skipped, with why.
+    review_tests: bool = True  # test files (tests/, test_*.py, *_test.py, conftest.py)
+    review_stubs: bool = False  # .pyi stubs: declarations only, nothing to run or prove
 
 
 @dataclass(frozen=True)
@@ -156,14 +165,15 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
         unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED)
         units = [u for u in units if u.kind is not UnitKind.UNCHANGED]
-        units = _with_packages(units, changes)
     else:
         units = _file_units(source)
         base, head = str(source.before), str(source.after)
         labels = (base, head)
         unchanged = 0
-    skipped = tuple(u for u in units if u.kind is UnitKind.NOT_PYTHON)
-    units = [u for u in units if u.kind is not UnitKind.NOT_PYTHON]
+    if isinstance(source, GitSource):
+        units = _with_packages(_skip_by_choice(units, request), changes)
+    skipped = tuple(u for u in units if u.kind in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED))
+    units = [u for u in units if u.kind not in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED)]
     filtered_out: tuple[ChangedUnit, ...] = ()
     if request.select is not None:
         chosen = [request.select(u) for u in units]
@@ -206,6 +216,39 @@ def _with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list
         if key not in cache:
             cache[key] = gitrepo.package_context(changes.root, changes.base, changes.head, *key)
         out.append(dataclasses.replace(unit, context=cache[key]))
+    return out
+
+
+STUBS_SKIPPED = "a .pyi stub: not checked (review_stubs = false in .veribot.toml)"
+TESTS_SKIPPED = "a test file: not checked (review_tests = false in .veribot.toml)"
+
+
+def _skip_by_choice(units: list[ChangedUnit], request: ReviewRequest) -> list[ChangedUnit]:
+    """Units of stubs and test files the request leaves out become one skipped unit per
+    file, saying why, in the place of the file's first unit."""
+    out: list[ChangedUnit] = []
+    seen: set[str] = set()
+    for u in units:
+        why = ""
+        if u.kind is not UnitKind.NOT_PYTHON:
+            if not request.review_stubs and is_stub_path(u.path):
+                why = STUBS_SKIPPED
+            elif not request.review_tests and is_test_path(u.path):
+                why = TESTS_SKIPPED
+        if not why:
+            out.append(u)
+        elif u.path not in seen:
+            seen.add(u.path)
+            out.append(
+                dataclasses.replace(
+                    u,
+                    kind=UnitKind.SKIPPED,
+                    entry=MODULE_ENTRY,
+                    detail=why,
+                    level=UnitLevel.FILE,
+                    noise="",
+                )
+            )
     return out
 
 
@@ -318,10 +361,16 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
     if not_checked is not None:
         return not_checked
     assert unit.before_source is not None and unit.after_source is not None
+    noise = _noise_result(unit)
+    if noise is not None:
+        return noise
     started = time.monotonic()
     try:
-        return check_pair(unit.before_source, unit.after_source, unit.entry, budget=budget,
-                          context=unit.context)
+        result = check_pair(unit.before_source, unit.after_source, unit.entry,
+                            budget=budget, context=unit.context)
+        if unit.detail:  # why the unit is checked at all (a module-level name it reads changed)
+            result = dataclasses.replace(result, detail=f"{unit.detail}; {result.detail}")
+        return result
     except Exception as exc:  # the one place per unit: report it, log it, go on
         logger.exception("internal error while checking %s", unit.qualname)
         return Result(
@@ -330,6 +379,37 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
             f"internal error: {type(exc).__name__}: {exc}",
             time_s=time.monotonic() - started,
         )
+
+
+NOISE_METHODS = {
+    "docstring": "only the docstring changed",
+    "formatting": "only formatting and comments changed",
+}
+NOISE_ASSUMPTIONS = {
+    "docstring": (
+        "the program does not read the function's docstring (`__doc__`)",
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
+    "formatting": (
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
+}
+
+
+def _noise_result(unit: ChangedUnit) -> Result | None:
+    """Verified at once when only the docstring or the layout changed (``units`` checked
+    that the rest of the module is the same code and that nothing reads docstrings)."""
+    if unit.noise not in NOISE_METHODS:
+        return None
+    method = NOISE_METHODS[unit.noise]
+    return Result(
+        Verdict.VERIFIED,
+        Reason.PROOF,
+        f"{method}; the rest of the module is the same code",
+        method=method,
+        assumptions=NOISE_ASSUMPTIONS[unit.noise],
+        line=unit.line,
+    )
 
 
 def _not_checked(unit: ChangedUnit) -> Result | None:

@@ -229,6 +229,8 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
                     budget=Budget(execute=execute),
                     select=target_filter(job.target, job.path, job.line),
                     max_units=config.budget.units,
+                    review_tests=True,  # an explicit target is checked, as with the globs
+                    review_stubs=True,
                     agent=agent,
                     agent_reason=why_not,
                 )
@@ -293,6 +295,8 @@ def review_and_post(
                 budget=Budget(execute=execute),
                 select=config_filter(config),
                 max_units=config.budget.units,
+                review_tests=config.review_tests,
+                review_stubs=config.review_stubs,
                 agent=asked,
                 agent_reason=why_not,
             )

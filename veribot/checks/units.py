@@ -8,7 +8,15 @@ was added, deleted or renamed, and every change outside functions, becomes a uni
 
 Two versions of a function count as the same when their syntax trees are equal without
 line information: formatting and comments are ignored, docstrings and decorators are not.
-Functions nested inside functions belong to their enclosing function.
+Functions nested inside functions belong to their enclosing function. Two refinements:
+
+- *noise*: when the two modules are the same code once docstrings are removed (and the code
+  names nothing that reads docstrings, source or line numbers), a function whose docstring
+  or layout changed is a changed unit marked ``noise`` ("docstring" / "formatting"), which
+  the review verifies at once under stated assumptions;
+- a function whose code is unchanged but which reads a module-level name (a constant, an
+  import) whose binding changed, directly or through a function or class of the same
+  module, is a changed unit too, with a detail saying which names.
 
 Pure: no git, no files, no environment. The caller passes the bytes of both versions.
 """
@@ -44,6 +52,7 @@ class UnitKind(enum.Enum):
     PARSE_ERROR = "parse-error"  # a version does not parse or decode
     BINARY = "binary"  # a Python file whose content is binary
     NOT_PYTHON = "not-python"  # a file that is not Python source: not checked
+    SKIPPED = "skipped"  # a test file or stub the configuration leaves out: listed, not checked
 
 
 class UnitLevel(enum.Enum):
@@ -98,6 +107,9 @@ class ChangedUnit:
     level: UnitLevel = UnitLevel.FUNCTION
     # Each version's package from its own revision, for loading it in the sandbox.
     context: PairContext | None = None
+    # "docstring" / "formatting": the only change is the docstring, or the layout and
+    # comments, and the rest of the module is the same code (see ``_noise``); "" otherwise.
+    noise: str = ""
 
     @property
     def qualname(self) -> str:
@@ -129,6 +141,22 @@ class ChangedUnit:
 def is_python_path(path: str) -> bool:
     """Whether ``path`` names Python source by its extension."""
     return path.endswith((".py", ".pyi"))
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test file: under a ``test``/``tests``/``testing`` folder, or named
+    ``test_*.py``, ``*_test.py`` or ``conftest.py`` (pytest's and unittest's conventions)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if any(p in ("test", "tests", "testing") for p in parts[:-1]):
+        return True
+    stem = name.rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def is_stub_path(path: str) -> bool:
+    """Whether ``path`` is a type stub (``.pyi``): declarations, no code that runs."""
+    return path.endswith(".pyi")
 
 
 def is_binary(data: bytes) -> bool:
@@ -356,7 +384,11 @@ def _pair(
     a_defs = {d.entry: d for d in _definitions(after.tree)} if after.tree else {}
 
     def unit(
-        kind: UnitKind, entry: str, detail: str = "", before_entry: str | None = None
+        kind: UnitKind,
+        entry: str,
+        detail: str = "",
+        before_entry: str | None = None,
+        noise: str = "",
     ) -> ChangedUnit:
         b, a = b_defs.get(before_entry or entry), a_defs.get(entry)
         found = a or b
@@ -374,7 +406,18 @@ def _pair(
             before_entry=before_entry,
             detail=detail,
             level=UnitLevel.CLASS if is_class else UnitLevel.FUNCTION,
+            noise=noise,
         )
+
+    noise_ok = False
+    by_constant: dict[str, str] = {}
+    if before.tree is not None and after.tree is not None:
+        # A moved file is another module (its name, its relative imports): no shortcut.
+        noise_ok = change.before_path == change.after_path and _same_but_docstrings(
+            before, after
+        )
+        if not noise_ok:
+            by_constant = _constant_dependents(before.tree, after.tree)
 
     units: list[ChangedUnit] = []
     # Changes outside functions: the module itself (only when both versions exist: an
@@ -386,7 +429,13 @@ def _pair(
                 _file_unit(
                     change,
                     UnitKind.OUTSIDE_FUNCTIONS,
-                    "module-level code changed (imports, constants, statements)",
+                    "module-level code changed (imports, constants, statements)"
+                    + (
+                        f"; the {len(by_constant)} function(s) that read a changed name are "
+                        "checked as changed units"
+                        if by_constant
+                        else ""
+                    ),
                     before,
                     after,
                     before_lines=(b_line, b_line) if b_line else None,
@@ -449,7 +498,37 @@ def _pair(
         elif b.is_class:
             units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
         elif _code_key(b.node) != _code_key(a.node):
-            units.append(unit(UnitKind.CHANGED, entry))
+            if noise_ok and _docstring_only_safe(entry, b_defs, a_defs):
+                units.append(
+                    unit(UnitKind.CHANGED, entry, "only the docstring changed", noise="docstring")
+                )
+            elif entry in by_constant:
+                units.append(
+                    unit(
+                        UnitKind.CHANGED,
+                        entry,
+                        f"it also reads {by_constant[entry]}, which changed too",
+                    )
+                )
+            else:
+                units.append(unit(UnitKind.CHANGED, entry))
+        elif noise_ok and _text(before, b) != _text(after, a):
+            units.append(
+                unit(
+                    UnitKind.CHANGED,
+                    entry,
+                    "only formatting and comments changed",
+                    noise="formatting",
+                )
+            )
+        elif entry in by_constant:
+            units.append(
+                unit(
+                    UnitKind.CHANGED,
+                    entry,
+                    f"its code is unchanged, but it reads {by_constant[entry]}, which changed",
+                )
+            )
         elif include_unchanged:
             units.append(unit(UnitKind.UNCHANGED, entry))
 
@@ -460,6 +539,230 @@ def _pair(
             unit(UnitKind.DELETED, entry, "class deleted" if b.is_class else "function deleted")
         )
     return units
+
+
+# Names whose presence in a module means it may read docstrings, its own source or line
+# numbers: a docstring or layout change may then change what the code does, so it is
+# checked as usual, never verified at once.
+_READS_DOCSTRINGS = (
+    "__doc__",
+    "getdoc",
+    "doctest",
+    "pydoc",
+    "lineno",  # f_lineno, co_firstlineno, tb_lineno, frame info
+    "getsource",
+    "_getframe",
+    "currentframe",
+    "getframeinfo",
+    "__code__",
+)
+
+# Decorators known not to read the function's docstring (by their last dotted name part).
+_DOC_SAFE_DECORATORS = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "property",
+        "setter",
+        "getter",
+        "deleter",
+        "abstractmethod",
+        "overload",
+        "override",
+        "cache",
+        "lru_cache",
+        "cached_property",
+        "dataclass",
+        "total_ordering",
+        "contextmanager",  # wraps the generator function: copies its docstring, never reads it
+        "asynccontextmanager",
+        "wraps",
+        "singledispatch",
+        "singledispatchmethod",
+        "final",
+        "unique",
+    }
+)
+
+
+def _key_without_docstrings(tree: ast.Module) -> str:
+    """The code key of ``tree`` without the docstrings of the module, its classes and its
+    functions. Only a string constant as the *first* statement of a body is a docstring.
+    (The docstrings are taken out and put back: a deep copy would recurse on deep trees.)"""
+    taken: list[tuple[list[ast.stmt], ast.stmt]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                taken.append((body, body.pop(0)))
+    try:
+        return _code_key(tree)
+    finally:
+        for body, doc in taken:
+            body.insert(0, doc)
+
+
+def _same_but_docstrings(before: _Module, after: _Module) -> bool:
+    """Whether the two versions are the same code once docstrings are removed, and neither
+    names anything that reads docstrings, source text or line numbers (``__doc__``,
+    ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
+    assert before.tree is not None and after.tree is not None
+    words = "\n".join(w for t in (before.tree, after.tree) for w in _code_words(t))
+    if any(n in words for n in _READS_DOCSTRINGS):
+        return False
+    return _key_without_docstrings(before.tree) == _key_without_docstrings(after.tree)
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    """``id()`` of the docstring constants of the module, its classes and functions."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.add(id(body[0].value))
+    return found
+
+
+def _code_words(tree: ast.Module) -> Iterator[str]:
+    """The names, attributes, imported names and strings the code uses, docstrings left out
+    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings)."""
+    docstrings = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node.value
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _docstring_only_safe(entry: str, b_defs: dict[str, _Def], a_defs: dict[str, _Def]) -> bool:
+    """Whether no decorator of the function or of its enclosing classes may read its
+    docstring, and no enclosing class has keywords (a metaclass may read it)."""
+    parts = entry.split(".")
+    for defs in (b_defs, a_defs):
+        for i in range(1, len(parts) + 1):
+            node = defs[".".join(parts[:i])].node
+            if any(_decorator_name(d) not in _DOC_SAFE_DECORATORS for d in node.decorator_list):
+                return False
+            if isinstance(node, ast.ClassDef) and node.keywords:
+                return False
+    return True
+
+
+def _text(module: _Module, d: _Def) -> str:
+    """The source lines of a definition, decorators included."""
+    lines = (module.source or "").splitlines()
+    return "\n".join(lines[d.lines[0] - 1 : d.lines[1]])
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """Module-level names a statement (outside functions) binds, imports or deletes."""
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
+    """Names bound by module-level statements (not function or class definitions) whose
+    binding statements differ between the versions."""
+
+    def bindings(tree: ast.Module) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                # One key per imported name: adding `perm` to `from math import ...` does
+                # not change what `floor` is.
+                where = f"{stmt.module}:{stmt.level}" if isinstance(stmt, ast.ImportFrom) else ""
+                for alias in stmt.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    out.setdefault(name, []).append(f"{where}:{alias.name}:{alias.asname}")
+                continue
+            key = _code_key(stmt)
+            for name in _bound_names(stmt):
+                out.setdefault(name, []).append(key)
+        return out
+
+    b, a = bindings(before), bindings(after)
+    return {n for n in b.keys() | a.keys() if b.get(n) != a.get(n)}
+
+
+def _reads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str]:
+    """Functions and methods (by entry) that read a changed module-level name, directly or
+    through a module-level function or class of the same module, with the names reached."""
+    changed = _changed_module_names(before, after)
+    if not changed:
+        return {}
+    top: dict[str, set[str]] = {}  # top-level defs of the after version: names they read
+    for tree in (before, after):
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                top.setdefault(stmt.name, set()).update(_reads(stmt))
+
+    def via(names: set[str]) -> list[str]:
+        """The changed names reached from ``names`` through top-level definitions."""
+        seen: set[str] = set()
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in top and name not in changed:
+                todo.extend(top[name])
+        return sorted(seen & changed)
+
+    out: dict[str, str] = {}
+    for d in _definitions(after):
+        if d.is_class:
+            continue
+        reached = via(_reads(d.node))
+        if reached:
+            shown = ", ".join(f"`{n}`" for n in reached[:5])
+            more = f" and {len(reached) - 5} more" if len(reached) > 5 else ""
+            out[d.entry] = f"the module-level {shown}{more}"
+    return out
 
 
 def function_entries(source: str) -> tuple[str, ...]:
