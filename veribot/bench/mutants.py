@@ -43,6 +43,7 @@ from veribot.bench.equivalence import (
     run_engine,
 )
 from veribot.checks import difftest, tripwire
+from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import PyType, from_annotation, parse_type
 from veribot.checks.sandbox import Limits, run_script
 from veribot.checks.verdict import Counterexample, Verdict
@@ -87,20 +88,6 @@ class _Site:
     index: int  # position of the node in ast.walk(function)
     operator: str
     variant: int
-
-
-def _function(tree: ast.Module, entry: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    scope: list[ast.stmt] = tree.body
-    *classes, name = entry.split(".")
-    for part in classes:
-        cls = next((n for n in reversed(scope)
-                    if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if cls is None:
-            return None
-        scope = cls.body
-    return next((n for n in reversed(scope)
-                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name),
-                None)
 
 
 _Value = str | bytes | int | float | complex | None
@@ -161,7 +148,7 @@ def _sites(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Site]:
 def _apply(tree: ast.Module, entry: str, site: _Site,
            param_types: Mapping[str, str] | None) -> tuple[str, dict[str, str] | None] | None:
     """Mutate ``tree`` in place at ``site``; the description and the new param_types."""
-    fn = _function(tree, entry)
+    fn = pysource.definition(tree, entry)
     if fn is None:
         return None
     types = dict(param_types) if param_types is not None else None
@@ -236,7 +223,7 @@ def mutants(item: BenchInput, count: int, rng: random.Random) -> list[Mutant]:
         tree = ast.parse(item.after)
     except SyntaxError:
         return []
-    fn = _function(tree, item.entry)
+    fn = pysource.definition(tree, item.entry)
     if fn is None:
         return []
     original = ast.unparse(tree)
@@ -313,7 +300,7 @@ def search_types(source: str, param_types: Mapping[str, str] | None,
                  entry: str) -> dict[str, PyType]:
     """The parameter types ``difftest`` searches with, as the engine gives them."""
     try:
-        fn = _function(ast.parse(source), entry)
+        fn = pysource.definition(ast.parse(source), entry)
     except SyntaxError:
         fn = None
     given = {k: parse_type(v) for k, v in (param_types or {}).items()}

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from veribot.checks import differential
+from veribot.checks.lang import pysource
 from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits, SandboxError
 from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample
@@ -192,19 +193,10 @@ def parameters(
 def _find(source: str, entry: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The definition ``entry`` names (the last one, as Python binds it), or None."""
     try:
-        scope: list[ast.stmt] = ast.parse(source).body
+        tree = ast.parse(source)
     except SyntaxError:
         return None
-    *classes, name = entry.split(".")
-    for part in classes:
-        cls = next((n for n in reversed(scope)
-                    if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if cls is None:
-            return None
-        scope = cls.body
-    return next((n for n in reversed(scope)
-                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name),
-                None)
+    return pysource.definition(tree, entry)
 
 
 # ----------------------------------------------------------------------------- the values

@@ -56,3 +56,19 @@ def _value_text(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"int:{value:#x}"  # repr is capped at 4,300 digits; hex is not
     return f"{type(value).__name__}:{value!r}"
+
+
+def definition(tree: ast.Module, entry: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The definition ``entry`` (``func`` or ``Class.method``) names: the last one, as
+    Python binds it, or None."""
+    scope: list[ast.stmt] = tree.body
+    *classes, name = entry.split(".")
+    for part in classes:
+        cls = next((n for n in reversed(scope)
+                    if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if cls is None:
+            return None
+        scope = cls.body
+    return next((n for n in reversed(scope)
+                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name),
+                None)
