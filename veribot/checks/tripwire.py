@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from veribot.checks import differential
 from veribot.checks.lang import pysource
+from veribot.checks.lang.pyvalues import py_literal
 from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits, SandboxError
 from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample
@@ -458,12 +459,7 @@ def _unique(values: Iterable[object]) -> list[object]:
 
 def literal(value: object) -> str:
     """A literal that the sandbox's ``parse_literal`` reads back as ``value``."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "float('nan')"
-        if math.isinf(value):
-            return "float('inf')" if value > 0 else "-float('inf')"
-        return repr(value)
+    return py_literal(value)
     if isinstance(value, list):
         return "[" + ", ".join(literal(v) for v in value) + "]"
     if isinstance(value, tuple):

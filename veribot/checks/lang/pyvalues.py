@@ -602,7 +602,7 @@ def _tuple_vs_seq(a: STuple, b: SSeq) -> z3.BoolRef:
 
 def literal(model: z3.ModelRef, v: V) -> str:
     """The Python literal (``repr``) that value ``v`` takes in ``model``."""
-    return _py_repr(concrete(model, v))
+    return py_literal(concrete(model, v))
 
 
 def reduce(e: Any) -> Any:
@@ -690,7 +690,8 @@ def float_of(bits: int) -> float:
     return value
 
 
-def _py_repr(x: object) -> str:
+def py_literal(x: object) -> str:
+    """A literal that the sandbox's ``parse_literal`` reads back as ``x``."""
     if isinstance(x, float):
         if math.isnan(x):
             return "float('nan')"
@@ -700,8 +701,23 @@ def _py_repr(x: object) -> str:
     if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10**_DIGITS:
         return hex(x)  # repr is capped at 4300 digits
     if isinstance(x, list):
-        return "[" + ", ".join(_py_repr(i) for i in x) + "]"
+        return "[" + ", ".join(py_literal(i) for i in x) + "]"
     if isinstance(x, tuple):
-        inner = ", ".join(_py_repr(i) for i in x)
+        inner = ", ".join(py_literal(i) for i in x)
+        return f"({inner},)" if len(x) == 1 else f"({inner})"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, set | frozenset):
+        name = "set" if isinstance(x, set) else "frozenset"
+        if not x:
+            return f"{name}()"
+        return f"{name}([" + ", ".join(sorted(py_literal(v) for v in x)) + "])"
+    return repr(x)
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10**_DIGITS:
+        return hex(x)  # repr is capped at 4300 digits
+    if isinstance(x, list):
+        return "[" + ", ".join(py_literal(i) for i in x) + "]"
+    if isinstance(x, tuple):
+        inner = ", ".join(py_literal(i) for i in x)
         return f"({inner},)" if len(x) == 1 else f"({inner})"
     return repr(x)
