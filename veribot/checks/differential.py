@@ -111,7 +111,26 @@ def compare(a: Behaviour, b: Behaviour) -> Comparison:
     refusal = _refusal(a, b)
     if refusal is not None:
         return Comparison(False, undecided=refusal, reason=Reason.SANDBOX_REFUSED)
+    missing = _import_failure(a, b)
+    if missing is not None:
+        return Comparison(False, undecided=missing, reason=Reason.SANDBOX_LIMIT)
     return found
+
+
+# A module the sandbox could not import says more about what the sandbox was given (the
+# files copied beside the module, the packages installed) than about the code.
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _import_failure(a: Behaviour, b: Behaviour) -> str | None:
+    for x, name in ((a, "before"), (b, "after")):
+        if x.kind is BehaviourKind.RAISED and x.value in _IMPORT_ERRORS:
+            return (
+                f"the {name} version {x.describe()}: an import failed in the sandbox, which "
+                "may lack files or packages the project has, so this is not taken as a "
+                "difference of the code"
+            )
+    return None
 
 
 def _refusal(a: Behaviour, b: Behaviour) -> str | None:

@@ -222,3 +222,31 @@ def test_equivalent_versions_are_still_verified() -> None:
              "    return s\n"
     loop_b = loop_a.replace("s += 2", "s += 1\n        s += 1")
     assert _check(loop_a, loop_b).verdict is Verdict.VERIFIED
+
+
+# -- artefacts of what the sandbox was given, seen on real commits -----------------------------
+
+
+def test_a_context_manager_whose_function_docstring_changed_is_not_a_difference() -> None:
+    # @contextmanager copies the function's docstring into the object it returns; that
+    # bookkeeping attribute is not state (seen on a real refactoring of click).
+    source = (
+        "import contextlib\n\n@contextlib.contextmanager\ndef f(x: int):\n"
+        "    '''DOC'''\n    yield x\n"
+    )
+    result = _check(source.replace("DOC", "Old."), source.replace("DOC", "New."))
+    assert result.verdict is not Verdict.REFUTED, result.detail
+
+
+def test_an_attribute_of_a_returned_object_is_still_compared() -> None:
+    source = (
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n\n"
+        "def f(x: int):\n    return Box(EXPR)\n"
+    )
+    _refuted(_check(source.replace("EXPR", "x"), source.replace("EXPR", "x + 1")))
+
+
+def test_an_import_the_sandbox_cannot_make_is_not_a_difference() -> None:
+    before = "def f(x: int) -> int:\n    import not_installed_anywhere\n    return x\n"
+    after = "def f(x: int) -> int:\n    return x\n"
+    _undecided(_check(before, after), Reason.SANDBOX_LIMIT)

@@ -329,8 +329,12 @@ def _encode_object(value: object, depth: int, active: set[int]) -> object:
     attrs = getattr(value, "__dict__", None)
     if isinstance(attrs, dict) and type(value).__repr__ is object.__repr__:
         active.add(id(value))
+        # Dunder attributes are bookkeeping, not state: a context manager made by
+        # @contextmanager copies its function's docstring into __doc__.
+        state = {k: v for k, v in attrs.items()
+                 if not (isinstance(k, str) and k.startswith("__") and k.endswith("__"))}
         try:
-            return ["object", name, _encode(dict(attrs), depth + 1, active)]
+            return ["object", name, _encode(state, depth + 1, active)]
         finally:
             active.discard(id(value))
     return ["object", name, _ADDRESS.sub(" at 0x?", _safe_repr(value, 1000))]
