@@ -99,6 +99,7 @@ class Tally:
     slow: int = 0  # inputs left out because the program used up its time
     widened: int = 0  # compared on a model built for the argument's own type
     disagreements: list[Disagreement] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # programs on which Z3 itself failed
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -106,7 +107,8 @@ class Tally:
         lines = [
             f"programs generated: {self.programs}",
             f"modelled:           {self.modelled} ({frac:.1%}); unsupported "
-            f"{sum(self.unsupported.values())}, model timeouts {self.timeouts}",
+            f"{sum(self.unsupported.values())}, model timeouts {self.timeouts}, Z3 errors "
+            f"{len(self.errors)}",
             f"inputs compared:    {self.compared} of {self.inputs} "
             f"({self.widened} on a model of the argument's own type; not compared: "
             f"{self.beyond_bound} beyond the loop bound, {self.outside_domain} of argument "
@@ -317,6 +319,10 @@ def check_program(
                 models[types] = None
                 if types == declared:
                     tally.timeouts += 1
+            except z3.Z3Exception as err:  # Z3 failed while the model was built
+                models[types] = None
+                if types == declared:
+                    tally.errors.append(f"{program.source}# Z3 error: {err}\n")
         return models[types]
 
     main = model_for(declared)
@@ -439,6 +445,8 @@ def main(
     parts = [tally.summary()]
     for d in tally.disagreements:
         parts.append("-" * 72 + "\n" + d.text())
+    for error in tally.errors:
+        parts.append("-" * 72 + "\n" + error)
     text = "\n".join(parts) + "\n"
     out.write(text)
     if args.out is not None:
