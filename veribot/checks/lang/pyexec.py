@@ -175,6 +175,9 @@ class Executor(Builtins):
         self.mutated: set[int] = set()  # list objects mutated so far (read by induction)
         self.held: list[int] = []
         self.param_origins: list[int] = []
+        # The item type each list parameter's contents are written in: the final contents
+        # are compared term for term, so they must stay in that encoding.
+        self.param_elems: dict[int, PyType] = {}
         self.steps = 0
         self.line = 0
         self.depth = 0  # inlining depth of the call being executed
@@ -190,6 +193,7 @@ class Executor(Builtins):
                 (origin,) = p.origin
                 if origin not in self.param_origins:
                     self.param_origins.append(origin)
+                    self.param_elems[origin] = p.elem
                 objects[origin] = p.e
             else:
                 # Lists nested in other arguments are not compared after the call, so
@@ -455,6 +459,11 @@ class Executor(Builtins):
                             "mutation of a list that another name may alias", self.line
                         )
                     aliases.append(other_name)
+        if self.param_elems.get(origin, seq.elem) != seq.elem:
+            raise Unsupported(
+                f"a list argument of {self.param_elems[origin].text()} given items of "
+                f"{seq.elem.text()}", self.line
+            )
         self.mutated.add(origin)
         updated = SSeq("list", seq.elem, new, seq.origin)
         for other_name in aliases:
