@@ -22,6 +22,10 @@ sandbox's doing rather than the code's:
 * the sandbox **refused** an operation during either call (a write outside its
   directory, a socket, a process or thread start: ``Behaviour.refused``): undecided
   (``sandbox-refused``), whatever the behaviours were.
+* a version raises ``ImportError`` or ``ModuleNotFoundError``: undecided
+  (``sandbox-limit``); the sandbox may lack files or packages the project has.
+* returned objects of other types are compared by their attributes, leaving out dunder
+  bookkeeping such as the ``__doc__`` a ``@contextmanager`` object copies.
 * a **crash** of the interpreter (a signal, ``os._exit``) against a version that
   finished: a difference. Two crashes, a crash against a hang, or a call that was never
   run are never called equal: they are *undecided* (``same_behaviour`` is False and
