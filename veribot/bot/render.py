@@ -349,6 +349,8 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
         else {
             "call": describe_call(u.entry, cex),
             "args": list(cex.args),
+            # The object a method was called on, as the constructor call that built it.
+            "receiver": cex.receiver or None,
             "prior": [list(c) for c in cex.prior],
             "before": {"kind": cex.before.kind.value, "text": cex.before.text},
             "after": {"kind": cex.after.kind.value, "text": cex.after.text},

@@ -50,7 +50,14 @@ from dataclasses import dataclass
 
 from veribot.checks.package import PairContext
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_calls
-from veribot.checks.verdict import ENDLESS, Behaviour, BehaviourKind, Counterexample, Reason
+from veribot.checks.verdict import (
+    ENDLESS,
+    NO_INSTANCE,
+    Behaviour,
+    BehaviourKind,
+    Counterexample,
+    Reason,
+)
 
 __all__ = [
     "Comparison",
@@ -98,6 +105,11 @@ def compare(a: Behaviour, b: Behaviour) -> Comparison:
     """Compare the before behaviour ``a`` with the after behaviour ``b``."""
     if "not-run" in (a.value, b.value):
         return Comparison(False, undecided="a call was not run")
+    if NO_INSTANCE in (a.value, b.value):
+        # The object could not be built: no input of the method (and constructors that
+        # differ are a difference of the class, reported for the constructor).
+        return Comparison(False, undecided="the object was not built: "
+                          + (a.text if a.value == NO_INSTANCE else b.text))
     if a.kind in _FINISHED and b.kind in _FINISHED:
         found = _compare_finished(a, b)
     elif a.kind in _FINISHED or b.kind in _FINISHED:
@@ -181,6 +193,17 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
                                  f"the after version returns {after}")
     if a.args_after != b.args_after:
         verb = "return" if a.kind is BehaviourKind.RETURNED else "raise"
+        state_a, state_b = _self_state(a.args_after), _self_state(b.args_after)
+        if state_a != state_b:
+            if isinstance(state_a, tuple) and isinstance(state_b, tuple) \
+                    and state_a[3:] == state_b[3:]:
+                state_a, state_b = state_a[:3], state_b[:3]  # the class data is the same
+            return Comparison(
+                False,
+                f"both {verb} {a.text}, but leave the object (`self`) different: "
+                f"{render(state_a)} after the before version, "
+                f"{render(state_b)} after the after version",
+            )
         return Comparison(
             False,
             f"both {verb} {a.text}, but leave the arguments different: "
@@ -188,6 +211,16 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
             f"{render(b.args_after)} after the after version",
         )
     return Comparison(True)
+
+
+def _self_state(args_after: object) -> object:
+    """The state of ``self`` in the arguments after a method call, if they hold it."""
+    if isinstance(args_after, tuple) and len(args_after) == 2 and args_after[0] == "tuple":
+        items = args_after[1]
+        if isinstance(items, tuple) and items and isinstance(items[0], tuple) \
+                and items[0][:1] == ("self",):
+            return items[0]
+    return None
 
 
 def _compare_one_finished(a: Behaviour, b: Behaviour) -> Comparison:
@@ -265,6 +298,19 @@ def _render(e: object) -> str:
     if tag == "object" and len(rest) == 2:
         inner = rest[1] if isinstance(rest[1], str) else _render(rest[1])
         return f"{rest[0]}({inner})" if not isinstance(rest[1], str) else inner
+    if tag == "self" and len(rest) >= 2 and isinstance(rest[1], tuple):
+        attrs = ", ".join(f"{kv[0]}={_render(kv[1])}" for kv in rest[1]
+                          if isinstance(kv, tuple) and len(kv) == 2)
+        shared = rest[2] if len(rest) > 2 and isinstance(rest[2], tuple) else ()
+        text = f"{str(rest[0]).rsplit('.', 1)[-1]}({attrs})"
+        for owner in shared:
+            if isinstance(owner, tuple) and len(owner) == 2 and isinstance(owner[1], tuple):
+                fields = ", ".join(f"{kv[0]}={_render(kv[1])}" for kv in owner[1]
+                                 if isinstance(kv, tuple) and len(kv) == 2)
+                text += f" with class {owner[0]!s}({fields})"
+        return text
+    if tag == "unset":
+        return "<unset>"
     if tag == "sha256":
         return f"<a value of {rest[1] if len(rest) > 1 else '?'} encoded characters>"
     return f"<{tag}>"
@@ -412,9 +458,13 @@ def examine(
     for (b, a), shown in zip(zip(befores, afters, strict=True), comparisons, strict=True):
         if shown.difference is not None:
             sentence = f"{shown.difference} (seen in each of {RUNS} runs of each version)"
+            receiver = call[0][1:] if call and call[0].startswith("@") else ""
             return Confirmation(Counterexample(
-                args=tuple(call), before=b, after=a, found_by=found_by, difference=sentence,
-                prior=tuple(tuple(c) for c in calls[:-1]),
+                args=tuple(call[1:] if receiver else call), before=b, after=a,
+                found_by=found_by, difference=sentence,
+                prior=tuple(tuple(c[1:] if c and c[0].startswith("@") else c)
+                            for c in calls[:-1]),
+                receiver=receiver,
             ))
     undecided = next((c for c in comparisons if c.reason), comparisons[0])
     return Confirmation(None, undecided.reason or "", undecided.undecided or "")

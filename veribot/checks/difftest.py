@@ -10,9 +10,11 @@ Strategies come from the parameter types (``lang.pytypes``), and every generated
 is of the declared type: a refutation on an input the annotations exclude would say
 nothing about the code's callers. Where a type means "anything" (``Any``, ``object``,
 the elements of a bare ``list``), small numbers, lists and the code's string constants
-are tried. Where a parameter's type is unknown (no annotation, a class of the code), or
-the entry is an instance method (``self`` would have to be built), there is no search,
-and the outcome's ``note`` says why.
+are tried. Where a parameter's type is unknown (no annotation, a class of the code), there
+is no search, and the outcome's ``note`` says why. For a method, ``self`` is built by
+calling its class with generated arguments of the constructor's parameter types
+(``construct``), in each version; an object that cannot be built is no input, and the
+object's state after the call is compared like the arguments.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from veribot.checks import differential
+from veribot.checks import construct, differential
 from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import (
     BoolT,
@@ -121,7 +123,10 @@ def type_to_json(t: PyType, *, top: bool = True) -> dict[str, object]:
         return {"k": "dict", "key": type_to_json(t.key, top=False),
                 "value": type_to_json(t.value, top=False)}
     if isinstance(t, UnionT):
-        return {"k": "union", "options": [type_to_json(o, top=False) for o in t.options]}
+        options = [type_to_json(o, top=False) for o in t.options]
+        # Values of the options it can generate are of the declared type too (a subset).
+        known = [o for o in options if not _has_unknown(o)]
+        return {"k": "union", "options": known or options}
     source = t.source if isinstance(t, Unknown) else "?"
     anything = source.rsplit(".", 1)[-1] in _ANYTHING or (source == "" and not top)
     return {"k": "any" if anything else "unknown", "source": source}
@@ -189,11 +194,9 @@ def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType
     """
     found = _find_def(source, entry)
     if found is not None and found[1]:
-        decorators = _decorators(found[0])
-        if not decorators & {"staticmethod", "classmethod"}:
-            cls = entry.rsplit(".", 1)[0]
-            return (f"random testing was not run: `{entry}` is an instance method, and it "
-                    f"does not build instances of `{cls}`")
+        why = _why_not_built(construct.member(source, entry))
+        if why:
+            return f"random testing was not run: {why}"
     unknown = [
         f"`{name}` ({t.text() if not isinstance(t, Unknown) or t.source else 'no annotation'})"
         for name, t in params
@@ -203,6 +206,41 @@ def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType
         return (f"random testing was not run: no usable type for {', '.join(unknown)}, and it "
                 "only tries inputs of the declared types")
     return ""
+
+
+def _why_not_built(m: construct.Member | None) -> str:
+    """Why the objects a method is called on cannot be built ("" if they can)."""
+    if m is None or m.kind in (construct.STATIC, construct.INIT):
+        return ""
+    if m.why_not:
+        return f"`{m.cls}` objects are not built: {m.why_not}"
+    unknown = [p.name for p in m.params if p.required and _has_unknown(type_to_json(p.type))]
+    if unknown:
+        names = ", ".join(f"`{n}`" for n in unknown)
+        return (f"`{m.cls}` objects are not built: its constructor needs {names}, of a "
+                "type random testing cannot generate")
+    return ""
+
+
+def receiver_spec(source: str, entry: str) -> dict[str, object] | None:
+    """How the search child builds the object a method is called on, or None.
+
+    ``{"cls": "Point", "params": [[name, type, required, keyword], ...], "read": bool}``;
+    constructor parameters with a default whose type cannot be generated are left out.
+    For the constructor itself: ``{"init": true}`` (the class is called).
+    """
+    m = construct.member(source, entry)
+    if m is None or m.kind == construct.STATIC or _why_not_built(m):
+        return None
+    if m.kind == construct.INIT:
+        return {"init": True}
+    params: list[list[object]] = []
+    for p in m.params:
+        tj = type_to_json(domain(p.type))
+        if _has_unknown(tj):
+            continue
+        params.append([p.name, tj, p.required, p.keyword])
+    return {"cls": m.cls, "params": params, "read": m.kind == construct.PROPERTY}
 
 
 def entry_parameters(source: str, entry: str) -> list[str] | None:
@@ -279,6 +317,7 @@ def build_spec(
         "int_constants": ints,
         "str_constants": strs,
         "max_candidates": _MAX_CANDIDATES,
+        "receiver": receiver_spec(before_src, entry),
     }
     return spec, names, why_not_searched(before_src, entry, typed)
 
@@ -536,10 +575,16 @@ signal.signal(signal.SIGALRM, _on_alarm)
 canon = load("veribot_canonical", "canonical.py")
 sys.stdout = io.StringIO()
 fns = []
+owners = []  # the class of a method, in each version
+RECV = spec.get("receiver")
+NAME = spec["entry"].rsplit(".", 1)[-1]
 for label in ("before", "after"):
     try:
         # Both load under one name, as in the sandbox, so their own types encode alike.
-        fns.append(resolve(load_version(label), spec["entry"]))
+        loaded_mod = load_version(label)
+        fns.append(resolve(loaded_mod, spec["entry"]))
+        if RECV:
+            owners.append(resolve(loaded_mod, spec["entry"].rsplit(".", 1)[0]))
     except BaseException as exc:
         emit({"status": "error", "tried": 0,
               "message": label + " version could not be loaded: "
@@ -636,10 +681,65 @@ def strat(tj, top=False):
     raise ValueError("no strategy for " + json.dumps(tj))  # the parent never sends one
 
 
-def call(fn, args):
-    """Run one version on a deep copy of ``args``; its outcome encoded as the sandbox does."""
+class Recv:
+    """The constructor arguments that build the object a method is called on."""
+
+    def __init__(self, args, kwargs):
+        self.args, self.kwargs = tuple(args), dict(kwargs)
+
+
+OMIT = object()
+
+
+def receiver_strategy(r):
+    pos = [strat(tj, top=True) for _, tj, req, kw in r["params"] if not kw]
+    kws = {n: strat(tj, top=True) if req else st.one_of(st.just(OMIT), strat(tj, top=True))
+           for n, tj, req, kw in r["params"] if kw}
+    return st.builds(lambda p, k: Recv(p, {a: b for a, b in k.items() if b is not OMIT}),
+                     st.tuples(*pos), st.fixed_dictionaries(kws))
+
+
+def timed(thunk):
+    """("ok", value), ("raise", exc) or ("hang", None): ``thunk`` under the call timer."""
+    _armed[0] = True
+    signal.setitimer(signal.ITIMER_REAL, CALL_S, 0.05)
+    try:
+        try:
+            result = ("ok", thunk())
+        except Hang:
+            raise
+        except BaseException as exc:
+            result = ("raise", exc)
+        finally:
+            disarm()
+    except Hang:
+        disarm()
+        return ("hang", None)
+    return result
+
+
+def call(fn, args, owner=None):
+    """Run one version on a deep copy of ``args``; its outcome encoded as the sandbox does.
+
+    A method is called on an object built by ``owner`` (the class) from the receiver's
+    arguments (``Recv``, the first of ``args``); an object not built is "noinstance".
+    """
     args = copy.deepcopy(args)
     sys.stdout = io.StringIO()
+    state = args
+    if args and isinstance(args[0], Recv):
+        recv, args = args[0], args[1:]
+        built = timed(lambda: owner(*recv.args, **recv.kwargs))
+        if built[0] != "ok":
+            return ("noinstance", None, None, "")
+        obj = built[1]
+        state = (canon.Instance(obj), *args)
+        if RECV["read"]:
+            fn = lambda: getattr(obj, NAME)  # noqa: E731
+        else:
+            fn = lambda *a: getattr(obj, NAME)(*a)  # noqa: E731
+    elif RECV and RECV.get("init"):
+        fn = lambda *a: canon.Instance(owner(*a))  # noqa: E731
     _armed[0] = True
     signal.setitimer(signal.ITIMER_REAL, CALL_S, 0.05)
     try:
@@ -660,7 +760,7 @@ def call(fn, args):
         if kind == "return":
             text = canon._safe_repr(value, 200)  # repr fails on an int beyond 4,300 digits
             value = canon.canonical(value)
-        after = canon.canonical(tuple(args))
+        after = canon.canonical(tuple(state))
     except BaseException as exc:
         return ("unencodable", type(exc).__name__, None, "")
     return (kind, value, after, text)
@@ -683,6 +783,8 @@ def disarm():
 
 
 def same_outcome(x, y):
+    if "noinstance" in (x[0], y[0]):
+        return True  # no object to call the method on: not an input
     if x[0] != y[0]:
         return False
     if x[0] == "timeout":
@@ -709,6 +811,11 @@ def lit(v, depth=0):
     if isinstance(v, dict):
         pairs = (lit(k, depth + 1) + ": " + lit(x, depth + 1) for k, x in v.items())
         return "{" + ", ".join(pairs) + "}"
+    if isinstance(v, Recv):
+        parts = [lit(x, depth + 1) for x in v.args]
+        parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
+        text = "@" + RECV["cls"] + "(" + ", ".join(parts) + ")"
+        return text + "." + NAME if RECV["read"] else text
     if isinstance(v, (set, frozenset)):
         items = ", ".join(sorted(lit(x, depth + 1) for x in v))
         if isinstance(v, frozenset):
@@ -730,8 +837,17 @@ def describe(o):
 def literal_args(args):
     """The arguments as literals, or None if one does not read back as the same value."""
     lits = [lit(a) for a in args]
-    for text, value in zip(lits, args):
-        if canon.canonical(canon.parse_literal(text)) != canon.canonical(value):
+    values = list(args)
+    if values and isinstance(values[0], Recv):
+        values = [*values[0].args, *values[0].kwargs.values(), *values[1:]]
+        parsed = canon.parse_receiver(lits[0])
+        back = [*parsed[0], *parsed[1].values()] + [canon.parse_literal(t) for t in lits[1:]]
+    else:
+        back = [canon.parse_literal(t) for t in lits]
+    if len(back) != len(values):
+        return None
+    for parsed_value, value in zip(back, values):
+        if canon.canonical(parsed_value) != canon.canonical(value):
             return None
     return lits
 
@@ -744,8 +860,8 @@ def differs(args):
     if time.monotonic() - T0 > CAP:
         raise OutOfTime()
     tried[0] += 1
-    a = call(fns[0], args)
-    b = call(fns[1], args)
+    a = call(fns[0], args, owners[0] if owners else None)
+    b = call(fns[1], args, owners[1] if owners else None)
     if same_outcome(a, b):
         return False
     try:
@@ -761,6 +877,8 @@ def differs(args):
 
 params = spec["params"]
 strategy = st.tuples(*[strat(tj, top=True) for _, tj in params])
+if RECV and not RECV.get("init"):
+    strategy = st.tuples(receiver_strategy(RECV), strategy).map(lambda ra: (ra[0], *ra[1]))
 conf = settings(database=None, deadline=None, derandomize=True,
                 max_examples=int(spec["max_examples"]),
                 suppress_health_check=list(HealthCheck))

@@ -503,8 +503,12 @@ def _refuted(found: Counterexample, method: str, notes: list[str] | None = None)
     args = ", ".join(found.args)
     if found.prior:
         args += "), called after the call(s) (" + "), (".join(", ".join(c) for c in found.prior)
+    shown = f"input ({args})"
+    if found.receiver:
+        shown = (f"{shown} on the object {found.receiver}" if found.receiver.endswith(")")
+                 else f"reading {found.receiver}")
     detail = (
-        f"on input ({args}) the before version {found.before.describe()} and the after "
+        f"on {shown} the before version {found.before.describe()} and the after "
         f"version {found.after.describe()}"
     )
     if found.before.describe() == found.after.describe() and found.difference:

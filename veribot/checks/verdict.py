@@ -63,6 +63,9 @@ class Reason:
 
 # ``Behaviour.value`` of a HUNG call seen repeating a state in a loop (a proven hang).
 ENDLESS = "endless-loop"
+# ``Behaviour.value`` (kind HUNG) of a method never called: its object could not be built
+# (the constructor raised or hung on the generated arguments). Not an input of the method.
+NO_INSTANCE = "no-instance"
 
 
 class BehaviourKind(enum.Enum):
@@ -99,6 +102,8 @@ class Behaviour:
             return f"returns {self.text}"
         if self.kind is BehaviourKind.RAISED:
             return f"raises {self.text}"
+        if self.kind is BehaviourKind.HUNG and self.value == NO_INSTANCE:
+            return self.text
         if self.kind is BehaviourKind.HUNG:
             return f"never finishes ({self.text})" if self.value == ENDLESS else (
                 f"does not finish ({self.text})")
@@ -119,14 +124,40 @@ class Counterexample:
     # Calls made first, in the same freshly imported module: state kept between calls
     # (a default object) made the last call differ.
     prior: tuple[tuple[str, ...], ...] = ()
+    # For a method: the object it was called on, as the constructor call that built it in
+    # each version (``Point(3, 'a')``), or that call with the property read
+    # (``Point(3, 'a').norm``). Empty for a function.
+    receiver: str = ""
 
     def call(self, name: str) -> str:
-        """The call as Python code, ``f(1, k=2)``, after the calls that came first."""
-        text = f"{name}({', '.join(self.args)})"
+        """The call as Python code, ``f(1, k=2)`` or ``Point(3, 'a').move(2)``, after the
+        calls that came first."""
+        text = _one_call(name, self.receiver, self.args)
         if self.prior:
-            first = "; ".join(f"{name}({', '.join(c)})" for c in self.prior)
+            first = "; ".join(_one_call(name, self.receiver, c) for c in self.prior)
             text += f" after {first}"
         return text
+
+    def input_text(self) -> str:
+        """The input for a sentence: ``(1, k=2)``, or ``(2) on Point(3, 'a')``."""
+        text = f"({', '.join(self.args)})"
+        if self.receiver.endswith(")"):
+            text += f" on {self.receiver}"
+        elif self.receiver:
+            text = f"reading {self.receiver}"
+        return text
+
+    def literals(self) -> tuple[str, ...]:
+        """The call in the sandbox's call format (``sandbox.run_calls``)."""
+        return (f"@{self.receiver}", *self.args) if self.receiver else self.args
+
+
+def _one_call(name: str, receiver: str, args: tuple[str, ...]) -> str:
+    if receiver and not receiver.endswith(")"):
+        return receiver  # a property read
+    if receiver:
+        return f"{receiver}.{name}({', '.join(args)})"
+    return f"{name}({', '.join(args)})"
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,12 @@ from pathlib import Path
 
 from veribot.checks.package import Package
 from veribot.checks.sandbox import _child
-from veribot.checks.sandbox._child import parse_argument, parse_literal, split_arguments
+from veribot.checks.sandbox._child import (
+    parse_argument,
+    parse_literal,
+    parse_receiver,
+    split_arguments,
+)
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
 __all__ = [
@@ -85,6 +90,7 @@ __all__ = [
     "package_files",
     "parse_argument",
     "parse_literal",
+    "parse_receiver",
     "run_calls",
     "run_script",
 ]
@@ -461,7 +467,11 @@ def run_calls(
 ) -> list[Behaviour]:
     """Import ``source`` in a sandboxed child and call ``entry`` once per argument list.
 
-    ``entry`` is ``func`` or ``Class.method``; each call is a sequence of arguments:
+    ``entry`` is ``func`` or ``Class.method``; each call is a sequence of arguments,
+    for a method first its receiver ``@Class(3, 'a')`` (the object is built by calling the
+    class; ``@Class(3).prop`` reads a property; see ``parse_receiver``); for
+    ``Class.__init__`` the arguments are the constructor's, and the built object is returned
+    as its state; then
     a literal (see ``parse_literal``) is positional, ``name=literal`` is a keyword argument
     (see ``parse_argument``); a bad argument raises ``ValueError`` here. Arguments left out
     take their defaults. Returns
@@ -487,7 +497,10 @@ def run_calls(
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:
-        split_arguments(call)
+        # A method call on an object starts with its receiver, ``@Class(3).method``'s
+        # ``@Class(3)`` (see ``parse_receiver``).
+        receiver = parse_receiver(call[0]) if call else None
+        split_arguments(call[1:] if receiver is not None else call)
     results: list[Behaviour | None] = [None] * len(literal_calls)
     if not literal_calls:
         return []

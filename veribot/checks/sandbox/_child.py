@@ -157,6 +157,29 @@ def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, objec
     return args, kwargs
 
 
+def parse_receiver(text: str) -> tuple[list[object], dict[str, object], bool] | None:
+    """The receiver part of a method call, or None if ``text`` is an ordinary argument.
+
+    A call on an instance starts with ``@Class(3, 'a')``: the object is built by calling
+    the entry's class with these literal arguments (keywords allowed), and the method is
+    called on it; ``@Class(3, 'a').prop`` reads the property ``prop`` instead. The class
+    named in the text is for the reader: the child calls the entry's own class.
+    Returns (positional, keyword, whether the member is read rather than called).
+    """
+    if not text.startswith("@"):
+        return None
+    node = ast.parse(text[1:].strip(), mode="eval").body
+    read = isinstance(node, ast.Attribute)
+    if read:
+        assert isinstance(node, ast.Attribute)
+        node = node.value
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
+        raise ValueError(f"not a constructor call: {text[:80]}")
+    args = [_literal(a) for a in node.args]
+    kwargs = {str(k.arg): _literal(k.value) for k in node.keywords}
+    return args, kwargs, read
+
+
 def _literal(node: ast.expr) -> object:
     if isinstance(node, ast.Constant) and node.value is not Ellipsis:
         return node.value
@@ -292,6 +315,9 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
         assert isinstance(value, Generated)
         items = [_encode(v, depth + 1, active) for v in value.items]
         return ["generator", items, value.complete]
+    if tp is Instance:
+        assert isinstance(value, Instance)
+        return _encode_instance(value.obj, depth, active)
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -338,6 +364,80 @@ def _encode_object(value: object, depth: int, active: set[int]) -> object:
         finally:
             active.discard(id(value))
     return ["object", name, _ADDRESS.sub(" at 0x?", _safe_repr(value, 1000))]
+
+
+class Instance:
+    """An object whose state, not its ``repr`` or ``__eq__``, is its behaviour: ``self``
+    after a method call, or the object a constructor built."""
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __repr__(self) -> str:
+        try:
+            state = instance_state(self.obj)
+        except Exception as exc:  # an untrusted attribute's __repr__, say
+            return f"<{type(self.obj).__name__}: state unreadable ({type(exc).__name__})>"
+        inner = ", ".join(f"{k}={_safe_repr(v, 60)}" for k, v in state.items())
+        return f"{type(self.obj).__name__}({inner})"
+
+
+# Values of these types held by a class are data, part of the state a method may change.
+_DATA_TYPES = (bool, int, float, complex, str, bytes, bytearray, type(None), list, tuple,
+               dict, set, frozenset)
+_UNSET = object()
+
+
+def instance_state(obj: object) -> dict[str, object]:
+    """The attributes ``obj`` holds itself: its ``__dict__`` and its slots, read without
+    running its ``__getattribute__``, properties or other descriptors."""
+    state: dict[str, object] = {}
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        attrs = None
+    if isinstance(attrs, dict):
+        state.update((k, v) for k, v in attrs.items()
+                     if not (isinstance(k, str) and k.startswith("__") and k.endswith("__")))
+    for klass in type(obj).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if not isinstance(slot, str) or slot in ("__dict__", "__weakref__"):
+                continue
+            name = slot
+            if slot.startswith("__") and not slot.endswith("__"):
+                name = f"_{klass.__name__.lstrip('_')}{slot}"
+            member = klass.__dict__.get(name)
+            if member is None or not hasattr(member, "__get__"):
+                continue
+            try:
+                state[name] = member.__get__(obj, type(obj))
+            except AttributeError:
+                state[name] = _UNSET
+    return state
+
+
+def _encode_instance(obj: object, depth: int, active: set[int]) -> object:
+    if id(obj) in active:
+        return ["cycle"]
+    active.add(id(obj))
+    try:
+        state = [[k, ["unset"] if v is _UNSET else _encode(v, depth + 1, active)]
+                 for k, v in instance_state(obj).items()]
+        state.sort(key=lambda kv: str(kv[0]))
+        # Data the classes hold (a list shared by all instances): a method may change it.
+        shared = []
+        for klass in type(obj).__mro__:
+            if klass.__module__ == "builtins":
+                continue
+            data = [[k, _encode(v, depth + 1, active)] for k, v in klass.__dict__.items()
+                    if isinstance(v, _DATA_TYPES)
+                    and not (k.startswith("__") and k.endswith("__"))]
+            if data:
+                shared.append([klass.__qualname__, sorted(data, key=lambda kv: str(kv[0]))])
+        return ["self", _type_name(type(obj)), state, shared]
+    finally:
+        active.discard(id(obj))
 
 
 def _builtin_base(value: object) -> object | None:
@@ -980,9 +1080,54 @@ def _resolve(module: object, entry: str) -> Callable[..., object]:
     target = module
     for part in entry.split("."):
         target = getattr(target, part)
-    if not callable(target):
+    if not callable(target) and not isinstance(target, property):
         raise TypeError(f"{entry!r} is not callable")
-    return target
+    return target  # type: ignore[return-value]
+
+
+def _owner(module: object, entry: str) -> type | None:
+    """The class ``entry`` (``Class.method``) is defined in, if it is a class."""
+    if "." not in entry:
+        return None
+    target = module
+    for part in entry.split(".")[:-1]:
+        target = getattr(target, part)
+    return target if isinstance(target, type) else None
+
+
+# ``Behaviour.value`` of a method call whose object could not be built (mirrors
+# ``verdict.NO_INSTANCE``): not an input of the method.
+NO_INSTANCE = "no-instance"
+
+
+def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, object], bool],
+                 args: list[object], kwargs: dict[str, object], call_s: float,
+                 watch: bool) -> dict[str, object]:
+    """Build the object with the receiver's arguments, then call (or read) ``name`` on it.
+
+    A constructor that fails (raises, hangs) gives no input: ``NO_INSTANCE``. ``self``
+    after the call is compared like an argument, by its state (``Instance``).
+    """
+    init_args, init_kwargs, read = receiver
+    built: dict[str, object] = {}
+
+    def build() -> None:
+        built["obj"] = cls(*init_args, **init_kwargs)
+
+    made = _observe(build, None, call_s)
+    if "obj" not in built:
+        return _behaviour("timeout", NO_INSTANCE,
+                          f"not called: the constructor {made.get('kind')}s "
+                          f"({made.get('text')})")
+    obj = built["obj"]
+    if read:
+        if args or kwargs:
+            raise ValueError("a property read takes no arguments")
+        action: Callable[[], object] = functools.partial(getattr, obj, name)
+    else:
+        def action() -> object:
+            return getattr(obj, name)(*args, **kwargs)
+    return _observe(action, [Instance(obj), *args, *kwargs.values()], call_s, watch)
 
 
 def _load(path: str, name: str) -> object:
@@ -999,7 +1144,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     """Import the subject, then report one behaviour per call."""
     call_s = float(cfg["limits"]["call_s"])
     entry = str(cfg["entry"])
-    loaded: dict[str, Callable[..., object]] = {}
+    loaded: dict[str, Any] = {}
 
     package = cfg.get("package")
 
@@ -1011,6 +1156,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
         else:
             module = _load(cfg["subject"], "subject")
         loaded["fn"] = _resolve(module, entry)
+        loaded["cls"] = _owner(module, entry)
         return None
 
     outcome = _observe(load_entry, None, call_s)
@@ -1023,13 +1169,28 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     if watch:
         start_watch(cfg["subject"])
     fn = loaded["fn"]
+    cls = loaded["cls"]
+    name = entry.rsplit(".", 1)[-1]
     recursion_limit = sys.getrecursionlimit()  # as the module left it
     for index, literals in enumerate(cfg["calls"]):
-        args, kwargs = split_arguments(literals)
+        receiver = parse_receiver(literals[0]) if literals else None
+        args, kwargs = split_arguments(literals[1:] if receiver is not None else literals)
         sys.setrecursionlimit(recursion_limit)
-        # Keyword arguments are compared after the call like positional ones (mutation).
-        passed = [*args, *kwargs.values()]
-        behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
+        if receiver is not None:
+            if not isinstance(cls, type):
+                raise ValueError(f"{entry!r} is not a member of a class")
+            behaviour = _method_call(cls, name, receiver, args, kwargs, call_s, watch)
+        elif isinstance(cls, type) and name == "__init__":
+            # The constructor is the unit: what it builds is compared by its state.
+            def construct(c: type = cls, a: list[object] = args,
+                          k: dict[str, object] = kwargs) -> object:
+                return Instance(c(*a, **k))
+
+            behaviour = _observe(construct, [*args, *kwargs.values()], call_s, watch)
+        else:
+            # Keyword arguments are compared after the call like positional ones (mutation).
+            passed = [*args, *kwargs.values()]
+            behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
         send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
 
 
