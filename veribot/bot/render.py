@@ -111,8 +111,12 @@ def reason_base(reason: str) -> str:
 
 def describe_call(entry: str, cex: Counterexample) -> str:
     """``f(3, k=[1])``: the function applied to the counterexample's arguments (after the
-    calls made first, when state kept between calls is what differs)."""
-    return cex.call(entry.rsplit(".", 1)[-1])
+    calls made first, when state kept between calls is what differs); a method on the
+    object it was called on, ``Point(3, 'a').move(2)``; a constructor as ``Point(3)``."""
+    owner, _, name = entry.rpartition(".")
+    if name == "__init__" and owner:
+        return cex.call(owner)
+    return cex.call(name)
 
 
 def explain(item: UnitResult) -> str:
