@@ -110,6 +110,12 @@ def compare(a: Behaviour, b: Behaviour) -> Comparison:
         # differ are a difference of the class, reported for the constructor).
         return Comparison(False, undecided="the object was not built: "
                           + (a.text if a.value == NO_INSTANCE else b.text))
+    if a.built != b.built:
+        # Only when the constructors of the two versions built the same object does a
+        # difference belong to the method.
+        return Comparison(False, undecided="the two versions' constructors built different "
+                          f"objects ({_state_difference(a.built, b.built)}): a difference of "
+                          "the class, not of the method")
     if a.kind in _FINISHED and b.kind in _FINISHED:
         found = _compare_finished(a, b)
     elif a.kind in _FINISHED or b.kind in _FINISHED:
@@ -185,6 +191,9 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
             return Comparison(False, f"the before version raises {before}, "
                                      f"the after version raises {after}")
         before, after = a.text, b.text
+        if _is_state(a.value) and _is_state(b.value):
+            return Comparison(False, "the versions build different objects: "
+                              + _state_difference(a.value, b.value))
         if before == after:  # same repr, different type or hidden detail
             before, after = render(a.value), render(b.value)
         if before == after:
@@ -195,14 +204,10 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
         verb = "return" if a.kind is BehaviourKind.RETURNED else "raise"
         state_a, state_b = _self_state(a.args_after), _self_state(b.args_after)
         if state_a != state_b:
-            if isinstance(state_a, tuple) and isinstance(state_b, tuple) \
-                    and state_a[3:] == state_b[3:]:
-                state_a, state_b = state_a[:3], state_b[:3]  # the class data is the same
             return Comparison(
                 False,
                 f"both {verb} {a.text}, but leave the object (`self`) different: "
-                f"{render(state_a)} after the before version, "
-                f"{render(state_b)} after the after version",
+                + _state_difference(state_a, state_b),
             )
         return Comparison(
             False,
@@ -221,6 +226,39 @@ def _self_state(args_after: object) -> object:
                 and items[0][:1] == ("self",):
             return items[0]
     return None
+
+
+def _is_state(encoded: object) -> bool:
+    return isinstance(encoded, tuple) and encoded[:1] == ("self",) and len(encoded) == 4
+
+
+def _state_difference(a: object, b: object) -> str:
+    """Which attributes of two object states differ, before -> after (for people)."""
+    if not (_is_state(a) and _is_state(b)):
+        return f"{render(a)} in the before version, {render(b)} in the after version"
+    assert isinstance(a, tuple) and isinstance(b, tuple)
+    parts: list[str] = []
+    if a[1] != b[1]:
+        parts.append(f"of class {a[1]} before, {b[1]} after")
+
+    def table(pairs: object) -> dict[str, object]:
+        if not isinstance(pairs, tuple):
+            return {}
+        return {str(kv[0]): kv[1] for kv in pairs if isinstance(kv, tuple) and len(kv) == 2}
+
+    def changes(x: dict[str, object], y: dict[str, object], owner: str) -> None:
+        for key in sorted(x.keys() | y.keys()):
+            if x.get(key) != y.get(key):
+                old = render(x[key], 80) if key in x else "<absent>"
+                new = render(y[key], 80) if key in y else "<absent>"
+                parts.append(f"{owner}{key} is {old} before, {new} after")
+
+    changes(table(a[2]), table(b[2]), "")
+    shared_a, shared_b = table(a[3]), table(b[3])
+    for owner in sorted(shared_a.keys() | shared_b.keys()):
+        changes(table(shared_a.get(owner, ())), table(shared_b.get(owner, ())),
+                f"the class attribute {owner}.")
+    return "; ".join(parts[:6]) + ("; ..." if len(parts) > 6 else "") or "states differ"
 
 
 def _compare_one_finished(a: Behaviour, b: Behaviour) -> Comparison:

@@ -689,6 +689,34 @@ class Recv:
 
 
 OMIT = object()
+DATA_TYPES = (bool, int, float, complex, str, bytes, bytearray, type(None), list, tuple,
+              dict, set, frozenset)
+
+
+def class_data(owner):
+    """The data each class of ``owner``'s hierarchy holds (a list shared by instances)."""
+    snapshot = []
+    for klass in getattr(owner, "__mro__", ()):
+        if klass.__module__ == "builtins":
+            continue
+        data = {k: copy.deepcopy(v) for k, v in vars(klass).items()
+                if isinstance(v, DATA_TYPES) and not (k.startswith("__") and k.endswith("__"))}
+        snapshot.append((klass, data))
+    return snapshot
+
+
+def restore(snapshot):
+    """Each call starts from the class data as imported, as in a fresh sandbox child."""
+    for klass, data in snapshot:
+        try:
+            for k in [k for k, v in vars(klass).items() if isinstance(v, DATA_TYPES)
+                      and not (k.startswith("__") and k.endswith("__")) and k not in data]:
+                delattr(klass, k)
+            for k, v in data.items():
+                setattr(klass, k, copy.deepcopy(v))
+        except Exception:
+            pass
+BUILT = [None]  # the state of the object the last call was made on, as built
 
 
 def receiver_strategy(r):
@@ -727,12 +755,17 @@ def call(fn, args, owner=None):
     args = copy.deepcopy(args)
     sys.stdout = io.StringIO()
     state = args
+    BUILT[0] = None
     if args and isinstance(args[0], Recv):
         recv, args = args[0], args[1:]
         built = timed(lambda: owner(*recv.args, **recv.kwargs))
         if built[0] != "ok":
             return ("noinstance", None, None, "")
         obj = built[1]
+        try:
+            BUILT[0] = canon.canonical(canon.Instance(obj))
+        except BaseException:
+            return ("noinstance", None, None, "")
         state = (canon.Instance(obj), *args)
         if RECV["read"]:
             fn = lambda: getattr(obj, NAME)  # noqa: E731
@@ -860,8 +893,15 @@ def differs(args):
     if time.monotonic() - T0 > CAP:
         raise OutOfTime()
     tried[0] += 1
+    if owners:
+        restore(SNAPSHOTS[0])
     a = call(fns[0], args, owners[0] if owners else None)
+    built_a = BUILT[0]
+    if owners:
+        restore(SNAPSHOTS[1])
     b = call(fns[1], args, owners[1] if owners else None)
+    if built_a != BUILT[0]:
+        return False  # the constructors built different objects: a difference of the class
     if same_outcome(a, b):
         return False
     try:
@@ -875,6 +915,7 @@ def differs(args):
     return True
 
 
+SNAPSHOTS = [class_data(o) for o in owners]
 params = spec["params"]
 strategy = st.tuples(*[strat(tj, top=True) for _, tj in params])
 if RECV and not RECV.get("init"):
@@ -892,6 +933,8 @@ except (NoSuchExample, Unsatisfiable):
     message = "no difference found in %d inputs" % tried[0]
 except OutOfTime:
     message = "search time cap reached after %d inputs" % tried[0]
+except Exception as exc:  # Hypothesis gave up (a flaky input): what was found still counts
+    message = "search stopped after %d inputs (%s)" % (tried[0], type(exc).__name__)
 
 candidates = []
 seen = set()

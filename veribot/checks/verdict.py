@@ -96,6 +96,9 @@ class Behaviour:
     # What the sandbox refused during the call (a write outside its directory, a socket,
     # a process or thread): the behaviour may be the sandbox's doing, not the code's.
     refused: tuple[str, ...] = ()
+    # For a method: the state of the object it was called on, as the constructor built it
+    # (before the call). Objects built differently are no input of the method.
+    built: object = None
 
     def describe(self) -> str:
         if self.kind is BehaviourKind.RETURNED:

@@ -599,6 +599,7 @@ def _behaviour(raw: object) -> Behaviour:
         _freeze(raw.get("args_after")),
         float(elapsed) if isinstance(elapsed, int | float) else 0.0,
         tuple(str(r)[:200] for r in refused[:5]) if isinstance(refused, list) else (),
+        _freeze(raw.get("built")),
     )
 
 

@@ -1120,6 +1120,12 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
                           f"not called: the constructor {made.get('kind')}s "
                           f"({made.get('text')})")
     obj = built["obj"]
+    try:
+        # What the constructor built: if the versions build different objects, that is a
+        # difference of the class, not of the method.
+        state = canonical(Instance(obj))
+    except (RecursionError, MemoryError) as exc:
+        state = ["unencodable", type(exc).__name__]
     if read:
         if args or kwargs:
             raise ValueError("a property read takes no arguments")
@@ -1127,7 +1133,9 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     else:
         def action() -> object:
             return getattr(obj, name)(*args, **kwargs)
-    return _observe(action, [Instance(obj), *args, *kwargs.values()], call_s, watch)
+    result = _observe(action, [Instance(obj), *args, *kwargs.values()], call_s, watch)
+    result["built"] = state
+    return result
 
 
 def _load(path: str, name: str) -> object:
