@@ -349,6 +349,8 @@ def _render(e: object) -> str:
         return text
     if tag == "unset":
         return "<unset>"
+    if tag == "raises" and rest:
+        return f"<reading it raises {rest[0]}>"
     if tag == "sha256":
         return f"<a value of {rest[1] if len(rest) > 1 else '?'} encoded characters>"
     return f"<{tag}>"

@@ -763,10 +763,10 @@ def call(fn, args, owner=None):
             return ("noinstance", None, None, "")
         obj = built[1]
         try:
-            BUILT[0] = canon.canonical(canon.Instance(obj))
+            BUILT[0] = canon.canonical(canon.Instance(obj, NAME))
         except BaseException:
             return ("noinstance", None, None, "")
-        state = (canon.Instance(obj), *args)
+        state = (canon.Instance(obj, NAME), *args)
         if RECV["read"]:
             fn = lambda: getattr(obj, NAME)  # noqa: E731
         else:

@@ -121,6 +121,11 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      _cls(*INIT, "def move(self, d: int) -> None:", "    self.x = self.x + d"),
      _cls(*INIT, "def move(self, d: int) -> None:", "    self.x += d"),
      "C.move"),
+    # Read through the class, the attribute is the same; only `vars()` tells them apart.
+    ("attribute-becomes-a-property",
+     _cls(*INIT, "    self.positive = x > 0"),
+     _cls(*INIT, "@property", "def positive(self) -> bool:", "    return self.x > 0"),
+     "C.__init__"),
 ]
 
 

@@ -317,7 +317,7 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
         return ["generator", items, value.complete]
     if tp is Instance:
         assert isinstance(value, Instance)
-        return _encode_instance(value.obj, depth, active)
+        return _encode_instance(value.obj, value.skip, depth, active)
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -370,12 +370,13 @@ class Instance:
     """An object whose state, not its ``repr`` or ``__eq__``, is its behaviour: ``self``
     after a method call, or the object a constructor built."""
 
-    def __init__(self, obj: object) -> None:
+    def __init__(self, obj: object, skip: str = "") -> None:
         self.obj = obj
+        self.skip = skip  # a property left out (the one under review)
 
     def __repr__(self) -> str:
         try:
-            state = instance_state(self.obj)
+            state = instance_state(self.obj, self.skip)
         except Exception as exc:  # an untrusted attribute's __repr__, say
             return f"<{type(self.obj).__name__}: state unreadable ({type(exc).__name__})>"
         inner = ", ".join(f"{k}={_safe_repr(v, 60)}" for k, v in state.items())
@@ -388,10 +389,11 @@ _DATA_TYPES = (bool, int, float, complex, str, bytes, bytearray, type(None), lis
 _UNSET = object()
 
 
-def instance_state(obj: object) -> dict[str, object]:
+def instance_state(obj: object, skip: str = "") -> dict[str, object]:
     """The attributes ``obj`` holds itself: its ``__dict__`` and its slots, read without
     running its ``__getattribute__``, properties or other descriptors."""
     state: dict[str, object] = {}
+    seen: set[str] = {skip}
     try:
         attrs = object.__getattribute__(obj, "__dict__")
     except AttributeError:
@@ -414,16 +416,40 @@ def instance_state(obj: object) -> dict[str, object]:
                 state[name] = member.__get__(obj, type(obj))
             except AttributeError:
                 state[name] = _UNSET
+    # What reading a property gives is part of what callers see: an attribute turned into a
+    # property that computes the same value reads the same.
+    for klass in type(obj).__mro__:
+        if klass.__module__ == "builtins":
+            continue
+        for name, member in list(vars(klass).items()):
+            if not isinstance(member, property) or name in seen:
+                continue
+            seen.add(name)
+            try:
+                state[name] = member.__get__(obj, type(obj))
+            except Exception as exc:  # an untrusted getter
+                state[name] = _Raised(_type_name(type(exc)))
     return state
 
 
-def _encode_instance(obj: object, depth: int, active: set[int]) -> object:
+class _Raised:
+    """A property whose getter raised, by the exception's type."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<raises {self.name}>"
+
+
+def _encode_instance(obj: object, skip: str, depth: int, active: set[int]) -> object:
     if id(obj) in active:
         return ["cycle"]
     active.add(id(obj))
     try:
-        state = [[k, ["unset"] if v is _UNSET else _encode(v, depth + 1, active)]
-                 for k, v in instance_state(obj).items()]
+        state = [[k, ["unset"] if v is _UNSET else ["raises", v.name] if isinstance(v, _Raised)
+                  else _encode(v, depth + 1, active)]
+                 for k, v in instance_state(obj, skip).items()]
         state.sort(key=lambda kv: str(kv[0]))
         # Data the classes hold (a list shared by all instances): a method may change it.
         shared = []
@@ -1112,20 +1138,18 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     built: dict[str, object] = {}
 
     def build() -> None:
-        built["obj"] = cls(*init_args, **init_kwargs)
+        obj = cls(*init_args, **init_kwargs)
+        # What the constructor built: if the versions build different objects, that is a
+        # difference of the class, not of the method.
+        built["state"] = canonical(Instance(obj, name))
+        built["obj"] = obj
 
     made = _observe(build, None, call_s)
     if "obj" not in built:
         return _behaviour("timeout", NO_INSTANCE,
                           f"not called: the constructor {made.get('kind')}s "
                           f"({made.get('text')})")
-    obj = built["obj"]
-    try:
-        # What the constructor built: if the versions build different objects, that is a
-        # difference of the class, not of the method.
-        state = canonical(Instance(obj))
-    except (RecursionError, MemoryError) as exc:
-        state = ["unencodable", type(exc).__name__]
+    obj, state = built["obj"], built["state"]
     if read:
         if args or kwargs:
             raise ValueError("a property read takes no arguments")
@@ -1133,7 +1157,7 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     else:
         def action() -> object:
             return getattr(obj, name)(*args, **kwargs)
-    result = _observe(action, [Instance(obj), *args, *kwargs.values()], call_s, watch)
+    result = _observe(action, [Instance(obj, name), *args, *kwargs.values()], call_s, watch)
     result["built"] = state
     return result
 
