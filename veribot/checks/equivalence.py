@@ -362,6 +362,17 @@ def _prove(
 
 
 def _with_problem(outcome: pyprove.Outcome, problem: pyprove.Problem) -> pyprove.Outcome:
+    if problem.method and outcome.kind == "candidates":
+        # Attribute values of `self`, not a call: the search looks for a real one.
+        shown = ", ".join(f"{n.removeprefix('_vb_self_')}={v}" for n, v in
+                          zip(problem.names, outcome.candidates[0], strict=False))
+        return pyprove.Outcome(
+            "unsupported",
+            f"the model found a state of `self` and arguments ({shown}) on which the "
+            "versions differ, but an object in that state is not built by calling its "
+            "class, so it was not executed",
+            construct="method state", assumptions=outcome.assumptions,
+        )
     return dataclasses.replace(
         outcome,
         shared_helpers=outcome.kind == "candidates" and bool(problem.helpers),

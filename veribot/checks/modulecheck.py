@@ -7,7 +7,8 @@ reading catches for sure: a call at import that replaces a function's ``__code__
 (``__init_subclass__``, ``__class_getitem__``), a bad annotation or base class that makes
 the import fail. So before a "verified" is reported, each version's module is imported
 in a sandboxed child, which reports back, for every function the model may run, that
-the module attribute is still the function defined at that line (same code, same
+the module attribute (for a method, the class's own attribute) is still the function
+defined at that line (same code, same
 globals and builtins) with the defaults as written; the value of every constant the
 model used; and that no builtin the model relies on is shadowed or replaced.
 
@@ -76,6 +77,7 @@ _SCRIPT = """
 import builtins, importlib, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
+_isinstance = isinstance
 _hex = hex
 _function, _plain = types.FunctionType, (type(None), bool, int, float, str, bytes, complex)
 _missing = object()
@@ -83,8 +85,14 @@ with open(%(expect)r, encoding="utf-8") as handle:
     _expect = __import__("ast").literal_eval(handle.read())
 with open(%(subject)r, encoding="utf-8") as handle:
     _compiled = compile(handle.read(), os.path.abspath(%(subject)r), "exec", dont_inherit=True)
-_codes = {(c.co_name, c.co_firstlineno): c for c in _compiled.co_consts
-          if _type(c) is _type(_compiled)}
+def _nested(code):
+    for c in code.co_consts:
+        if _type(c) is _type(code):
+            yield c
+            if c.co_name[:1] != "<":
+                yield from _nested(c)  # a class body's methods
+
+_codes = {(c.co_name, c.co_firstlineno): c for c in _nested(_compiled)}
 
 %(shown)s
 
@@ -110,10 +118,17 @@ _globals, _failed = _load()
 _problems = []
 if _globals is not None:
     for name, line, defaults, kwdefaults in _expect["functions"]:
-        obj = _globals.get(name, _missing)
+        owner, _, short = name.rpartition(".")
+        if owner:
+            # A method: the class's own attribute at that name, not what lookup finds.
+            cls = _globals.get(owner, _missing)
+            obj = _vars(cls).get(short, _missing) if _isinstance(cls, _type) else _missing
+        else:
+            short = name
+            obj = _globals.get(name, _missing)
         if _type(obj) is not _function:
             _problems.append(f"`{name}` is no longer the function defined at line {line}")
-        elif obj.__code__ != _codes.get((name, line)):
+        elif obj.__code__ != _codes.get((short, line)):
             _problems.append(f"`{name}` runs other code than its definition at line {line}")
         elif obj.__globals__ is not _globals or obj.__builtins__ is not _vars(builtins):
             _problems.append(f"`{name}` runs with other globals or builtins than the module's")
@@ -152,7 +167,15 @@ def expectations(tree: ast.Module) -> dict[str, object]:
     """What the static reader assumes of the loaded module, for the child to check."""
     module = Module.of(tree)
     functions: list[tuple[str, int, str | None, str | None]] = []
-    for name, fn in module.functions.items():
+    methods = {
+        f"{cls.name}.{fn.name}": fn
+        for cls in tree.body if isinstance(cls, ast.ClassDef) and _modelled_class(cls)
+        for fn in cls.body
+        if isinstance(fn, ast.FunctionDef) and not fn.decorator_list
+        and sum(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == fn.name
+                for n in cls.body) == 1
+    }
+    for name, fn in {**module.functions, **methods}.items():
         line = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
         sig = Signature.of(fn, module)
         positional = [
@@ -177,6 +200,17 @@ def expectations(tree: ast.Module) -> dict[str, object]:
     ]
     builtins = sorted((MODELLED_BUILTINS | BUILTIN_EXCEPTIONS) - module.rebound)
     return {"functions": functions, "constants": constants, "builtins": builtins}
+
+
+def _modelled_class(cls: ast.ClassDef) -> bool:
+    """A class whose methods the model may run (see ``lang.pyobject``): no metaclass and
+    no decorator but ``dataclass``."""
+    def name(d: ast.expr) -> str:
+        target = d.func if isinstance(d, ast.Call) else d
+        return target.id if isinstance(target, ast.Name) else (
+            target.attr if isinstance(target, ast.Attribute) else "")
+
+    return not cls.keywords and all(name(d) == "dataclass" for d in cls.decorator_list)
 
 
 def _plain(value: object) -> bool:

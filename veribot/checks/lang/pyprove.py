@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pyprobe, pyshared, pysignature
+from veribot.checks.lang import pyobject, pyprobe, pyshared, pysignature
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
@@ -65,6 +65,9 @@ class Problem:
     module_b: Module | None = None
     helpers: dict[str, SharedCall] = field(default_factory=dict)
     runs_at_import: bool = False  # module-level code runs: check the modules import
+    # A method lowered to a function of its attributes (pyobject): the inputs are attribute
+    # values, not a call that can be executed.
+    method: bool = False
 
 
 def find_function(tree: ast.Module, entry: str) -> ast.FunctionDef | None:
@@ -154,10 +157,18 @@ def build(
     fn_b = find_function(tree_b, entry)
     if fn_a is None or fn_b is None:
         raise LookupError(entry)
+    method_notes: tuple[str, ...] = ()
     if "." in entry:
-        raise Unsupported("methods (the type of `self` is not known)", fn_b.lineno)
+        # `self` as an object of its class: the method as a module function (pyobject).
+        lowered = pyobject.lower(tree_a, tree_b, entry)
+        tree_a, tree_b, entry = lowered.tree_a, lowered.tree_b, lowered.entry
+        method_notes = lowered.assumptions
+        fn_a, fn_b = find_function(tree_a, entry), find_function(tree_b, entry)
+        if fn_a is None or fn_b is None:
+            raise LookupError(entry)
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
     names, types, notes = parameter_types(fn_a, fn_b, given, module_a, module_b)
+    notes[:0] = method_notes
     unknown = [n for n, t in zip(names, types, strict=True) if not is_known(t)]
     if unknown:
         raise UnknownTypes(unknown)
@@ -220,6 +231,7 @@ def build(
         module_b,
         calls,
         bool(active_lines),
+        bool(method_notes),
     )
 
 

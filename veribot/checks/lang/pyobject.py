@@ -1,0 +1,458 @@
+"""Methods for the model: ``self`` as an object of its class with attributes of known types.
+
+A method is lowered to a module-level function the executor already models: each
+attribute of ``self`` it uses becomes a parameter of the attribute's declared type, so
+reading ``self.x`` reads that parameter. An attribute the method (or a method it calls)
+rebinds becomes a one-item list, a *cell*, whose contents are compared after the call on
+every exit like a mutated list argument: the object's state after the call is part of the
+behaviour. A list attribute that is only mutated (``self.items.append(v)``) is a list
+parameter, compared the same way. Calls of other plain methods of the class
+(``self.m(...)``) are lowered alike and inlined as module functions.
+
+Where the declared types come from: class-level annotations (``x: int``, dataclass
+fields) and ``__init__`` assigning an annotated parameter (``self.x = x``) or annotating
+the assignment (``self.x: int = ...``). The types must be the same in both versions.
+
+Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, a property or
+other member that is not a plain method, ``self`` used as a value, ``super()``,
+``type(self)``, a class with base classes, a metaclass, a decorator other than
+``dataclass``, or ``__getattr__``, ``__getattribute__``, ``__setattr__``, ``__delattr__``.
+
+The proof rests on the assumption (stated in the verdict) that ``self`` is an instance of
+exactly its class, not of a subclass overriding its methods, whose attributes hold values
+of their declared types, with list attributes distinct from each other and from the
+arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass
+
+from veribot.checks.lang.pytypes import ListT, from_annotation, is_known
+from veribot.checks.lang.pyvalues import Unsupported
+
+ENTRY = "__veribot_method__"
+_PREFIX = "_vb_self_"
+_HOOKS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__",
+                    "__init_subclass__", "__set_name__", "__class_getitem__"})
+_MUTABLE = (ListT,)
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """Both modules with the method as a module function ``ENTRY``, and the assumptions."""
+
+    tree_a: ast.Module
+    tree_b: ast.Module
+    entry: str
+    assumptions: tuple[str, ...]
+
+
+@dataclass
+class _Class:
+    node: ast.ClassDef
+    name: str  # qualified within the module
+    types: dict[str, ast.expr]  # attribute -> annotation
+    methods: dict[str, ast.FunctionDef]  # plain methods (no decorator)
+    members: set[str]  # every other name the class body binds (properties, constants, ...)
+    frozen: bool
+    slots: frozenset[str] | None
+
+
+def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
+    """Lower ``Class.method`` in both modules, or raise ``Unsupported`` saying why not."""
+    parts = entry.split(".")
+    cls_a, cls_b = _read_class(tree_a, parts[:-1]), _read_class(tree_b, parts[:-1])
+    name = parts[-1]
+    fn_a, fn_b = cls_a.methods.get(name), cls_b.methods.get(name)
+    if fn_a is None or fn_b is None:
+        node = _member_def(cls_b.node, name) or _member_def(cls_a.node, name)
+        line = node.lineno if node is not None else cls_b.node.lineno
+        raise Unsupported("a method with decorators (the model covers plain methods)", line)
+    if name.startswith("__") and name.endswith("__"):
+        raise Unsupported(f"the special method `{name}`", fn_b.lineno)
+    used: set[str] = set()
+    written: set[str] = set()
+    called: set[str] = set()
+    for cls, fn in ((cls_a, fn_a), (cls_b, fn_b)):
+        _uses(cls, fn, used, written, called, set())
+    for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
+        _not_overridden(tree, cls, called | {name})
+    for attr in sorted(used):
+        ta, tb = cls_a.types.get(attr), cls_b.types.get(attr)
+        if ta is None or tb is None:
+            raise Unsupported(f"the attribute `self.{attr}`, whose type is not declared "
+                              "(annotate it in the class body or in `__init__`)", fn_b.lineno)
+        if ast.dump(ta) != ast.dump(tb):
+            raise Unsupported(f"a change of the declared type of `self.{attr}`", fn_b.lineno)
+        t = from_annotation(ta)
+        if not is_known(t):
+            raise Unsupported(f"the attribute `self.{attr}` of type {ast.unparse(ta)}",
+                              fn_b.lineno)
+        if attr in written and isinstance(t, _MUTABLE):
+            raise Unsupported(f"rebinding the list attribute `self.{attr}`", fn_b.lineno)
+    for cls in (cls_a, cls_b):
+        if written and cls.frozen:
+            raise Unsupported("writing an attribute of a frozen dataclass", fn_b.lineno)
+        if cls.slots is not None and used - cls.slots:
+            raise Unsupported("an attribute outside the class's `__slots__`", fn_b.lineno)
+    attrs = sorted(used)
+    out_a = _lowered_module(tree_a, cls_a, fn_a, attrs, written)
+    out_b = _lowered_module(tree_b, cls_b, fn_b, attrs, written)
+    shown = ", ".join(f"{a}: {ast.unparse(cls_b.types[a])}" for a in attrs)
+    assumptions = [
+        f"`self` is an instance of exactly `{cls_b.name}` (not of a subclass that overrides "
+        "its methods or attributes)"
+        + (f", whose attributes hold values of their declared types ({shown})" if attrs
+           else ""),
+    ]
+    if any(isinstance(from_annotation(cls_b.types[a]), ListT) for a in attrs):
+        assumptions.append("the list attributes of `self` are distinct objects, and distinct "
+                           "from the arguments")
+    return Lowered(out_a, out_b, ENTRY, tuple(assumptions))
+
+
+def _not_overridden(tree: ast.Module, cls: _Class, names: set[str]) -> None:
+    """Refuse when a subclass in the module overrides a method the proof inlines: the
+    assumption that ``self`` is exactly of its class would be plainly at odds with it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(b, ast.Name) and b.id == cls.node.name for b in node.bases):
+            for stmt in node.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) \
+                        and stmt.name in names - {cls.node.name}:
+                    raise Unsupported(f"a method that a subclass (`{node.name}`) overrides",
+                                      stmt.lineno)
+
+
+def _member_def(cls: ast.ClassDef, name: str) -> ast.stmt | None:
+    found = None
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            found = node
+    return found
+
+
+def _read_class(tree: ast.Module, path: list[str]) -> _Class:
+    body: list[ast.stmt] = tree.body
+    node: ast.ClassDef | None = None
+    for part in path:
+        matches = [n for n in body if isinstance(n, ast.ClassDef) and n.name == part]
+        if len(matches) != 1:
+            raise Unsupported(f"a class `{part}` defined more than once, or not at all")
+        node = matches[0]
+        body = node.body
+    assert node is not None
+    if len(path) > 1:
+        raise Unsupported("a method of a nested class", node.lineno)
+    if [b for b in node.bases if not (isinstance(b, ast.Name) and b.id == "object")]:
+        raise Unsupported("a method of a class with base classes (inherited members are "
+                          "not read)", node.lineno)
+    if node.keywords:
+        raise Unsupported("a class with a metaclass or class keywords", node.lineno)
+    frozen = False
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if not ((isinstance(target, ast.Name) and target.id == "dataclass")
+                or (isinstance(target, ast.Attribute) and target.attr == "dataclass")):
+            raise Unsupported(f"a class decorator ({ast.unparse(d)})", d.lineno)
+        if isinstance(d, ast.Call):
+            for k in d.keywords:
+                if k.arg == "frozen" and not (isinstance(k.value, ast.Constant)
+                                              and k.value.value is False):
+                    frozen = True
+                if k.arg == "slots":
+                    raise Unsupported("a dataclass with slots", d.lineno)
+    types: dict[str, ast.expr] = {}
+    methods: dict[str, ast.FunctionDef] = {}
+    members: set[str] = set()
+    slots: frozenset[str] | None = None
+    bound: dict[str, int] = {}
+    for stmt in node.body:
+        for bound_name in _bound_names(stmt):
+            bound[bound_name] = bound.get(bound_name, 0) + 1
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if stmt.name in _HOOKS:
+                raise Unsupported(f"a class that defines `{stmt.name}`", stmt.lineno)
+            if not stmt.decorator_list and isinstance(stmt, ast.FunctionDef) \
+                    and bound.get(stmt.name) == 1:
+                methods[stmt.name] = stmt
+            members.add(stmt.name)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            name = stmt.target.id
+            annotation = _unwrap_classvar(stmt.annotation)
+            if stmt.value is not None and not _plain_value(stmt.value) and not (
+                    isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+                    and stmt.value.func.id == "field" and not stmt.value.args):
+                members.add(name)  # a descriptor or field() object, say
+            else:
+                _declare(types, name, annotation, stmt.lineno)
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and target.id == "__slots__":
+                    slots = _slot_names(stmt.value, stmt.lineno)
+                elif isinstance(target, ast.Name):
+                    members.add(target.id)
+                else:
+                    raise Unsupported("a class body assigning other than a name", stmt.lineno)
+        elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) \
+                or isinstance(stmt, ast.Pass):
+            continue
+        else:
+            members.update(_bound_names(stmt))
+    init = methods.get("__init__")
+    if init is not None:
+        _init_types(init, types)
+    for name in list(types):
+        if name in members:
+            raise Unsupported(f"`{name}`, both an attribute and a member of the class",
+                              node.lineno)
+    qualified = ".".join(path)
+    return _Class(node, qualified, types, methods, members, frozen, slots)
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    names = []
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.append(n.id)
+    return names
+
+
+def _unwrap_classvar(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Subscript):
+        head = node.value
+        name = head.id if isinstance(head, ast.Name) else (
+            head.attr if isinstance(head, ast.Attribute) else "")
+        if name == "ClassVar":
+            return node.slice
+    return node
+
+
+def _plain_value(node: ast.expr) -> bool:
+    """A value that is plain data (no descriptor): literals and containers of them."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_plain_value(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _plain_value(k) for k in node.keys) and all(
+            _plain_value(v) for v in node.values)
+    return False
+
+
+def _slot_names(node: ast.expr, line: int) -> frozenset[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return frozenset({node.value})
+    if isinstance(node, ast.Tuple | ast.List) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        names = frozenset(str(e.value) for e in node.elts if isinstance(e, ast.Constant))
+        if any(n.startswith("__") for n in names):
+            raise Unsupported("private or special names in `__slots__`", line)
+        return names
+    raise Unsupported("`__slots__` that is not a literal", line)
+
+
+def _declare(types: dict[str, ast.expr], name: str, annotation: ast.expr, line: int) -> None:
+    old = types.get(name)
+    if old is not None and ast.dump(old) != ast.dump(annotation):
+        raise Unsupported(f"`self.{name}` declared with two types", line)
+    types[name] = annotation
+
+
+def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
+    """Types ``__init__`` gives attributes: ``self.x = x`` of an annotated parameter, or
+    ``self.x: T = ...``."""
+    args = init.args
+    params = {a.arg: a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    own = [*args.posonlyargs, *args.args][:1]
+    if not own:
+        return
+    me = own[0].arg
+    for stmt in init.body:
+        if isinstance(stmt, ast.AnnAssign) and _is_self_attr(stmt.target, me):
+            assert isinstance(stmt.target, ast.Attribute)
+            _declare(types, stmt.target.attr, stmt.annotation, stmt.lineno)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and _is_self_attr(stmt.targets[0], me) and isinstance(stmt.value, ast.Name):
+            target = stmt.targets[0]
+            assert isinstance(target, ast.Attribute)
+            annotation = params.get(stmt.value.id)
+            if annotation is not None and _reassigned(init, stmt.value.id) == 0:
+                _declare(types, target.attr, annotation, stmt.lineno)
+
+
+def _reassigned(fn: ast.FunctionDef, name: str) -> int:
+    return sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
+               and not isinstance(n.ctx, ast.Load))
+
+
+def _is_self_attr(node: ast.expr, me: str) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id == me
+
+
+def _self_name(fn: ast.FunctionDef) -> str:
+    own = [*fn.args.posonlyargs, *fn.args.args][:1]
+    if not own:
+        raise Unsupported("a method without a `self` parameter", fn.lineno)
+    return own[0].arg
+
+
+def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
+          called: set[str], visiting: set[str]) -> None:
+    """The attributes ``fn`` (and the methods it calls) read and rebind."""
+    if fn.name in visiting:
+        return
+    visiting.add(fn.name)
+    me = _self_name(fn)
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef) \
+                and node is not fn:
+            raise Unsupported("a nested function or class in a method", node.lineno)
+        if isinstance(node, ast.Name) and node.id == "super":
+            raise Unsupported("`super()`", node.lineno)
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            raise Unsupported("global or nonlocal in a method", node.lineno)
+        if not (isinstance(node, ast.Name) and node.id == me):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            raise Unsupported("rebinding `self`", node.lineno)
+        parent = parents.get(node)
+        if not isinstance(parent, ast.Attribute):
+            raise Unsupported("`self` used as a value", node.lineno)
+        attr = parent.attr
+        if attr.startswith("__") and attr.endswith("__"):
+            raise Unsupported(f"the special attribute `self.{attr}`", node.lineno)
+        grand = parents.get(parent)
+        if attr in cls.methods and attr not in cls.types:
+            if not (isinstance(grand, ast.Call) and grand.func is parent):
+                raise Unsupported(f"the method `self.{attr}` used as a value", node.lineno)
+            callee = cls.methods[attr]
+            if attr == "__init__":
+                raise Unsupported("calling `__init__` again", node.lineno)
+            called.add(attr)
+            _uses(cls, callee, used, written, called, visiting)
+            continue
+        if attr in cls.members and attr not in cls.types:
+            raise Unsupported(f"`self.{attr}`, a member of the class that is not a plain "
+                              "method (a property, a descriptor or a class constant)",
+                              node.lineno)
+        used.add(attr)
+        if isinstance(parent.ctx, ast.Del):
+            raise Unsupported("deleting an attribute of `self`", node.lineno)
+        if isinstance(parent.ctx, ast.Store):
+            written.add(attr)
+    visiting.discard(fn.name)
+
+
+def _function_name(cls: _Class, method: str) -> str:
+    return f"__veribot_{cls.name.replace('.', '_')}__{method}"
+
+
+def _lowered_module(tree: ast.Module, cls: _Class, fn: ast.FunctionDef, attrs: list[str],
+                    written: set[str]) -> ast.Module:
+    """``tree`` with the method and the methods it calls added as module functions."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and node.id.startswith(_PREFIX)) or (isinstance(
+                node, ast.FunctionDef) and node.name.startswith("__veribot_")):
+            raise Unsupported("names the lowering of `self` uses", node.lineno)
+    out = copy.deepcopy(tree)
+    done: set[str] = set()
+    todo = [fn.name]
+    while todo:
+        name = todo.pop()
+        if name in done:
+            continue
+        done.add(name)
+        method = cls.methods[name]
+        lowered = _lower_method(cls, method, attrs, written, todo)
+        lowered.name = ENTRY if method is fn else _function_name(cls, name)
+        out.body.append(lowered)
+    return ast.fix_missing_locations(out)
+
+
+def _lower_method(cls: _Class, fn: ast.FunctionDef, attrs: list[str], written: set[str],
+                  todo: list[str]) -> ast.FunctionDef:
+    me = _self_name(fn)
+    new = copy.deepcopy(fn)
+    params: list[ast.arg] = []
+    for attr in attrs:
+        annotation = copy.deepcopy(cls.types[attr])
+        if attr in written:  # a cell: a one-item list
+            annotation = ast.Subscript(ast.Name("list", ast.Load()), annotation, ast.Load())
+        params.append(ast.arg(_PREFIX + attr, annotation))
+    positional = [*new.args.posonlyargs, *new.args.args]
+    rest = positional[1:]
+    new.args = ast.arguments(posonlyargs=[], args=[*params, *rest],
+                             vararg=new.args.vararg, kwonlyargs=new.args.kwonlyargs,
+                             kw_defaults=new.args.kw_defaults, kwarg=new.args.kwarg,
+                             defaults=new.args.defaults)
+    new.decorator_list = []
+    new.returns = None
+    rewriter = _Rewrite(me, written, cls, attrs, todo)
+    body = [rewriter.visit(stmt) for stmt in new.body]
+    cells = [a for a in attrs if a in written]
+    guard: list[ast.stmt] = []
+    if cells:
+        # Only one-item lists stand for an attribute; both versions leave others alone.
+        test = ast.BoolOp(ast.Or(), [
+            ast.Compare(ast.Call(ast.Name("len", ast.Load()),
+                                 [ast.Name(_PREFIX + a, ast.Load())], []),
+                        [ast.NotEq()], [ast.Constant(1)]) for a in cells
+        ]) if len(cells) > 1 else ast.Compare(
+            ast.Call(ast.Name("len", ast.Load()), [ast.Name(_PREFIX + cells[0], ast.Load())],
+                     []), [ast.NotEq()], [ast.Constant(1)])
+        guard = [ast.If(test, [ast.Return(ast.Constant(None))], [])]
+    new.body = [*guard, *body]
+    return new
+
+
+class _Rewrite(ast.NodeTransformer):
+    def __init__(self, me: str, written: set[str], cls: _Class, attrs: list[str],
+                 todo: list[str]) -> None:
+        self.me = me
+        self.written = written
+        self.cls = cls
+        self.attrs = attrs
+        self.todo = todo
+
+    def _is_self(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.me
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        if isinstance(func, ast.Attribute) and self._is_self(func.value) \
+                and func.attr in self.cls.methods and func.attr not in self.cls.types:
+            self.todo.append(func.attr)
+            args = [self._attr_arg(a) for a in self.attrs]
+            call = ast.Call(ast.Name(_function_name(self.cls, func.attr), ast.Load()),
+                            [*args, *(self.visit(a) for a in node.args)],
+                            [self.visit(k) for k in node.keywords])
+            return ast.copy_location(call, node)
+        return self.generic_visit(node)
+
+    def _attr_arg(self, attr: str) -> ast.expr:
+        return ast.Name(_PREFIX + attr, ast.Load())
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if self._is_self(node.value):
+            name = ast.Name(_PREFIX + node.attr, ast.Load())
+            if node.attr in self.written:
+                return ast.copy_location(
+                    ast.Subscript(name, ast.Constant(0), node.ctx), node)
+            if not isinstance(node.ctx, ast.Load):
+                raise Unsupported("writing an attribute of `self`", node.lineno)
+            return ast.copy_location(name, node)
+        return self.generic_visit(node)
