@@ -133,3 +133,100 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
                          ids=[e[0] for e in EQUIVALENT])
 def test_an_equivalent_method_is_not_refuted(before: str, after: str, entry: str) -> None:
     assert check_pair(before, after, entry, budget=BUDGET).verdict is not Verdict.REFUTED
+
+
+# The model: self's attributes of declared types, the state after the call compared.
+TYPED = ("class C:", "    limit: int = 10",
+         "    def __init__(self, x: int, items: list[int]) -> None:", "        self.x = x",
+         "        self.items = items",
+         "    def shift(self, d: int) -> int:", "        return self.x + d")
+
+
+def _typed(*method: str, tail: str = "") -> str:
+    return "\n".join(TYPED) + "\n" + "".join(f"    {line}\n" for line in method) + tail
+
+
+PROVEN: list[tuple[str, str, str]] = [
+    ("extract-a-local",
+     _typed("def m(self, d: int) -> int:", "    return self.x + d"),
+     _typed("def m(self, d: int) -> int:", "    y = self.x", "    return y + d")),
+    ("augmented-write",
+     _typed("def m(self, d: int) -> None:", "    self.x = self.x + d"),
+     _typed("def m(self, d: int) -> None:", "    self.x += d")),
+    ("inline-a-plain-method",
+     _typed("def m(self, d: int) -> int:", "    return self.shift(d) * 2"),
+     _typed("def m(self, d: int) -> int:", "    return (self.x + d) * 2")),
+    ("class-level-default-read",
+     _typed("def m(self) -> bool:", "    return self.x > self.limit"),
+     _typed("def m(self) -> bool:", "    return not self.x <= self.limit")),
+    ("write-order-without-reads",
+     _typed("def m(self, d: int) -> None:", "    self.x = d", "    self.limit = d + 1"),
+     _typed("def m(self, d: int) -> None:", "    self.limit = d + 1", "    self.x = d")),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), [p[1:] for p in PROVEN],
+                         ids=[p[0] for p in PROVEN])
+def test_a_simple_method_is_proven(before: str, after: str) -> None:
+    result = check_pair(before, after, "C.m", budget=Budget(timeout_s=20))
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert any("exactly `C`" in a for a in result.assumptions), result.assumptions
+
+
+NOT_PROVEN: list[tuple[str, str, str]] = [
+    # The state after the call differs, also when both raise.
+    ("write-before-a-raise",
+     _typed("def m(self, d: int) -> None:", "    self.x = d", "    if d > 3:",
+            "        raise ValueError"),
+     _typed("def m(self, d: int) -> None:", "    if d > 3:", "        raise ValueError",
+            "    self.x = d")),
+    ("list-attribute-mutated",
+     _typed("def m(self, d: int) -> None:", "    self.items.append(d)"),
+     _typed("def m(self, d: int) -> None:", "    self.items.insert(0, d)")),
+    ("a-helper-a-subclass-overrides",
+     _typed("def m(self, d: int) -> int:", "    return self.shift(d)",
+            tail="class D(C):\n    def shift(self, d: int) -> int:\n        return 0\n"),
+     _typed("def m(self, d: int) -> int:", "    return self.x + d",
+            tail="class D(C):\n    def shift(self, d: int) -> int:\n        return 0\n")),
+    ("method-replaced-at-import",
+     _typed("def m(self, d: int) -> int:", "    return self.x + d",
+            tail="C.m = lambda self, d: self.x + d + (d == 12345)\n"),
+     _typed("def m(self, d: int) -> int:", "    y = self.x", "    return y + d")),
+    ("default-of-another-type",
+     "class C:\n    def __init__(self, x: int = None) -> None:\n        self.x = x\n"
+     "    def m(self) -> bool:\n        return self.x == 0 or self.x != 0\n",
+     "class C:\n    def __init__(self, x: int = None) -> None:\n        self.x = x\n"
+     "    def m(self) -> bool:\n        return True\n"),
+    ("getattr-hook",
+     "class C:\n    x: int\n    def __getattr__(self, n): return 0\n"
+     "    def m(self) -> int:\n        return self.x\n",
+     "class C:\n    x: int\n    def __getattr__(self, n): return 0\n"
+     "    def m(self) -> int:\n        return self.x + 0\n"),
+    ("property-shadows-the-attribute",
+     "class C:\n    def __init__(self, x: int) -> None:\n        self._x = x\n"
+     "    @property\n    def x(self) -> int:\n        return self._x + 1\n"
+     "    def m(self) -> int:\n        return self.x\n",
+     "class C:\n    def __init__(self, x: int) -> None:\n        self._x = x\n"
+     "    @property\n    def x(self) -> int:\n        return self._x + 1\n"
+     "    def m(self) -> int:\n        return self._x\n"),
+    ("self-as-a-value",
+     _typed("def m(self) -> int:", "    return len([self])"),
+     _typed("def m(self) -> int:", "    return 1")),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), [p[1:] for p in NOT_PROVEN],
+                         ids=[p[0] for p in NOT_PROVEN])
+def test_a_method_the_model_must_not_prove(before: str, after: str) -> None:
+    assert check_pair(before, after, "C.m", budget=BUDGET).verdict is not Verdict.VERIFIED
+
+
+def test_the_aliasing_of_list_attributes_is_an_assumption() -> None:
+    before = _typed("def m(self, xs: list[int]) -> None:", "    self.items.append(1)",
+                    "    xs.append(2)")
+    after = _typed("def m(self, xs: list[int]) -> None:", "    xs.append(2)",
+                   "    self.items.append(1)")
+    result = check_pair(before, after, "C.m", budget=Budget(timeout_s=20))
+    # Verified only because the verdict assumes `self.items is not xs`.
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert any("distinct" in a and "attributes" in a for a in result.assumptions)

@@ -30,7 +30,8 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from veribot.checks.lang.pytypes import ListT, from_annotation, is_known
+from veribot.checks.lang import pysignature
+from veribot.checks.lang.pytypes import ListT, PyType, UnionT, domain, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Unsupported
 
 ENTRY = "__veribot_method__"
@@ -80,6 +81,7 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
         _uses(cls, fn, used, written, called, set())
     for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
         _not_overridden(tree, cls, called | {name})
+        _untouched(tree, cls)
     for attr in sorted(used):
         ta, tb = cls_a.types.get(attr), cls_b.types.get(attr)
         if ta is None or tb is None:
@@ -125,6 +127,51 @@ def _not_overridden(tree: ast.Module, cls: _Class, names: set[str]) -> None:
                         and stmt.name in names - {cls.node.name}:
                     raise Unsupported(f"a method that a subclass (`{node.name}`) overrides",
                                       stmt.lineno)
+
+
+def _untouched(tree: ast.Module, cls: _Class) -> None:
+    """Refuse when code outside the class may change it: its name rebound, stored into,
+    or handed to a function (``setattr(C, ...)``) anywhere but in a constructor call or
+    an ``isinstance`` test."""
+    name = cls.node.name
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        parent = parents.get(node)
+        if not isinstance(node.ctx, ast.Load):
+            raise Unsupported(f"code that rebinds the class name `{name}`", node.lineno)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue  # building an object
+        if isinstance(parent, ast.ClassDef) and node in parent.bases:
+            continue
+        if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load) and not (
+                isinstance(parents.get(parent), ast.Call)
+                and parents[parent].func is parent):  # type: ignore[attr-defined]
+            continue  # reading a class attribute
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+                and parent.func.id in ("isinstance", "issubclass"):
+            continue
+        if _in_annotation(node, parents):
+            continue
+        raise Unsupported(f"code that may change the class `{name}` (line {node.lineno})",
+                          node.lineno)
+
+
+def _in_annotation(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.arg) and child is parent.annotation:
+            return True
+        if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef) and child is parent.returns:
+            return True
+        if isinstance(parent, ast.AnnAssign) and child is parent.annotation:
+            return True
+        child, parent = parent, parents.get(parent)
+    return False
 
 
 def _member_def(cls: ast.ClassDef, name: str) -> ast.stmt | None:
@@ -184,11 +231,12 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             name = stmt.target.id
             annotation = _unwrap_classvar(stmt.annotation)
-            if stmt.value is not None and not _plain_value(stmt.value) and not (
-                    isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-                    and stmt.value.func.id == "field" and not stmt.value.args):
-                members.add(name)  # a descriptor or field() object, say
-            else:
+            is_field = isinstance(stmt.value, ast.Call) and isinstance(
+                stmt.value.func, ast.Name) and stmt.value.func.id == "field"
+            if stmt.value is not None and not _plain_value(stmt.value) and not is_field:
+                members.add(name)  # a descriptor, say
+            elif stmt.value is None or is_field or _fits(stmt.value, annotation):
+                # A default that is not of the declared type leaves the type unknown.
                 _declare(types, name, annotation, stmt.lineno)
         elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
@@ -271,7 +319,17 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
     """Types ``__init__`` gives attributes: ``self.x = x`` of an annotated parameter, or
     ``self.x: T = ...``."""
     args = init.args
-    params = {a.arg: a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr | None] = dict.fromkeys(a.arg for a in positional)
+    defaults.update(zip((a.arg for a in positional[len(positional) - len(args.defaults):]),
+                        args.defaults, strict=True))
+    defaults.update(zip((a.arg for a in args.kwonlyargs), args.kw_defaults, strict=True))
+    params: dict[str, ast.expr | None] = {}
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        default = defaults.get(a.arg)
+        # A default not of the declared type (`x: int = None`) leaves the type unknown.
+        if default is None or a.annotation is None or _fits(default, a.annotation):
+            params[a.arg] = a.annotation
     own = [*args.posonlyargs, *args.args][:1]
     if not own:
         return
@@ -287,6 +345,25 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
             annotation = params.get(stmt.value.id)
             if annotation is not None and _reassigned(init, stmt.value.id) == 0:
                 _declare(types, target.attr, annotation, stmt.lineno)
+
+
+def _fits(value: ast.expr, annotation: ast.expr) -> bool:
+    """Whether the literal ``value`` is of the type ``annotation`` declares."""
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return _fits_value(v, domain(from_annotation(annotation)))
+
+
+def _fits_value(v: object, t: PyType) -> bool:
+    if isinstance(t, UnionT):
+        return any(_fits_value(v, o) for o in t.options)
+    if type(v) is list:
+        return isinstance(t, ListT) and all(_fits_value(x, t.elem) for x in v)
+    if type(v) in (dict, set):
+        return False
+    return pysignature.fits(v, t)
 
 
 def _reassigned(fn: ast.FunctionDef, name: str) -> int:
