@@ -336,6 +336,11 @@ def _has_unknown(tj: Mapping[str, object]) -> bool:
     return False
 
 
+def has_unknown(tj: Mapping[str, object]) -> bool:
+    """Whether a serialised type (``type_to_json``) has a part no value can be drawn for."""
+    return _has_unknown(tj)
+
+
 def parse_report(stdout: str) -> ChildReport | None:
     """The last result line a child printed, or ``None`` if it printed none."""
     line = None

@@ -29,8 +29,9 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from veribot.checks import differential
+from veribot.checks import construct, differential, difftest
 from veribot.checks.lang import pysource
+from veribot.checks.lang.pytypes import domain
 from veribot.checks.lang.pyvalues import py_literal
 from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits, SandboxError
@@ -161,8 +162,27 @@ class Param:
     has_default: bool
 
 
+def _receiver(source: str, entry: str) -> tuple[str, list[Param], str] | None:
+    """How to build the object a method is called on: the class as code names it, its
+    constructor's required parameters (all positional, of types the search generates),
+    and the property read (or ""); None for a function, a constructor or a static method,
+    or when objects of the class cannot be built so."""
+    m = construct.member(source, entry)
+    if m is None or m.why_not or m.kind not in (construct.METHOD, construct.PROPERTY):
+        return None
+    built = []
+    for p in m.params:
+        if not p.required:
+            continue  # the default is used
+        if p.keyword or difftest.has_unknown(difftest.type_to_json(domain(p.type))):
+            return None
+        built.append(Param(p.name, domain_of(p.type.text()), False))
+    return m.cls, built, entry.rsplit(".", 1)[-1] if m.kind == construct.PROPERTY else ""
+
+
 def parameters(
-    before: str, after: str, entry: str, param_types: Mapping[str, str] | None = None
+    before: str, after: str, entry: str, param_types: Mapping[str, str] | None = None,
+    *, method: bool = False,
 ) -> list[Param] | None:
     """The positional parameters of ``entry`` (from the before version) with their domains.
 
@@ -178,7 +198,10 @@ def parameters(
         return None
     positional = [*args.posonlyargs, *args.args]
     if "." in entry and positional and positional[0].arg in ("self", "cls"):
-        return None
+        # A method called on an object built first (``method``), or a constructor.
+        if not (method or entry.endswith(".__init__")) or positional[0].arg != "self":
+            return None
+        positional = positional[1:]
     other: dict[str, ast.expr | None] = {}
     if fn_b is not None:
         other = {a.arg: a.annotation for a in [*fn_b.args.posonlyargs, *fn_b.args.args]}
@@ -582,12 +605,21 @@ def check(
     fresh children takes up to twice ``confirm_limits.wall_s`` more.
     """
     start = time.monotonic()
-    params = parameters(before, after, entry, param_types)
+    receiver = _receiver(before, entry)
+    params = parameters(before, after, entry, param_types, method=receiver is not None)
     if params is None:
         return Outcome(None, 0, 0.0, "tripwire not run: the entry cannot be called with "
-                                     "literal arguments alone (a method, or a required "
-                                     "keyword-only parameter)")
+                                     "literal arguments alone (a method whose objects are "
+                                     "not built, or a required keyword-only parameter)")
+    if receiver is not None:
+        shown, built, read = receiver
+        params = [*built, *params]
     calls = draw_inputs(before, after, params, max_inputs=max_inputs, seed=seed)
+    if receiver is not None:
+        # The first values build the object (``@C(3)``), the rest are the method's.
+        n = len(built)
+        calls = [(f"@{shown}({', '.join(c[:n])})" + (f".{read}" if read else ""), *c[n:])
+                 for c in calls if len(c) >= n]
     call_s = min(1.0, max(0.25, time_s / 8))
     batch = Limits(wall_s=max(0.5, time_s), call_s=call_s)
     try:
