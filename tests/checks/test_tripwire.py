@@ -103,8 +103,15 @@ def test_sequence_of_str_admits_a_string() -> None:
     assert kinds == {list, tuple, str}
 
 
-def test_methods_are_not_run() -> None:
+def test_methods_run_on_objects_their_class_builds() -> None:
     source = "class C:\n    def m(self, n: int) -> int:\n        return n\n"
+    outcome = tripwire.check(source, source, "C.m", time_s=1.0)
+    assert outcome.inputs_run > 0 and all(c[0] == "@C()" for c in outcome.inputs)
+
+
+def test_methods_of_objects_it_cannot_build_are_not_run() -> None:
+    source = ("class C:\n    def __init__(self, f: 'Callable[[], int]') -> None:\n"
+              "        self.f = f\n    def m(self, n: int) -> int:\n        return n\n")
     outcome = tripwire.check(source, source, "C.m", time_s=1.0)
     assert outcome.inputs_run == 0 and "not run" in outcome.note
 

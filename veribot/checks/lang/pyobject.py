@@ -15,8 +15,9 @@ the assignment (``self.x: int = ...``). The types must be the same in both versi
 
 Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, a property or
 other member that is not a plain method, ``self`` used as a value, ``super()``,
-``type(self)``, a class with base classes, a metaclass, a decorator other than
-``dataclass``, or ``__getattr__``, ``__getattribute__``, ``__setattr__``, ``__delattr__``.
+``type(self)``, a class with base classes (but ``object`` and ``ABC``), a metaclass, a
+decorator other than ``dataclass``, or ``__getattr__``, ``__getattribute__``,
+``__setattr__``, ``__delattr__``; special methods (``__init__``, ``__eq__``, ...).
 
 The proof rests on the assumption (stated in the verdict) that ``self`` is an instance of
 exactly its class, not of a subclass overriding its methods, whose attributes hold values
@@ -194,7 +195,7 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
     assert node is not None
     if len(path) > 1:
         raise Unsupported("a method of a nested class", node.lineno)
-    if [b for b in node.bases if not (isinstance(b, ast.Name) and b.id == "object")]:
+    if [b for b in node.bases if _base(b) not in ("object", "ABC")]:
         raise Unsupported("a method of a class with base classes (inherited members are "
                           "not read)", node.lineno)
     if node.keywords:
@@ -260,6 +261,16 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
                               node.lineno)
     qualified = ".".join(path)
     return _Class(node, qualified, types, methods, members, frozen, slots)
+
+
+def _base(node: ast.expr) -> str:
+    """``object``, ``ABC`` (``abc.ABC``): bases that add no members an instance reads."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "abc":
+        return node.attr
+    return ""
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
