@@ -768,7 +768,7 @@ def call(fn, args, owner=None):
             return ("noinstance", None, None, "")
         obj = built[1]
         try:
-            BUILT[0] = canon.canonical(canon.Instance(obj, NAME))
+            BUILT[0] = canon.canonical(canon.Instance(obj, NAME, properties=False))
         except BaseException:
             return ("noinstance", None, None, "")
         state = (canon.Instance(obj, NAME), *args)

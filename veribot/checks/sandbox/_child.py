@@ -317,7 +317,7 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
         return ["generator", items, value.complete]
     if tp is Instance:
         assert isinstance(value, Instance)
-        return _encode_instance(value.obj, value.skip, depth, active)
+        return _encode_instance(value.obj, value.skip, value.properties, depth, active)
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -370,13 +370,16 @@ class Instance:
     """An object whose state, not its ``repr`` or ``__eq__``, is its behaviour: ``self``
     after a method call, or the object a constructor built."""
 
-    def __init__(self, obj: object, skip: str = "") -> None:
+    def __init__(self, obj: object, skip: str = "", properties: bool = True) -> None:
         self.obj = obj
         self.skip = skip  # a property left out (the one under review)
+        # Whether to read its properties: not before a call, which a getter that caches
+        # something would then see differently from a caller's.
+        self.properties = properties
 
     def __repr__(self) -> str:
         try:
-            state = instance_state(self.obj, self.skip)
+            state = instance_state(self.obj, self.skip, self.properties)
         except Exception as exc:  # an untrusted attribute's __repr__, say
             return f"<{type(self.obj).__name__}: state unreadable ({type(exc).__name__})>"
         inner = ", ".join(f"{k}={_safe_repr(v, 60)}" for k, v in state.items())
@@ -389,7 +392,7 @@ _DATA_TYPES = (bool, int, float, complex, str, bytes, bytearray, type(None), lis
 _UNSET = object()
 
 
-def instance_state(obj: object, skip: str = "") -> dict[str, object]:
+def instance_state(obj: object, skip: str = "", properties: bool = True) -> dict[str, object]:
     """The attributes ``obj`` holds itself: its ``__dict__`` and its slots, read without
     running its ``__getattribute__``, properties or other descriptors."""
     state: dict[str, object] = {}
@@ -418,7 +421,7 @@ def instance_state(obj: object, skip: str = "") -> dict[str, object]:
                 state[name] = _UNSET
     # What reading a property gives is part of what callers see: an attribute turned into a
     # property that computes the same value reads the same.
-    for klass in type(obj).__mro__:
+    for klass in type(obj).__mro__ if properties else ():
         if klass.__module__ == "builtins":
             continue
         for name, member in list(vars(klass).items()):
@@ -442,14 +445,15 @@ class _Raised:
         return f"<raises {self.name}>"
 
 
-def _encode_instance(obj: object, skip: str, depth: int, active: set[int]) -> object:
+def _encode_instance(obj: object, skip: str, properties: bool, depth: int,
+                     active: set[int]) -> object:
     if id(obj) in active:
         return ["cycle"]
     active.add(id(obj))
     try:
         state = [[k, ["unset"] if v is _UNSET else ["raises", v.name] if isinstance(v, _Raised)
                   else _encode(v, depth + 1, active)]
-                 for k, v in instance_state(obj, skip).items()]
+                 for k, v in instance_state(obj, skip, properties).items()]
         state.sort(key=lambda kv: str(kv[0]))
         # Data the classes hold (a list shared by all instances): a method may change it.
         shared = []
@@ -1141,7 +1145,7 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
         obj = cls(*init_args, **init_kwargs)
         # What the constructor built: if the versions build different objects, that is a
         # difference of the class, not of the method.
-        built["state"] = canonical(Instance(obj, name))
+        built["state"] = canonical(Instance(obj, name, properties=False))
         built["obj"] = obj
 
     made = _observe(build, None, call_s)
