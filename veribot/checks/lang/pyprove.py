@@ -168,7 +168,8 @@ def build(
             raise LookupError(entry)
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
     names, types, notes = parameter_types(fn_a, fn_b, given, module_a, module_b)
-    notes[:0] = method_notes
+    if method_notes:  # the attributes' types are in the method's own assumption
+        notes[:] = [*method_notes, *(n for n in notes if not n.startswith("`_vb_self_"))]
     unknown = [n for n, t in zip(names, types, strict=True) if not is_known(t)]
     if unknown:
         raise UnknownTypes(unknown)
