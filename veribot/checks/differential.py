@@ -9,6 +9,16 @@ Equivalence, as executed (the definition users read in the report):
 * and the **arguments** are left equal after the call (in-place mutation of a list or
   dict argument is part of the behaviour).
 
+A **method** is called on an object its class builds in each version (the call starts
+with its receiver, ``@Point(3, 'a')``: see ``sandbox.parse_receiver``). The object's
+state after the call is compared like an argument: its attributes and slots, what its
+properties read, and the data its classes hold (a list shared by all instances), read
+without its ``__eq__`` or ``__repr__``. If the constructor fails in either version, or
+the two constructors build different objects (compared before the call, without running
+properties), the input is not one of the method: undecided, never a difference of the
+method (the constructor, ``Class.__init__``, is its own unit, which compares the objects
+it builds).
+
 Everything else is a difference only when it is shown, and never when it may be the
 sandbox's doing rather than the code's:
 
