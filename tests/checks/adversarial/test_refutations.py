@@ -186,13 +186,18 @@ def test_allowed_scratch_files_and_short_sleeps_do_not_hide_a_difference() -> No
 # -- random search uses only inputs of the declared types ---------------------------------
 
 
-def test_an_instance_method_is_not_searched_with_a_made_up_self() -> None:
+def test_an_instance_method_is_searched_on_objects_its_class_builds() -> None:
     before = ("class Scale:\n    def __init__(self, k: int) -> None:\n        self.k = k\n\n"
               "    def apply(self, x: int) -> int:\n        return x * self.k\n")
-    after = before.replace("x * self.k", "self.k * x")
-    result = _check(before, after, "Scale.apply")
-    assert result.verdict is Verdict.INCONCLUSIVE
-    assert any("instance method" in note for note in result.notes), result.notes
+    # Equivalent for every `k`: proven, with self taken as a Scale whose `k` is an int.
+    same = _check(before, before.replace("x * self.k", "self.k * x"), "Scale.apply")
+    assert same.verdict is Verdict.VERIFIED, same.detail
+    assert any("exactly `Scale`" in a for a in same.assumptions), same.assumptions
+    # A difference is shown on an object built by calling the class, never a made-up self.
+    result = _check(before, before.replace("x * self.k", "x + self.k"), "Scale.apply")
+    _refuted(result)
+    assert result.counterexample is not None
+    assert result.counterexample.receiver.startswith("Scale(")
 
 
 def test_static_and_class_methods_are_searched() -> None:
