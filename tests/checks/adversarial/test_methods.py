@@ -136,7 +136,7 @@ def test_an_equivalent_method_is_not_refuted(before: str, after: str, entry: str
 
 
 # The model: self's attributes of declared types, the state after the call compared.
-TYPED = ("class C:", "    limit: int = 10",
+TYPED = ("class C:", "    limit: int = 10", "    kind = 'plain'",
          "    def __init__(self, x: int, items: list[int]) -> None:", "        self.x = x",
          "        self.items = items",
          "    def shift(self, d: int) -> int:", "        return self.x + d")
@@ -159,6 +159,9 @@ PROVEN: list[tuple[str, str, str]] = [
     ("class-level-default-read",
      _typed("def m(self) -> bool:", "    return self.x > self.limit"),
      _typed("def m(self) -> bool:", "    return not self.x <= self.limit")),
+    ("class-constant-read",
+     _typed("def m(self) -> str:", "    return self.kind + '!'"),
+     _typed("def m(self) -> str:", "    k = self.kind", "    return k + '!'")),
     ("write-order-without-reads",
      _typed("def m(self, d: int) -> None:", "    self.x = d", "    self.limit = d + 1"),
      _typed("def m(self, d: int) -> None:", "    self.limit = d + 1", "    self.x = d")),
@@ -209,6 +212,10 @@ NOT_PROVEN: list[tuple[str, str, str]] = [
      "class C:\n    def __init__(self, x: int) -> None:\n        self._x = x\n"
      "    @property\n    def x(self) -> int:\n        return self._x + 1\n"
      "    def m(self) -> int:\n        return self._x\n"),
+    # Equal on objects the class builds, but an instance may shadow the constant.
+    ("class-constant-taken-for-its-value",
+     _typed("def m(self) -> str:", "    return self.kind + '!'"),
+     _typed("def m(self) -> str:", "    return 'plain!'")),
     ("self-as-a-value",
      _typed("def m(self) -> int:", "    return len([self])"),
      _typed("def m(self) -> int:", "    return 1")),

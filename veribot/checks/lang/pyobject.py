@@ -243,6 +243,12 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
             for target in stmt.targets:
                 if isinstance(target, ast.Name) and target.id == "__slots__":
                     slots = _slot_names(stmt.value, stmt.lineno)
+                elif isinstance(target, ast.Name) and len(stmt.targets) == 1 \
+                        and bound.get(target.id) == 1 and _literal_type(stmt.value):
+                    # A class constant (`kind = "option"`): an attribute of the literal's
+                    # type, which an instance may shadow.
+                    _declare(types, target.id,
+                             ast.Name(_literal_type(stmt.value), ast.Load()), stmt.lineno)
                 elif isinstance(target, ast.Name):
                     members.add(target.id)
                 else:
@@ -270,6 +276,13 @@ def _base(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
             and node.value.id == "abc":
         return node.attr
+    return ""
+
+
+def _literal_type(node: ast.expr) -> str:
+    """``int``, ``float``, ``str`` or ``bool`` for a literal of that type, else ""."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
+        return type(node.value).__name__
     return ""
 
 
