@@ -131,6 +131,18 @@ def test_json_matches_its_schema_and_carries_the_counterexample() -> None:
     assert doc["units"][1]["assumptions"] == ["x: int"]
 
 
+def test_a_method_counterexample_shows_the_object_it_was_called_on() -> None:
+    cex = replace(REFUTATION, args=("2",), receiver="Cart(3, 'a')")
+    report = replace(REPORT, items=(UnitResult(
+        unit(UnitKind.CHANGED, "Cart.total"),
+        Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", cex)),))
+    doc = json.loads(render(report, "json"))
+    validate_report_json(doc)
+    shown = doc["units"][0]["counterexample"]
+    assert shown["call"] == "Cart(3, 'a').total(2)" and shown["receiver"] == "Cart(3, 'a')"
+    assert "Cart(3, 'a').total(2)" in render(report, "text")
+
+
 def test_json_schema_rejects_a_refuted_unit_without_counterexample() -> None:
     doc = to_json(REPORT)
     doc["units"][0]["counterexample"] = None
