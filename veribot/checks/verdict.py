@@ -141,15 +141,6 @@ class Counterexample:
             text += f" after {first}"
         return text
 
-    def input_text(self) -> str:
-        """The input for a sentence: ``(1, k=2)``, or ``(2) on Point(3, 'a')``."""
-        text = f"({', '.join(self.args)})"
-        if self.receiver.endswith(")"):
-            text += f" on {self.receiver}"
-        elif self.receiver:
-            text = f"reading {self.receiver}"
-        return text
-
     def literals(self) -> tuple[str, ...]:
         """The call in the sandbox's call format (``sandbox.run_calls``)."""
         return (f"@{self.receiver}", *self.args) if self.receiver else self.args
