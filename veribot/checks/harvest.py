@@ -140,7 +140,7 @@ def from_doctests(
             tree = _parse(source)
         except SyntaxError:
             return []
-        texts = list(_docstrings(tree))
+        texts = sorted(_docstrings(tree), key=lambda t: t[1])
     out: list[Call] = []
     parser = doctest.DocTestParser()
     for text, first_line in texts:
@@ -214,7 +214,8 @@ def _parse(text: str) -> ast.Module:
 
 
 class _References:
-    """How code refers to the unit: bare names bound to it, dotted module names holding it."""
+    """How code refers to the unit: bare names bound to it, names bound to its module or
+    one of its packages (``p.f``, ``p.mod.f``)."""
 
     def __init__(self, name: str, module: str) -> None:
         self.name = name
@@ -222,7 +223,7 @@ class _References:
         # The unit's module and the packages above it: any may re-export the function.
         self.modules = {".".join(parts[: i + 1]) for i in range(len(parts))}
         self.bare_names: set[str] = set()
-        self.module_names: set[str] = set()
+        self.module_names: dict[str, str] = {}  # bound name -> the module it is
 
     def read(self, tree: ast.AST) -> None:
         """Learn the imports of ``tree``; drop bare names it also binds otherwise."""
@@ -230,8 +231,10 @@ class _References:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.name in self.modules:
-                        self.module_names.add(alias.asname or alias.name)
+                    # `import a.b` binds `a`; `import a.b as m` binds `m` to `a.b`.
+                    target = alias.name if alias.asname else alias.name.split(".")[0]
+                    if target in self.modules:
+                        self.module_names[alias.asname or target] = target
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 for alias in node.names:
                     bound = alias.asname or alias.name
@@ -240,7 +243,7 @@ class _References:
                     elif node.module in self.modules and alias.name == "*":
                         self.bare_names.add(self.name)
                     elif f"{node.module}.{alias.name}" in self.modules:
-                        self.module_names.add(bound)
+                        self.module_names[bound] = f"{node.module}.{alias.name}"
                     else:
                         rebound.add(bound)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -250,13 +253,17 @@ class _References:
             elif isinstance(node, ast.arg):
                 rebound.add(node.arg)
         self.bare_names -= rebound
-        self.module_names -= rebound
+        for name in rebound & set(self.module_names):
+            del self.module_names[name]
 
     def refers(self, func: ast.expr) -> bool:
         if isinstance(func, ast.Name):
             return func.id in self.bare_names
         if isinstance(func, ast.Attribute) and func.attr == self.name:
-            return _dotted(func.value) in self.module_names
+            dotted = _dotted(func.value) or ""
+            head, _, rest = dotted.partition(".")
+            real = self.module_names.get(head)
+            return real is not None and (f"{real}.{rest}" if rest else real) in self.modules
         return False
 
 
@@ -287,13 +294,12 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[_Scope, dict[str, ast.expr]]]:
 def _walk_scope(scope: _Scope) -> Iterator[ast.AST]:
     """The nodes of ``scope``, not descending into nested functions (their own scope);
     lambdas are part of the scope (``lambda: list(f(seq, -1))``)."""
-    todo: list[ast.AST] = list(scope.body)
+    nested = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    todo: list[ast.AST] = [n for n in scope.body if not isinstance(n, nested)]
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                todo.append(child)
+        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, nested))
 
 
 def _literal_names(scope: _Scope) -> tuple[dict[str, ast.expr], set[str]]:
