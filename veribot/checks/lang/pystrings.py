@@ -78,12 +78,12 @@ def _strings(tree: ast.Module, fn: _Function) -> Iterator[str]:
     parts: list[ast.AST] = [fn, *callees, *(constants[n] for n in sorted(read) if n in constants)]
     literals: list[str] = []
     for part in parts:
-        for node in ast.walk(part):
-            pattern = _regex_argument(node)
+        for sub in ast.walk(part):
+            pattern = _regex_argument(sub)
             if pattern is not None:
                 yield from regex_samples(pattern)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                literals.append(node.value)
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                literals.append(sub.value)
     yield from literals
 
 
