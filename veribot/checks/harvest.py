@@ -18,6 +18,7 @@ on both versions in the sandbox (``differential.examine``) before it can refute.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import doctest
 import functools
 import logging
@@ -48,6 +49,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_CALLS = 24
+# Calls that differed in the first run and are examined in fresh children, at most.
+_MAX_EXAMINED = 4
+NOT_RUN = "not-run"  # the value of a call the sandbox had no time left to start
 # A call whose arguments print longer than this is left out (a fixture, not an example).
 _MAX_ARGS_CHARS = 2000
 _MAX_DEPTH = 20
@@ -449,16 +453,21 @@ def first_difference(
     is then examined alone in fresh children (``differential.examine``), so a refutation
     never rests on state left by an earlier call.
     """
-    if not calls or until - time.monotonic() < 0.5:
+    left = until - time.monotonic()
+    if not calls or left < 0.5:
         return None, None
     texts = [list(c.args) for c in calls]
-    pairs = run_both(before, after, entry, texts, limits=limits, context=context)
+    # At most half of what is left: the random search comes after.
+    batch = dataclasses.replace(limits, wall_s=max(1.0, min(limits.wall_s, left / 2)))
+    pairs = run_both(before, after, entry, texts, limits=batch, context=context)
     undecided: Confirmation | None = None
+    examined = 0
     for call, (a, b) in zip(calls, pairs, strict=True):
-        if compare(a, b).same:
+        if compare(a, b).same or NOT_RUN in (a.value, b.value):
             continue
-        if until - time.monotonic() < 0.5:
+        if until - time.monotonic() < 0.5 or examined >= _MAX_EXAMINED:
             break
+        examined += 1
         seen = examine(before, after, entry, call.args, found_by=call.origin, limits=limits,
                        context=context)
         if seen.counterexample is not None:
