@@ -15,8 +15,11 @@ How a verdict is reached:
    reproduced, stable difference that is not the sandbox's doing is a refutation
    (``differential.examine``): **refuted**.
 3. Where the model does not cover the code, or proves nothing, the search goes on beyond
-   it: randomised differential testing from the parameter types (``difftest``), each
-   found input confirmed in the sandbox. It can refute, never verify.
+   it: first the calls of the function found in the repository's doctests and tests
+   (``harvest``), then randomised differential testing from the parameter types
+   (``difftest``), each found input confirmed in the sandbox. It can refute, never verify.
+   Parameters annotated in neither version get types inferred from their defaults and
+   those calls (``lang.pyinfer``); a proof that used them lists them as an assumption.
 4. Before a proof is reported (when execution is allowed), the tripwire (``tripwire``)
    runs both versions on edge values, the code's constants and random draws of the
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
