@@ -184,3 +184,45 @@ def length(value):
         seeds = pystrings.seeds([src], entry)
         assert "\x1b[@" in seeds and "unrelated" not in seeds, seeds
     assert pystrings.regex_samples("(") == []
+
+
+PARAMETRIZED = '''import pytest
+from pkg.mod import strip
+
+ESC = "\\033"
+EMITTED = [f"{ESC}[1m", f"{ESC}[0m"]
+FOREIGN = [f"{ESC}[38:5:1m"]
+
+
+@pytest.mark.parametrize("seq", EMITTED + FOREIGN)
+def test_removed(seq):
+    assert strip(f"a{seq}b") == "ab"
+
+
+@pytest.mark.parametrize(("text", "n"), [("x", 1), pytest.param("y", 2, id="y"), ("z",)])
+@pytest.mark.parametrize("flag", [True])
+def test_rows(text, n, flag):
+    strip(text, n, flag=flag)
+
+
+@pytest.mark.parametrize("seq", make_rows())
+def test_not_literal(seq):
+    strip(seq)
+'''
+
+
+def test_parametrize_rows_and_f_strings_of_literals_give_calls() -> None:
+    calls = from_test_file(PARAMETRIZED, "strip", "pkg.mod", "t.py", "after")
+    assert args_of(calls) == [
+        ("'a\\x1b[1mb'",), ("'a\\x1b[0mb'",), ("'a\\x1b[38:5:1mb'",),
+        ("'x'", "1", "flag=True"), ("'y'", "2", "flag=True"),
+    ]
+
+
+def test_names_used_twice_in_a_chain_do_not_build_huge_values() -> None:
+    lines = ["from pkg.mod import f", "a0 = 'xxxxxxxxxx'"]
+    lines += [f"a{i + 1} = [a{i}, a{i}]" for i in range(19)]
+    lines += [f"b{i + 1} = f'{{b{i}}}{{b{i}}}'" for i in range(19)]
+    lines += ["b0 = 'yyyyyyyyyy'", "f(a19)", "f(b19)", "f(a3)"]
+    calls = from_test_file("\n".join(lines) + "\n", "f", "pkg.mod", "t.py", "after")
+    assert [len(c.args[0]) for c in calls] == [len(str([[["xxxxxxxxxx"] * 2] * 2] * 2))]

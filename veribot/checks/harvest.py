@@ -48,13 +48,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_CALLS = 24
+MAX_CALLS = 64
 # Calls that differed in the first run and are examined in fresh children, at most.
 _MAX_EXAMINED = 4
 NOT_RUN = "not-run"  # the value of a call the sandbox had no time left to start
 # A call whose arguments print longer than this is left out (a fixture, not an example).
 _MAX_ARGS_CHARS = 2000
 _MAX_DEPTH = 20
+_MAX_STEPS = 4000
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,65 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[_Scope, dict[str, ast.expr]]]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             env, bound = _literal_names(node)
             outer = {k: v for k, v in module_env.items() if k not in bound}
-            yield node, {**outer, **env}
+            for row in _parametrized(node, module_env):
+                yield node, {**outer, **env, **row}
+
+
+_MAX_ROWS = 32
+
+
+def _parametrized(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                  module_env: dict[str, ast.expr]) -> list[dict[str, ast.expr]]:
+    """The argument rows of ``@pytest.mark.parametrize`` decorators (their product), as
+    name bindings; ``[{}]`` for a function without them. Rows are the literal list or
+    tuple given, or a module-level name bound once to one (or a sum of such)."""
+    rows: list[dict[str, ast.expr]] = [{}]
+    for d in fn.decorator_list:
+        if not (isinstance(d, ast.Call) and len(d.args) >= 2
+                and (_dotted(d.func) or "").endswith("mark.parametrize")):
+            continue
+        names = _parameter_names(d.args[0])
+        values = _sequence(d.args[1], module_env, 0)
+        if names is None or values is None:
+            continue  # not understood: the function's arguments stay unbound
+        these: list[dict[str, ast.expr]] = []
+        for value in values:
+            if isinstance(value, ast.Call) and (_dotted(value.func) or "").endswith("param"):
+                value = ast.Tuple(list(value.args), ast.Load())
+                if len(names) == 1 and len(value.elts) == 1:
+                    value = value.elts[0]
+            if len(names) == 1:
+                these.append({names[0]: value})
+            elif isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(names):
+                these.append(dict(zip(names, value.elts, strict=True)))
+        rows = [{**r, **t} for r in rows for t in these][:_MAX_ROWS]
+    return rows
+
+
+def _parameter_names(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        names = [n.strip() for n in node.value.split(",") if n.strip()]
+    elif isinstance(node, ast.Tuple | ast.List) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        names = [str(e.value) for e in node.elts if isinstance(e, ast.Constant)]
+    else:
+        return None
+    return names if names and all(n.isidentifier() for n in names) else None
+
+
+def _sequence(node: ast.expr, module_env: dict[str, ast.expr],
+              depth: int) -> list[ast.expr] | None:
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(node, ast.List | ast.Tuple):
+        return list(node.elts)
+    if isinstance(node, ast.Name) and node.id in module_env:
+        return _sequence(module_env[node.id], {}, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left = _sequence(node.left, module_env, depth + 1)
+        right = _sequence(node.right, module_env, depth + 1)
+        return left + right if left is not None and right is not None else None
+    return None
 
 
 def _walk_scope(scope: _Scope) -> Iterator[ast.AST]:
@@ -363,7 +422,7 @@ _SIMPLE_CALLS = frozenset({"float", "set", "frozenset", "range", "iter"})
 
 
 def _literal_text(node: ast.expr, env: dict[str, ast.expr]) -> str | None:
-    resolved = _resolve(node, env, 0)
+    resolved = _resolve(node, env, 0, [0])
     if resolved is None:
         return None
     try:
@@ -372,21 +431,40 @@ def _literal_text(node: ast.expr, env: dict[str, ast.expr]) -> str | None:
         return None
 
 
-def _resolve(node: ast.expr, env: dict[str, ast.expr], depth: int) -> ast.expr | None:
-    """``node`` with names replaced by their literal values, if it is a literal."""
-    if depth > _MAX_DEPTH:
+def _resolve(node: ast.expr, env: dict[str, ast.expr], depth: int,
+             steps: list[int]) -> ast.expr | None:
+    """``node`` with names replaced by their literal values, if it is a literal.
+
+    ``steps`` counts the nodes built, shared by the whole argument: a name used twice
+    in each of a chain of names must not build an exponentially large value.
+    """
+    steps[0] += 1
+    if depth > _MAX_DEPTH or steps[0] > _MAX_STEPS:
         return None
     d = depth + 1
     if isinstance(node, ast.Constant):
         return None if node.value is Ellipsis else node
     if isinstance(node, ast.Name):
-        value = env.get(node.id)
-        return _resolve(value, {}, d) if value is not None else None
+        bound = env.get(node.id)
+        return _resolve(bound, env, d, steps) if bound is not None else None
+    if isinstance(node, ast.JoinedStr):  # an f-string of literal strings and ints
+        pieces = []
+        for part in node.values:
+            piece: ast.expr | None = part
+            if isinstance(part, ast.FormattedValue):
+                if part.conversion != -1 or part.format_spec is not None:
+                    return None
+                piece = _resolve(part.value, env, d, steps)
+            if not (isinstance(piece, ast.Constant) and type(piece.value) in (str, int)):
+                return None
+            pieces.append(str(piece.value))
+        joined = "".join(pieces)
+        return ast.Constant(joined) if len(joined) <= _MAX_ARGS_CHARS else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        inner = _resolve(node.operand, env, d)
+        inner = _resolve(node.operand, env, d, steps)
         return ast.UnaryOp(node.op, inner) if inner is not None else None
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        elts = _resolve_all(node.elts, env, d)
+        elts = _resolve_all(node.elts, env, d, steps)
         if elts is None:
             return None
         if isinstance(node, ast.List):
@@ -395,14 +473,14 @@ def _resolve(node: ast.expr, env: dict[str, ast.expr], depth: int) -> ast.expr |
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             return None
-        keys = _resolve_all([k for k in node.keys if k is not None], env, d)
-        values = _resolve_all(node.values, env, d)
+        keys = _resolve_all([k for k in node.keys if k is not None], env, d, steps)
+        values = _resolve_all(node.values, env, d, steps)
         if keys is None or values is None:
             return None
         return ast.Dict(list[ast.expr | None](keys), values)
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _SIMPLE_CALLS and not node.keywords):
-        inner_args = _resolve_all(node.args, env, d)
+        inner_args = _resolve_all(node.args, env, d, steps)
         if inner_args is None:
             return None
         return ast.Call(ast.Name(node.func.id, ast.Load()), inner_args, [])
@@ -410,12 +488,12 @@ def _resolve(node: ast.expr, env: dict[str, ast.expr], depth: int) -> ast.expr |
 
 
 def _resolve_all(nodes: Sequence[ast.expr], env: dict[str, ast.expr],
-                 depth: int) -> list[ast.expr] | None:
+                 depth: int, steps: list[int]) -> list[ast.expr] | None:
     out = []
     for n in nodes:
         if isinstance(n, ast.Starred):
             return None
-        r = _resolve(n, env, depth)
+        r = _resolve(n, env, depth, steps)
         if r is None:
             return None
         out.append(r)
