@@ -226,3 +226,24 @@ def test_names_used_twice_in_a_chain_do_not_build_huge_values() -> None:
     lines += ["b0 = 'yyyyyyyyyy'", "f(a19)", "f(b19)", "f(a3)"]
     calls = from_test_file("\n".join(lines) + "\n", "f", "pkg.mod", "t.py", "after")
     assert [len(c.args[0]) for c in calls] == [len(str([[["xxxxxxxxxx"] * 2] * 2] * 2))]
+
+
+def test_doc_files_give_calls_only_through_imports_of_the_module() -> None:
+    readme = """Usage
+=====
+
+    >>> from pkg import chunk
+    >>> chunk([1, 2, 3], 2)
+    [[1, 2], [3]]
+
+Elsewhere a function of that name is another one:
+
+    >>> from other import chunk as c
+    >>> c([4], 1)
+"""
+    calls = from_doctests(readme, "chunk", "README.rst (after revision)", docs=True,
+                          module="pkg.mod")
+    assert args_of(calls) == [("[1, 2, 3]", "2")]
+    assert calls[0].origin == "the doctest at line 5 of README.rst (after revision)"
+    assert from_doctests(readme.replace("from pkg import", "from nowhere import"), "chunk",
+                         "README.rst", docs=True, module="pkg.mod") == []
