@@ -6,7 +6,8 @@ the doctests (``>>>`` lines) of both versions' module and the test and doc files
 revisions (``PairContext.before_tests``/``after_tests``), and keeps the calls of the unit
 whose arguments are literals the sandbox's call format takes (see
 ``sandbox._child.parse_literal``), resolving a name bound once to a literal in the same
-test function (``seq = 'ABC'`` then ``sliced(seq, -1)``).
+test function or module (``seq = 'ABC'`` then ``sliced(seq, -1)``), the rows of
+``pytest.mark.parametrize`` and f-strings of literal strings.
 
 Only calls that refer to the unit are taken: in a test file, through a name imported
 from the unit's module or one of its parent packages (``from pkg.mod import f``,
@@ -23,9 +24,8 @@ import doctest
 import functools
 import logging
 import posixpath
-import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from veribot.checks.differential import Confirmation, compare, examine, run_both
@@ -42,7 +42,6 @@ __all__ = [
     "first_difference",
     "from_doctests",
     "from_test_file",
-    "mentions",
     "rank",
 ]
 
@@ -500,13 +499,7 @@ def _resolve_all(nodes: Sequence[ast.expr], env: dict[str, ast.expr],
     return out
 
 
-# --------------------------------------------------------------------------- test files to read
-
-
-def mentions(text: str, names: Iterable[str]) -> bool:
-    """Whether ``text`` mentions any of ``names`` as a whole word."""
-    words = [re.escape(n) for n in names if n]
-    return bool(words) and re.search(r"\b(?:" + "|".join(words) + r")\b", text) is not None
+# --------------------------------------------------------------------------- which test files
 
 
 def rank(path: str, module_path: str) -> tuple[int, int, str]:
