@@ -102,8 +102,8 @@ def assumption(inferred: Mapping[str, Inferred]) -> str:
     """The sentence a verdict lists for a proof that used inferred types."""
     parts = [f"`{name}: {i.type.text()}` (inferred from {', '.join(i.sources)})"
              for name, i in inferred.items()]
-    return ("the parameters are unannotated; the proof covers only the inferred types "
-            + "; ".join(parts))
+    return ("inferred parameter types (unannotated in both versions; a proof holds only "
+            "for inputs of these types): " + "; ".join(parts))
 
 
 def literal_type(node: ast.expr) -> PyType | None:
