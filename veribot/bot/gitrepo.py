@@ -10,15 +10,17 @@ Errors (all :class:`GitRepoError`, each with a sentence a person can act on):
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 from unidiff.patch import PatchSet
 
+from veribot.checks import harvest
 from veribot.checks import package as packages
-from veribot.checks.package import Package, PairContext
-from veribot.checks.units import FileChange
+from veribot.checks.package import Package, PairContext, SourceFile
+from veribot.checks.units import FileChange, is_test_path
 
 logger = logging.getLogger(__name__)
 
@@ -181,9 +183,12 @@ def _blob(tree: git.Tree, path: str | None) -> bytes | None:
 
 
 def package_context(root: Path, base: str, head: str,
-                    before_path: str | None, after_path: str | None) -> PairContext:
+                    before_path: str | None, after_path: str | None,
+                    names: Sequence[str] = ()) -> PairContext:
     """Each version's package: the before file's from ``base``, the after file's from ``head``.
 
+    With ``names`` (the changed functions' names), also each revision's test and doc
+    files that mention one of them, for calls to try (``veribot.checks.harvest``).
     Only files of the two commits are read (never the working tree), bounded by the
     caps of ``veribot.checks.package``.
     """
@@ -191,7 +196,54 @@ def package_context(root: Path, base: str, head: str,
     return PairContext(
         _package_at(repo, base, before_path) if before_path else None,
         _package_at(repo, head, after_path) if after_path else None,
+        _tests_at(repo, base, before_path, names) if before_path and names else (),
+        _tests_at(repo, head, after_path, names) if after_path and names else (),
     )
+
+
+_DOC_SUFFIXES = (".rst", ".md", ".txt")
+
+
+def _tests_at(repo: git.Repo, rev: str, module_path: str,
+              names: Sequence[str]) -> tuple[SourceFile, ...]:
+    """Test files (and doc files with doctests) of ``rev`` that mention one of ``names``:
+    those named after the module first, at most ``MAX_TEST_FILES`` and ``MAX_TEST_BYTES``."""
+    words = [n for n in dict.fromkeys(names) if n.isidentifier()]
+    if not words:
+        return ()
+    patterns = [x for n in words for x in ("-e", n)]
+    try:
+        out = repo.git.grep("-l", "-w", "-F", "-I", *patterns, rev, "--",
+                            "*.py", *(f"*{s}" for s in _DOC_SUFFIXES))
+    except git.GitCommandError:  # no match is exit code 1
+        return ()
+    paths = [line.split(":", 1)[1] for line in str(out).splitlines() if ":" in line]
+    paths = [p for p in paths if p != module_path
+             and (is_test_path(p) if p.endswith(".py") else p.endswith(_DOC_SUFFIXES))]
+    paths.sort(key=lambda p: (not p.endswith(".py"), *harvest.rank(p, module_path)))
+    tree = repo.commit(rev).tree
+    files: list[SourceFile] = []
+    size = 0
+    for path in paths:
+        if len(files) >= packages.MAX_TEST_FILES:
+            break
+        try:
+            item = tree / path
+        except KeyError:
+            continue
+        if not isinstance(item, git.Blob) or item.mode & 0o170000 == 0o120000:
+            continue
+        if size + item.size > packages.MAX_TEST_BYTES:
+            continue
+        try:
+            text = bytes(item.data_stream.read()).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if not path.endswith(".py") and ">>>" not in text:
+            continue
+        files.append(SourceFile(path, text))
+        size += item.size
+    return tuple(files)
 
 
 def _package_at(repo: git.Repo, rev: str, path: str) -> Package | None:

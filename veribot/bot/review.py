@@ -207,6 +207,10 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
 def _with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:
     """Each unit to compare with its versions' packages, read once per file."""
     cache: dict[tuple[str | None, str | None], PairContext] = {}
+    names: dict[tuple[str | None, str | None], list[str]] = {}
+    for unit in units:  # the changed functions of each file, whose tests are read
+        if _not_checked(unit) is None and "." not in unit.entry:
+            names.setdefault((unit.before_path, unit.after_path), []).append(unit.entry)
     out = []
     for unit in units:
         if _not_checked(unit) is not None:
@@ -214,7 +218,8 @@ def _with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list
             continue
         key = (unit.before_path, unit.after_path)
         if key not in cache:
-            cache[key] = gitrepo.package_context(changes.root, changes.base, changes.head, *key)
+            cache[key] = gitrepo.package_context(changes.root, changes.base, changes.head, *key,
+                                                 names=names.get(key, ()))
         out.append(dataclasses.replace(unit, context=cache[key]))
     return out
 

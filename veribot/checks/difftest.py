@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from veribot.checks import construct, differential
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pysource, pystrings
 from veribot.checks.lang.pytypes import (
     BoolT,
     DictT,
@@ -308,6 +308,7 @@ def build_spec(
     # The typing rules widen each type: bools where int is declared, ints where float is.
     params: list[list[object]] = [[name, type_to_json(domain(t))] for name, t in typed]
     ints, strs = code_constants(before_src, after_src)
+    strs = list(dict.fromkeys([*pystrings.seeds([before_src, after_src], entry), *strs]))[:48]
     spec: dict[str, object] = {
         "entry": entry,
         "params": params,
@@ -627,6 +628,9 @@ def texts():
     parts = [st.text(alphabet=chars, max_size=8), st.text(max_size=8)]
     if STRS:
         parts.insert(0, st.sampled_from(STRS))
+        # What the code looks for, within other text: "x" + "\x1b[0m" + "y".
+        piece = st.one_of(st.sampled_from(STRS), st.text(alphabet=chars, max_size=3))
+        parts.insert(1, st.lists(piece, min_size=2, max_size=4).map("".join))
     return st.one_of(*parts)
 
 

@@ -15,8 +15,11 @@ How a verdict is reached:
    reproduced, stable difference that is not the sandbox's doing is a refutation
    (``differential.examine``): **refuted**.
 3. Where the model does not cover the code, or proves nothing, the search goes on beyond
-   it: randomised differential testing from the parameter types (``difftest``), each
-   found input confirmed in the sandbox. It can refute, never verify.
+   it: first the calls of the function found in the repository's doctests and tests
+   (``harvest``), then randomised differential testing from the parameter types
+   (``difftest``), each found input confirmed in the sandbox. It can refute, never verify.
+   Parameters annotated in neither version get types inferred from their defaults and
+   those calls (``lang.pyinfer``); a proof that used them lists them as an assumption.
 4. Before a proof is reported (when execution is allowed), the tripwire (``tripwire``)
    runs both versions on edge values, the code's constants and random draws of the
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
@@ -37,9 +40,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import difftest, modulecheck, tripwire
+from veribot.checks import difftest, harvest, modulecheck, tripwire
 from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
-from veribot.checks.lang import pyinduct, pyprove, pysignature, pysource
+from veribot.checks.lang import pyinduct, pyinfer, pyprove, pysignature, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
@@ -138,6 +141,8 @@ def _decide(
     given = {k: parse_type(v) for k, v in (param_types or {}).items()}
     deadline = start + budget.timeout_s
     notes: list[str] = []
+    harvested, inferred = _repository_inputs(before, after, entry, fn_a, fn_b, given, context)
+    given = {**{k: i.type for k, i in inferred.items()}, **given}
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
     sig_a, sig_b = Signature.of(fn_a, module_a), Signature.of(fn_b, module_b)
     if pysignature.changes(sig_a, sig_b) or _mutable_default(sig_a, sig_b):
@@ -148,6 +153,9 @@ def _decide(
             found = _first_shown(before, after, entry, calls, deadline, context)
         if found is not None:
             return _refuted(found, "calls that exercise the signature, executed on both versions")
+        found = _first_harvested(before, after, entry, harvested, budget, deadline, context)[0]
+        if found is not None:
+            return _refuted(found, HARVESTED)
         if pysignature.changes(sig_a, sig_b):
             tried = " (calls by position, by keyword and without the defaults showed no "
             tried += "difference)"
@@ -162,6 +170,9 @@ def _decide(
             )
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
+    if inferred:  # the proof, if any, holds only for these types
+        outcome = dataclasses.replace(
+            outcome, assumptions=(*outcome.assumptions, pyinfer.assumption(inferred)))
     if outcome.kind == "proved":
         unchecked = _module_unchecked(
             (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline, context
@@ -175,7 +186,14 @@ def _decide(
                 assumptions=outcome.assumptions,
             )
     if outcome.kind == "proved":
+        if budget.execute and inferred:  # the repository's calls may lie outside the types
+            found = _first_harvested(before, after, entry, harvested, budget, deadline,
+                                     context)[0]
+            if found is not None:
+                return _refuted(found, HARVESTED, [outcome.detail])
         if budget.execute:
+            param_types = {**{k: i.type.text() for k, i in inferred.items()},
+                           **(param_types or {})}
             wire = _tripwire(before, after, entry, param_types, budget, deadline, context)
             if wire.counterexample is not None:
                 log.warning("model defect: %s was proven equivalent, but on input (%s) %s",
@@ -234,6 +252,10 @@ def _decide(
     else:
         notes.append(outcome.detail)
 
+    found, seen = _first_harvested(before, after, entry, harvested, budget, deadline, context)
+    if found is not None:
+        return _refuted(found, HARVESTED, notes)
+    undecided = undecided or seen
     if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
         # Calls that leave defaults out: what the model read as the defaults may not be
         # what the loaded module has.
@@ -268,6 +290,37 @@ def _decide(
             notes=tuple(notes),
         )
     return _inconclusive(outcome, notes, timed_out=time.monotonic() > deadline)
+
+
+HARVESTED = "calls from the repository's doctests and tests, executed on both versions"
+
+
+def _repository_inputs(
+    before: str, after: str, entry: str, fn_a: ast.FunctionDef, fn_b: ast.FunctionDef,
+    given: Mapping[str, PyType], context: PairContext | None,
+) -> tuple[list[harvest.Call], dict[str, pyinfer.Inferred]]:
+    """Calls of ``entry`` found in the repository, and the parameter types inferred from
+    them and the defaults (for parameters annotated in neither version nor ``given``)."""
+    try:
+        calls = harvest.calls_for(before, after, entry, context)
+        inferred = pyinfer.infer(fn_a, fn_b, calls)
+    except Exception:  # reading the repository's tests must never stop the check
+        log.exception("harvesting calls of %s failed", entry)
+        return [], {}
+    return calls, {k: v for k, v in inferred.items() if k not in given}
+
+
+def _first_harvested(
+    before: str, after: str, entry: str, calls: list[harvest.Call], budget: Budget,
+    deadline: float, context: PairContext | None,
+) -> tuple[Counterexample | None, Confirmation | None]:
+    """The repository's calls of ``entry`` executed on both versions (once per check)."""
+    if not budget.execute or not calls:
+        return None, None
+    found = harvest.first_difference(before, after, entry, calls, limits=_sandbox(deadline),
+                                     until=deadline, context=context)
+    calls.clear()  # tried: later steps need not run them again
+    return found
 
 
 def _tripwire(

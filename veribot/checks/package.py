@@ -15,10 +15,23 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "Package", "PairContext", "collect", "module_name"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_FILES",
+    "MAX_TEST_BYTES",
+    "MAX_TEST_FILES",
+    "Package",
+    "PairContext",
+    "SourceFile",
+    "collect",
+    "module_name",
+]
 
 MAX_FILES = 300
 MAX_BYTES = 2 * 1024 * 1024
+# Test and doc files read per revision for calls of the changed functions.
+MAX_TEST_FILES = 4
+MAX_TEST_BYTES = 1024 * 1024
 # Names the sandbox's own children use: a package of that name is not loaded as one.
 _RESERVED = frozenset({"subject", "veribot_canonical", "hypothesis", "veribot"})
 
@@ -56,11 +69,26 @@ class Package:
 
 
 @dataclass(frozen=True)
+class SourceFile:
+    """A file of one revision, repository-relative path and text."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
 class PairContext:
-    """The package of the before version (base revision) and of the after one (head)."""
+    """The package of the before version (base revision) and of the after one (head).
+
+    ``before_tests``/``after_tests``: test and doc files of each revision that mention
+    the changed functions by name (bounded: ``MAX_TEST_FILES``, ``MAX_TEST_BYTES``); their
+    calls of a function are inputs to try (``veribot.checks.harvest``).
+    """
 
     before: Package | None = None
     after: Package | None = None
+    before_tests: tuple[SourceFile, ...] = ()
+    after_tests: tuple[SourceFile, ...] = ()
 
 
 def _safe(path: str) -> bool:

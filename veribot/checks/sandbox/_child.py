@@ -115,7 +115,8 @@ def parse_literal(text: str) -> object:
 
     Accepts what ``repr`` prints for ints, bools, None, str, bytes, floats, complex,
     lists, tuples, dicts, sets and frozensets, plus ``float('nan')``, ``float('inf')``,
-    ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``.
+    ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``; and, for inputs
+    taken from a repository's own tests, ``range(<ints>)`` and ``iter(<literal>)``.
     """
     tree = ast.parse(text.strip(), mode="eval")
     return _literal(tree.body)
@@ -221,6 +222,15 @@ def _literal(node: ast.expr) -> object:
             items = _literal(args[0])
             if isinstance(items, list | tuple | set | frozenset):
                 return set(items) if name == "set" else frozenset(items)
+        if name == "range" and 1 <= len(args) <= 3:
+            bounds = [_literal(a) for a in args]
+            ints = [b for b in bounds if isinstance(b, int) and not isinstance(b, bool)]
+            if len(ints) == len(bounds):
+                return range(*ints)
+        if name == "iter" and len(args) == 1:
+            items = _literal(args[0])
+            if isinstance(items, list | tuple | str | bytes | set | frozenset | dict | range):
+                return iter(items)
     raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
 
 

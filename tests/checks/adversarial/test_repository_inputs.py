@@ -1,0 +1,98 @@
+"""Inputs from the repository: harvested calls refute, inferred types are listed as assumptions.
+
+Each pair is a module under ``pkg/mod.py`` with a test file of the after revision; the
+review must refute with the test's input (and say where it came from), never with a call
+of a different function of the same name, and a proof over inferred types must say so.
+"""
+
+from __future__ import annotations
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.package import Package, PairContext, SourceFile
+from veribot.checks.verdict import Result, Verdict
+
+BUDGET = Budget(timeout_s=6.0)
+
+
+def context(test: str) -> PairContext:
+    package = Package("pkg.mod", "pkg/mod.py", "", (("pkg/__init__.py", ""),))
+    return PairContext(package, package, after_tests=(SourceFile("tests/test_mod.py", test),))
+
+
+def check(before: str, after: str, test: str, entry: str = "f") -> Result:
+    return check_pair(before, after, entry, budget=BUDGET, context=context(test))
+
+
+# A difference neither the model nor a random draw reaches: one string by its checksum.
+MAGIC_BEFORE = "import zlib\n\n\ndef f(key, n=1):\n    return n\n"
+MAGIC_AFTER = (
+    "import zlib\n\n\ndef f(key, n=1):\n"
+    "    if zlib.crc32(key.encode()) in (2119306317, 238614722):\n        return -n\n"
+    "    return n\n"
+)
+
+
+def test_a_call_in_the_test_file_refutes_and_is_named() -> None:
+    test = ("from pkg.mod import f\n\n\ndef test_it():\n"
+            "    key = 'release-2026.11-rc76'\n    assert f(key, 2) == -2\n")
+    r = check(MAGIC_BEFORE, MAGIC_AFTER, test)
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None
+    assert r.counterexample.args == ("'release-2026.11-rc76'", "2")
+    assert r.counterexample.found_by == "a call in tests/test_mod.py line 6 (after revision)"
+
+
+def test_a_doctest_of_another_function_refutes() -> None:
+    doc = '    """>>> f(\'release-2026.11-rc73\')\n    """\n'
+    before = MAGIC_BEFORE + "\n\ndef g():\n" + doc + "    return 0\n"
+    after = MAGIC_AFTER + "\n\ndef g():\n" + doc + "    return 0\n"
+    r = check(before, after, "")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None
+    assert r.counterexample.found_by.startswith("the doctest at line")
+
+
+def test_a_local_function_of_the_same_name_is_not_the_unit() -> None:
+    test = ("from pkg import mod\n\n\ndef f(key, n=1):\n    return n\n\n\n"
+            "def test_it():\n    f('release-2026.11-rc76', 2)\n")
+    r = check(MAGIC_BEFORE, MAGIC_AFTER, test)
+    assert r.verdict is not Verdict.REFUTED or (
+        r.counterexample is not None and "test_mod" not in r.counterexample.found_by)
+
+
+def test_a_mutated_argument_is_part_of_the_behaviour() -> None:
+    before = "def f(xs):\n    xs.append(0)\n    return len(xs)\n"
+    after = "def f(xs):\n    return len(xs) + 1\n"
+    test = "import pkg.mod\n\n\ndef test_it():\n    assert pkg.mod.f([1, 2]) == 3\n"
+    r = check(before, after, test)
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and "arguments" in r.detail
+
+
+def test_an_iterator_argument_from_a_test() -> None:
+    before = "def f(it, start=0):\n    return list(it)[start:]\n"
+    after = "def f(it, start=0):\n    return list(it)[start:] if start >= 0 else []\n"
+    test = "from pkg.mod import f\n\n\ndef test_it():\n    f(iter('abc'), start=-1)\n"
+    r = check(before, after, test)
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args == ("iter('abc')", "start=-1")
+
+
+def test_a_proof_over_inferred_types_lists_them() -> None:
+    # Equal for ints, not for floats (2.5 // 1 is 2.0): verified only under `x: int`.
+    before = "def f(x=0):\n    return x + 0\n"
+    after = "def f(x=0):\n    return x // 1\n"
+    r = check(before, after, "from pkg.mod import f\n\n\ndef test_it():\n    f(5)\n")
+    assert r.verdict is Verdict.VERIFIED, r.detail
+    assert any("`x: int` (inferred from the default 0, a call in tests/test_mod.py)" in a
+               for a in r.assumptions), r.assumptions
+
+
+def test_a_harvested_call_outside_the_inferred_types_still_refutes() -> None:
+    # `set()` gives no type, so the proof covers `x: int` only, where the two agree; the
+    # test's call is run before the proof is reported, and shows the difference.
+    before = "def f(x=0):\n    return x * 2\n"
+    after = "def f(x=0):\n    return x << 1 if type(x) is int else len(x)\n"
+    r = check(before, after, "from pkg.mod import f\n\n\ndef test_it():\n    f(set())\n")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args == ("set()",)

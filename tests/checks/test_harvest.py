@@ -1,0 +1,249 @@
+"""Calls harvested from doctests and test files; types inferred from them; string seeds."""
+
+from __future__ import annotations
+
+import ast
+
+from veribot.checks.harvest import Call, calls_for, from_doctests, from_test_file
+from veribot.checks.lang import pyinfer, pystrings
+from veribot.checks.lang.pytypes import BoolT, IntT, ListT, NoneT, StrT, UnionT
+from veribot.checks.package import Package, PairContext, SourceFile
+from veribot.checks.sandbox._child import parse_literal, split_arguments
+
+MODULE = '''"""A module.
+
+>>> chunk([1, 2, 3], 2)
+[[1, 2], [3]]
+"""
+
+
+def chunk(items, n=2, strict=False):
+    """Split.
+
+    >>> list(chunk('abc', n=1))
+    ['a', 'b', 'c']
+    >>> chunk(helper(), 3)
+    """
+    return items
+
+
+def other(x):
+    """>>> chunk((1, 2), 5)"""
+    return x
+'''
+
+
+def args_of(calls: list[Call]) -> list[tuple[str, ...]]:
+    return [c.args for c in calls]
+
+
+def test_doctests_of_every_docstring_give_literal_calls_with_their_lines() -> None:
+    calls = from_doctests(MODULE, "chunk", "the after version")
+    assert args_of(calls) == [("[1, 2, 3]", "2"), ("'abc'", "n=1"), ("(1, 2)", "5")]
+    assert calls[0].origin == "the doctest at line 3 of the after version"
+    assert calls[1].origin == "the doctest at line 11 of the after version"
+
+
+TEST_FILE = '''import pytest
+import pkg as p
+from pkg.mod import chunk as ch
+from other import thing
+
+
+SEQ = 'ABCDEFG'
+
+
+def test_plain():
+    seq = [1, 2, 3]
+    assert list(ch(seq, -1)) == []
+    assert p.chunk(SEQ, 3, strict=True)
+    with pytest.raises(ValueError):
+        list(p.mod.chunk(iter([1, 2]), n=range(3)))
+
+
+def test_not_literal():
+    n = 1
+    n = 2
+    ch([1], n)              # n bound twice: not a literal
+    ch(thing, 1)            # a name from elsewhere
+    ch(*[1, 2])             # starred
+    ch([1], key=lambda x: x)
+
+
+class TestIt:
+    def test_lambda(self):
+        self.assertRaises(ValueError, lambda: list(ch('AB', 0)))
+'''
+
+
+def test_test_file_calls_through_imports_with_local_literals_resolved() -> None:
+    calls = from_test_file(TEST_FILE, "chunk", "pkg.mod", "tests/test_mod.py", "after")
+    assert args_of(calls) == [
+        ("[1, 2, 3]", "-1"),
+        ("'ABCDEFG'", "3", "strict=True"),
+        ("iter([1, 2])", "n=range(3)"),
+        ("'AB'", "0"),
+    ]
+    assert calls[0].origin == "a call in tests/test_mod.py line 12 (after revision)"
+    for call in calls:
+        split_arguments(call.args)  # the sandbox reads every one
+
+
+def test_a_function_of_the_same_name_defined_in_the_test_file_is_not_the_unit() -> None:
+    text = '''from pkg.mod import *
+import pkg.mod
+
+
+def chunk(items, n):
+    return []
+
+
+def test_local():
+    chunk([1, 2], -1)          # the local function, not the unit
+    pkg.mod.chunk([3], -2)     # the unit
+'''
+    calls = from_test_file(text, "chunk", "pkg.mod", "t.py", "after")
+    assert args_of(calls) == [("[3]", "-2")]
+    # An unrelated module's function of that name is not the unit either.
+    assert from_test_file("from elsewhere import chunk\nchunk([1], 2)\n", "chunk", "pkg.mod",
+                          "t.py", "after") == []
+
+
+def test_calls_only_in_the_after_revision_come_first_and_methods_are_not_harvested() -> None:
+    ctx = PairContext(
+        Package("pkg.mod", "pkg/mod.py", ""),
+        Package("pkg.mod", "pkg/mod.py", ""),
+        before_tests=(SourceFile("tests/t.py", "from pkg.mod import f\nf(1)\n"),),
+        after_tests=(SourceFile("tests/t.py", "from pkg.mod import f\nf(1)\nf(-1)\n"),),
+    )
+    src = "def f(x):\n    return x\n"
+    calls = calls_for(src, src, "f", ctx)
+    assert args_of(calls) == [("-1",), ("1",)]
+    assert "(after revision)" in calls[0].origin
+    assert calls_for(src, src, "C.f", ctx) == []
+    assert calls_for("def f(:", src, "f", None) == []
+
+
+def test_the_sandbox_reads_range_and_iter_of_literals_only() -> None:
+    assert parse_literal("range(1, 7, 2)") == range(1, 7, 2)
+    assert list(parse_literal("iter('ab')")) == ["a", "b"]  # type: ignore[call-overload]
+    for bad in ("range(1.5)", "iter(x)", "range(True)", "iter(open('f'))", "list(range(3))"):
+        try:
+            parse_literal(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was accepted")
+
+
+def fn(src: str) -> ast.FunctionDef:
+    node = ast.parse(src).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node
+
+
+def test_types_are_inferred_from_defaults_and_calls_and_say_from_where() -> None:
+    f = fn("def f(items, n=2, strict=False, key=None, *, tag: str = ''):\n    pass\n")
+    calls = [Call(("'abc'", "3"), "a call in tests/t.py line 3 (after revision)"),
+             Call(("[1, 2]", "n=None"), "a call in tests/t.py line 4 (after revision)"),
+             Call(("iter([1])",), "the doctest at line 9 of the after version")]
+    got = pyinfer.infer(f, f, calls)
+    assert got["items"].type == UnionT((StrT(), ListT(IntT())))
+    assert got["n"].type == UnionT((IntT(), NoneT()))
+    assert got["strict"].type == BoolT()
+    assert "key" not in got  # None alone says nothing
+    assert "tag" not in got  # annotated
+    assert got["items"].sources == ("2 call(s) in tests/t.py",)
+    assert got["strict"].sources == ("the default False",)
+    text = pyinfer.assumption(got)
+    assert "`items: str | list[int]` (inferred from 2 call(s) in tests/t.py)" in text
+
+
+def test_nothing_is_inferred_when_the_parameters_differ_or_an_annotation_exists() -> None:
+    a, b = fn("def f(x=1):\n    pass\n"), fn("def f(y=1):\n    pass\n")
+    assert pyinfer.infer(a, b, []) == {}
+    c = fn("def f(x: float = 1):\n    pass\n")
+    assert pyinfer.infer(a, c, []) == {}
+
+
+def test_string_seeds_come_from_the_regular_expression_a_function_reads() -> None:
+    src = '''import re
+_ansi = re.compile(r"\\033\\[[0-?]*[ -/]*[@-~]")
+OTHER = "unrelated"
+
+
+def strip(value):
+    return _ansi.sub("", value)
+
+
+def length(value):
+    return len(strip(value))
+'''
+    assert pystrings.regex_samples(r"\033\[[0-?]*[ -/]*[@-~]") == [
+        "\x1b[@", "\x1b[0 @", "\x1b[?/~"]
+    for entry in ("strip", "length"):
+        seeds = pystrings.seeds([src], entry)
+        assert "\x1b[@" in seeds and "unrelated" not in seeds, seeds
+    assert pystrings.regex_samples("(") == []
+
+
+PARAMETRIZED = '''import pytest
+from pkg.mod import strip
+
+ESC = "\\033"
+EMITTED = [f"{ESC}[1m", f"{ESC}[0m"]
+FOREIGN = [f"{ESC}[38:5:1m"]
+
+
+@pytest.mark.parametrize("seq", EMITTED + FOREIGN)
+def test_removed(seq):
+    assert strip(f"a{seq}b") == "ab"
+
+
+@pytest.mark.parametrize(("text", "n"), [("x", 1), pytest.param("y", 2, id="y"), ("z",)])
+@pytest.mark.parametrize("flag", [True])
+def test_rows(text, n, flag):
+    strip(text, n, flag=flag)
+
+
+@pytest.mark.parametrize("seq", make_rows())
+def test_not_literal(seq):
+    strip(seq)
+'''
+
+
+def test_parametrize_rows_and_f_strings_of_literals_give_calls() -> None:
+    calls = from_test_file(PARAMETRIZED, "strip", "pkg.mod", "t.py", "after")
+    assert args_of(calls) == [
+        ("'a\\x1b[1mb'",), ("'a\\x1b[0mb'",), ("'a\\x1b[38:5:1mb'",),
+        ("'x'", "1", "flag=True"), ("'y'", "2", "flag=True"),
+    ]
+
+
+def test_names_used_twice_in_a_chain_do_not_build_huge_values() -> None:
+    lines = ["from pkg.mod import f", "a0 = 'xxxxxxxxxx'"]
+    lines += [f"a{i + 1} = [a{i}, a{i}]" for i in range(19)]
+    lines += [f"b{i + 1} = f'{{b{i}}}{{b{i}}}'" for i in range(19)]
+    lines += ["b0 = 'yyyyyyyyyy'", "f(a19)", "f(b19)", "f(a3)"]
+    calls = from_test_file("\n".join(lines) + "\n", "f", "pkg.mod", "t.py", "after")
+    assert [len(c.args[0]) for c in calls] == [len(str([[["xxxxxxxxxx"] * 2] * 2] * 2))]
+
+
+def test_doc_files_give_calls_only_through_imports_of_the_module() -> None:
+    readme = """Usage
+=====
+
+    >>> from pkg import chunk
+    >>> chunk([1, 2, 3], 2)
+    [[1, 2], [3]]
+
+Elsewhere a function of that name is another one:
+
+    >>> from other import chunk as c
+    >>> c([4], 1)
+"""
+    calls = from_doctests(readme, "chunk", "README.rst (after revision)", docs=True,
+                          module="pkg.mod")
+    assert args_of(calls) == [("[1, 2, 3]", "2")]
+    assert calls[0].origin == "the doctest at line 5 of README.rst (after revision)"
+    assert from_doctests(readme.replace("from pkg import", "from nowhere import"), "chunk",
+                         "README.rst", docs=True, module="pkg.mod") == []
