@@ -37,7 +37,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import difftest, modulecheck, tripwire
+from veribot.checks import difftest, modulecheck, relational, tripwire
 from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
 from veribot.checks.lang import pyinduct, pyprove, pysignature, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
@@ -160,6 +160,11 @@ def _decide(
                 + (tried if budget.execute else ""),
                 line=fn_b.lineno,
             )
+
+    if budget.execute:  # the same code in the same environment, confirmed by loading both
+        same = relational.check(before, after, tree_a, tree_b, entry, _sandbox(deadline), context)
+        if same is not None:
+            return same
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
     if outcome.kind == "proved":

@@ -1,0 +1,151 @@
+"""Adversarial pairs for the relational check: the same code in the same environment.
+
+Pairs that differ only by a consistent renaming of locals, a docstring, or a name that
+resolves to the same imported object are verified without a model; every way the names
+could denote something else (a merged local, a rebound import, another object of the same
+name, a builtin shadowed in one version, a changed constant or decorator, code that can
+see local names) must not verify.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from veribot.checks import relational
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=4, search=False)
+
+# (name, before, after, entry)
+EQUIVALENT: list[tuple[str, str, str, str]] = [
+    ("attribute-chain-to-from-import",
+     "import itertools\ndef remove(p, seq):\n    return itertools.filterfalse(p, seq)\n",
+     "from itertools import filterfalse, zip_longest\n"
+     "def remove(p, seq):\n    return filterfalse(p, seq)\n", "remove"),
+    ("operator-not",
+     "import operator\ndef compose(f, g):\n    return lambda x: f(g(x))\n"
+     "def complement(func):\n    return compose(operator.not_, func)\n",
+     "from operator import attrgetter, not_\ndef compose(f, g):\n    return lambda x: f(g(x))\n"
+     "def complement(func):\n    return compose(not_, func)\n", "complement"),
+    ("module-import-moved-into-the-body",
+     "from random import Random\ndef sample(p, seq, state=None):\n"
+     "    if not hasattr(state, 'random'):\n        state = Random(state)\n"
+     "    return filter(lambda _: state.random() < p, seq)\n",
+     "def sample(p, seq, state=None):\n    \"\"\"Doc.\"\"\"\n"
+     "    if not hasattr(state, 'random'):\n        from random import Random\n\n"
+     "        state = Random(state)\n"
+     "    return filter(lambda _: state.random() < p, seq)\n", "sample"),
+    ("renamed-locals-and-captured",
+     "def f(xs, k):\n    total = 0\n    for item in xs:\n        total += item * k\n"
+     "    scale = lambda v: v * total\n    return [scale(i) for i in xs]\n",
+     "def f(xs, k):\n    acc = 0\n    for x in xs:\n        acc += x * k\n"
+     "    sc = lambda v: v * acc\n    return [sc(j) for j in xs]\n", "f"),
+    ("unchanged-body-import-replaced",
+     "import itertools\ndef pad(a, b):\n    return list(itertools.zip_longest(a, b))\n",
+     "from itertools import zip_longest\ndef pad(a, b):\n    return list(zip_longest(a, b))\n",
+     "pad"),
+    ("relative-to-a-changed-helper",
+     "import itertools\ndef helper(x):\n    return x + 1\n"
+     "def f(xs):\n    return [helper(x) for x in itertools.chain(xs)]\n",
+     "from itertools import chain\ndef helper(x):\n    return 1 + x\n"
+     "def f(xs):\n    return [helper(y) for y in chain(xs)]\n", "f"),
+]
+
+# (name, before, after, entry): not the same code in the same environment.
+DIFFERING: list[tuple[str, str, str, str]] = [
+    ("two-locals-merged",
+     "def f(a, b):\n    x = a\n    y = b\n    x = x + 1\n    return x, y\n",
+     "def f(a, b):\n    x = a\n    x = b\n    x = x + 1\n    return x, x\n", "f"),
+    ("import-rebound-later",
+     "import itertools\ndef f(xs):\n    return list(itertools.chain(xs))\n",
+     "from itertools import chain\nchain = list\ndef f(xs):\n    return list(chain(xs))\n",
+     "f"),
+    ("local-import-of-another-object",
+     "from itertools import chain\ndef f(xs):\n    return list(chain(xs))\n",
+     "def f(xs):\n    from collections import ChainMap as chain\n    return list(chain(xs))\n",
+     "f"),
+    ("submodule-or-attribute",
+     "import os.path\ndef f(p):\n    return os.path.basename(p)\n",
+     "from os import path\ndef f(p):\n    return path.dirname(p)\n", "f"),
+    ("arguments-swapped",
+     "def f(a, b):\n    return divmod(a, b)\n", "def f(a, b):\n    return divmod(b, a)\n", "f"),
+    ("changed-constant",
+     "K = 2\ndef f(x):\n    return x * K\n", "K = 3\ndef f(x):\n    return x * K\n", "f"),
+    ("builtin-shadowed-in-one-version",
+     "def f(xs):\n    return len(xs)\n",
+     "def len(xs):\n    return 0\ndef f(xs):\n    return len(xs)\n", "f"),
+    ("global-statement",
+     "n = 0\ndef f(x):\n    global n\n    n = x\n    return n\n",
+     "n = 0\ndef f(y):\n    global n\n    n = y\n    return n\n", "f"),
+    ("changed-decorator",
+     "import functools\ndef f(x):\n    return x\n",
+     "import functools\n@functools.lru_cache\ndef f(x):\n    return x\n", "f"),
+    ("changed-default",
+     "def f(x, k=1):\n    return x + k\n", "def f(x, k=2):\n    return x + k\n", "f"),
+    ("captured-rename-inconsistent",
+     "def f(xs):\n    a = 1\n    b = 2\n    g = lambda: a\n    return g() + b\n",
+     "def f(xs):\n    a = 1\n    b = 2\n    g = lambda: b\n    return g() + a\n", "f"),
+    ("locals-observed",
+     "def f(x):\n    y = x\n    return locals()\n",
+     "def f(x):\n    z = x\n    return locals()\n", "f"),
+    ("frame-observed",
+     "import sys\ndef f(x):\n    y = x\n    return sys._getframe().f_locals\n",
+     "import sys\ndef f(x):\n    z = x\n    return sys._getframe().f_locals\n", "f"),
+    ("del-of-a-local",
+     "def f(x):\n    y = x\n    del y\n    return x\n",
+     "def f(x):\n    z = x\n    del z\n    return x\n", "f"),
+    ("nonlocal",
+     "def f(x):\n    y = 0\n    def g():\n        nonlocal y\n        y = x\n    g()\n    return y\n",
+     "def f(x):\n    z = 0\n    def g():\n        nonlocal z\n        z = x\n    g()\n    return z\n",
+     "f"),
+    ("module-attribute-patched-at-import",
+     "import itertools\ndef f(xs):\n    return itertools.chain(xs)\n",
+     "import itertools\nitertools.chain = list\ndef f(xs):\n    return itertools.chain(xs)\n",
+     "f"),
+    ("global-written-through-globals",
+     "from itertools import chain\ndef f(xs):\n    return list(chain(xs))\n",
+     "from itertools import chain\nglobals()['chain'] = reversed\n"
+     "def f(xs):\n    return list(chain(xs))\n", "f"),
+    ("nested-def-renamed",  # a nested function's name shows (__name__)
+     "def f():\n    def inner():\n        return 1\n    return inner\n",
+     "def f():\n    def other():\n        return 1\n    return other\n", "f"),
+    ("unchanged-helper-reads-changed-constant",
+     "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
+     "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after", "entry"), EQUIVALENT,
+                         ids=[c[0] for c in EQUIVALENT])
+def test_same_code_same_environment_is_verified(
+    name: str, before: str, after: str, entry: str
+) -> None:
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert result.method == relational.METHOD
+
+
+@pytest.mark.parametrize(("name", "before", "after", "entry"), DIFFERING,
+                         ids=[c[0] for c in DIFFERING])
+def test_other_code_or_environment_is_not_verified(
+    name: str, before: str, after: str, entry: str
+) -> None:
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), entry,
+                            relational.Limits()) is None
+
+
+def test_relative_callee_is_named_in_the_assumptions() -> None:
+    _, before, after, entry = EQUIVALENT[-1]
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert any("relative to `helper`" in a for a in result.assumptions)
+
+
+def test_execution_off_never_verifies_relationally() -> None:
+    _, before, after, entry = EQUIVALENT[0]
+    result = check_pair(before, after, entry, budget=Budget(timeout_s=3, execute=False))
+    assert result.verdict is not Verdict.VERIFIED
