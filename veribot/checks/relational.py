@@ -875,7 +875,7 @@ if _globals is not None:
         if not _external and _getattr(_last, "__module__", None) == _globals.get("__name__"):
             _problems.append(f"`{_shown_as}` comes from the module under review")
             continue
-        _prints["chain " + _shown_as] = (_len(_seen), _fp(_last))
+        _prints["chain " + _shown_as] = (_len(_seen), _fp(_last), _external)
 _write(1, ("\\n%(marker)s" + _repr([_failed, _problems, _prints]) + "\\n").encode())
 """
 
@@ -975,7 +975,8 @@ def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | No
         text = repr(value)
         if key.startswith(("function ", "constant ")) and "'<" in text:
             return f"{key} holds objects that cannot be compared"
-        if key.startswith("chain ") and "'<" in text and not _files_same(context):
+        internal = isinstance(value, tuple) and value[-1] is False
+        if internal and "'<" in text and not _files_same(context):
             return f"{key} is an object of the project, whose other files changed"
     return None
 

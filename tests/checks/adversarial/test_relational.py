@@ -15,6 +15,7 @@ import pytest
 
 from veribot.checks import relational
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.package import Package, PairContext
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=4, search=False)
@@ -67,7 +68,7 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "from itertools import chain\ndef f(xs):\n    return list(chain(xs))\n",
      "def f(xs):\n    from collections import ChainMap as chain\n    return list(chain(xs))\n",
      "f"),
-    ("submodule-or-attribute",
+    ("path-function-changed",
      "import os.path\ndef f(p):\n    return os.path.basename(p)\n",
      "from os import path\ndef f(p):\n    return path.dirname(p)\n", "f"),
     ("arguments-swapped",
@@ -98,8 +99,10 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "def f(x):\n    y = x\n    del y\n    return x\n",
      "def f(x):\n    z = x\n    del z\n    return x\n", "f"),
     ("nonlocal",
-     "def f(x):\n    y = 0\n    def g():\n        nonlocal y\n        y = x\n    g()\n    return y\n",
-     "def f(x):\n    z = 0\n    def g():\n        nonlocal z\n        z = x\n    g()\n    return z\n",
+     "def f(x):\n    y = 0\n    def g():\n        nonlocal y\n        y = x\n"
+     "    g()\n    return y\n",
+     "def f(x):\n    z = 0\n    def g():\n        nonlocal z\n        z = x\n"
+     "    g()\n    return z\n",
      "f"),
     ("module-attribute-patched-at-import",
      "import itertools\ndef f(xs):\n    return itertools.chain(xs)\n",
@@ -149,3 +152,27 @@ def test_execution_off_never_verifies_relationally() -> None:
     _, before, after, entry = EQUIVALENT[0]
     result = check_pair(before, after, entry, budget=Budget(timeout_s=3, execute=False))
     assert result.verdict is not Verdict.VERIFIED
+
+
+def test_submodule_or_attribute_of_the_same_name_is_not_verified() -> None:
+    """`import pkg.b` makes `pkg.b` the submodule; `from pkg import b` takes the package's
+    attribute `b`: the same dotted name, two objects."""
+    files = (("pkg/__init__.py", "def b():\n    return 'attribute'\n"),
+             ("pkg/b.py", "X = 'submodule'\n"))
+    package = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files)
+    context = PairContext(package, package)
+    before = "import pkg.b\ndef f():\n    return pkg.b\n"
+    after = "from pkg import b\ndef f():\n    return b\n"
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                            relational.Limits(), context) is None
+    result = check_pair(before, after, "f", budget=BUDGET, context=context)
+    assert result.verdict is not Verdict.VERIFIED, result
+
+
+def test_same_object_from_the_project_is_verified() -> None:
+    files = (("pkg/__init__.py", ""), ("pkg/utils.py", "no_default = '__no__default__'\n"))
+    package = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files)
+    before = "import pkg.utils\ndef f(x):\n    return x == pkg.utils.no_default\n"
+    after = "from .utils import no_default\ndef f(x):\n    return x == no_default\n"
+    result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(package, package))
+    assert result.verdict is Verdict.VERIFIED, result
