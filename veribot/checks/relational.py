@@ -27,13 +27,13 @@ import logging
 import posixpath
 import secrets
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
 from veribot.checks.lang import pysource
-from veribot.checks.lang.pymodule import _bindings
 from veribot.checks.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
@@ -54,6 +54,11 @@ _OBSERVING_ATTRS = {
     "f_locals", "f_globals", "f_back", "f_code", "tb_frame", "gi_frame", "cr_frame",
     "ag_frame", "__code__", "__globals__", "__closure__", "co_varnames", "__builtins__",
     "_getframemodulename", "settrace", "setprofile",
+}  # fmt: skip
+# Names every module binds (the import system sets them), not the builtins of that name.
+_MODULE_DUNDERS = {
+    "__name__", "__doc__", "__file__", "__package__", "__loader__", "__spec__",
+    "__builtins__", "__cached__", "__annotations__", "__path__", "__dict__",
 }  # fmt: skip
 _STDLIB = frozenset(sys.stdlib_module_names)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -88,18 +93,22 @@ class _Side:
     """What one version's child must confirm."""
 
     entry: tuple[str, int] = ("", 0)  # qualname and line of the entry's definition
+    method: tuple[str, str] | None = None  # the entry's class and name, for a method
     functions: dict[str, tuple[str, int]] = field(default_factory=dict)  # name: (qual, line)
     relative: dict[str, tuple[str, int]] = field(default_factory=dict)
     constants: set[str] = field(default_factory=set)
+    classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
     chains: list[Chain] = field(default_factory=list)
     builtins: set[str] = field(default_factory=set)
 
     def request(self) -> dict[str, object]:
         return {
             "entry": self.entry,
+            "method": self.method,
             "functions": sorted(self.functions.items()),
             "relative": sorted(self.relative.items()),
             "constants": sorted(self.constants),
+            "classes": sorted(self.classes.items()),
             "chains": [(c.name, c.parts, c.own, c.reach, c.external, c.stdlib)
                        for c in self.chains],
             "builtins": sorted(self.builtins),
@@ -357,7 +366,7 @@ class _Module:
 
     def __init__(self, tree: ast.Module, package: Package | None) -> None:
         self.tree = tree
-        self.bindings = _bindings(tree)
+        self.bindings = _module_level(tree)
         if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
                for n in ast.walk(tree)):
             raise Refused("a star import in the module")
@@ -393,6 +402,88 @@ class _Module:
         return f"{top}.py" in paths or any(p.startswith(top + "/") for p in paths)
 
 
+def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
+    """The class with the body of ``method`` left out; it must be bound once in the class."""
+    defs = [s for s in node.body
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method]
+    binds = sum(method in _node_bindings(n) or (
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method)
+        for n in _class_level(node))
+    if len(defs) != 1 or binds != 1:
+        raise Refused(f"`{method}` is bound more than once in its class")
+    if any(isinstance(n, ast.ClassDef) for s in node.body for n in ast.walk(s)):
+        raise Refused("a class nested in a class")
+    fn = defs[0]
+    stub = type(fn)(name=fn.name, args=fn.args, body=[ast.Pass()],
+                    decorator_list=fn.decorator_list, returns=fn.returns, type_comment=None)
+    body = [stub if s is fn else s for s in node.body]
+    return ast.ClassDef(name=node.name, bases=node.bases, keywords=node.keywords, body=body,
+                        decorator_list=node.decorator_list)
+
+
+def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
+    """The nodes of a class that run in its own namespace: not inside methods, lambdas or
+    comprehensions (whose first iterable does)."""
+    stack: list[ast.AST] = [*node.body, *node.decorator_list, *node.bases, *node.keywords]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack += _outer_parts(n)
+        elif isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+        elif isinstance(n, ast.ClassDef):
+            raise Refused("a class nested in a class")
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _module_level(tree: ast.Module) -> Counter[str]:
+    """How often each module-level name is bound: by module-level code in any binding form
+    (``pymodule._bindings``), and by a ``global`` declaration in any function. A local of a
+    function or an attribute of a class of the same name is not a binding of it."""
+    count: Counter[str] = Counter()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            if not isinstance(n, ast.Lambda):
+                count[n.name] += 1
+            # Only what runs at the definition is module-level code; walrus targets in
+            # there and `global` declarations anywhere inside bind module names.
+            if isinstance(n, ast.ClassDef):
+                stack += [*n.decorator_list, *n.bases, *n.keywords]
+            else:
+                stack += _outer_parts(n)
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Global):
+                    count.update(sub.names)
+            continue
+        if isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+            count.update(sub.target.id for sub in ast.walk(n)
+                         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name))
+            continue
+        count.update(_node_bindings(n))
+        stack.extend(ast.iter_child_nodes(n))
+    return count
+
+
+def _node_bindings(n: ast.AST) -> list[str]:
+    """The names one node binds, in the forms ``pymodule._bindings`` knows."""
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+        return [n.id]
+    if isinstance(n, ast.alias):
+        return [(n.asname or n.name).split(".")[0]]
+    if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+        return [n.name]
+    if isinstance(n, ast.MatchMapping) and n.rest:
+        return [n.rest]
+    if isinstance(n, ast.Global):
+        return list(n.names)
+    return []
+
+
 def _defined(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [stmt.name]
@@ -406,8 +497,11 @@ def _defined(stmt: ast.stmt) -> list[str]:
 class _Canon:
     """The canonical text of a function: structure, with names by what they denote."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module) -> None:
+    def __init__(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module, method: bool = False
+    ) -> None:
         self.module = module
+        self.method = method
         self.scopes = _Scopes(fn, stdlib_imports=True)
         self.reads = _Reads()
         self.count = 0
@@ -420,6 +514,8 @@ class _Canon:
         outer: list[object] = [*fn.decorator_list, *a.defaults, *a.kw_defaults]
         if fn.decorator_list:
             outer = list(_outer_parts(fn))
+        if method:
+            outer = []  # class-level code: compared with the rest of the class
         for part in outer:
             self._dump(part, None)
         self._enter(root)
@@ -438,6 +534,8 @@ class _Canon:
         """The token for ``name`` read or bound in ``scope`` (None: module level)."""
         if name in _OBSERVING_NAMES:
             raise Refused(f"`{name}` can observe names")
+        if self.method and name.startswith("__") and not name.endswith("__"):
+            raise Refused(f"`{name}` is mangled in a method")
         s = scope
         while s is not None:
             if s.binds(name):
@@ -454,6 +552,8 @@ class _Canon:
         if store:
             raise Refused(f"a store to the global `{name}`")
         if self.module.bindings[name] == 0:
+            if name in _MODULE_DUNDERS:
+                raise Refused(f"`{name}` is a name every module binds")
             if not hasattr(builtins, name):
                 raise Refused(f"`{name}` is bound nowhere")
             self.reads.builtins.add(name)
@@ -608,8 +708,10 @@ def plan(
     if fn_a is None or fn_b is None:
         raise Refused("the entry is not found")
     if classes:
-        _same_class_but(pair, classes[0], name)
-    canon_a, canon_b = _Canon(fn_a, pair.a), _Canon(fn_b, pair.b)
+        _same_class(pair, classes[0], depth=0, method=name)
+        pair.side_a.method = pair.side_b.method = (classes[0], name)
+    method = bool(classes)
+    canon_a, canon_b = _Canon(fn_a, pair.a, method), _Canon(fn_b, pair.b, method)
     if canon_a.text() != canon_b.text():
         raise Refused("the code differs beyond renaming and resolved names")
     qual = entry
@@ -638,18 +740,6 @@ def plan(
                            "the same objects")
     return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
                 tuple(assumptions))
-
-
-def _same_class_but(pair: _Pair, cls: str, method: str) -> None:
-    """A method's class must be bound once, the same apart from the method under review.
-
-    Not built yet: loading a class and confirming its other members is the next step, so
-    methods are refused here (the caller goes on with the model).
-    """
-    for module in (pair.a, pair.b):
-        if not isinstance(module.defs.get(cls), ast.ClassDef):
-            raise Refused(f"the class `{cls}` is not bound once at module level")
-    raise Refused(f"methods (`{cls}.{method}`): the class is not confirmed in the sandbox yet")
 
 
 def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:
@@ -713,7 +803,70 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         _confirm_reads(sub, ca.reads, cb.reads)
         _merge(pair, sub)
         return
-    raise Refused(f"`{name}` is bound to a class or another object")
+    if isinstance(da, ast.ClassDef) and isinstance(db, ast.ClassDef):
+        _same_class(pair, name, depth)
+        return
+    raise Refused(f"`{name}` is bound to another object than a constant, function or class")
+
+
+def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -> None:
+    """A class of identical text whose every module-level name is bound the same way.
+
+    With ``method``, the class of the method under review: the same apart from that
+    method's body (its decorators and parameters are class-level code, compared here).
+    The names are all those the class loads anywhere (its body, its methods): a method's
+    local of the same name as a module-level one is checked too, which only refuses more.
+    The loaded class itself is compared in the sandbox (``_deep`` in the child).
+    """
+    nodes = []
+    for module in (pair.a, pair.b):
+        node = module.defs.get(name)
+        if not isinstance(node, ast.ClassDef):
+            raise Refused(f"`{name}` is not a class bound once at module level")
+        if method is not None:
+            node = _without_body(node, method)
+        nodes.append(node)
+    da, db = nodes
+    if pysource.code_key(da) != pysource.code_key(db):
+        raise Refused(f"the class `{name}` changed")
+    pair.same.add(name)  # a method may read its own class: the same apart from itself
+    if method is None:
+        line_a = da.decorator_list[0].lineno if da.decorator_list else da.lineno
+        line_b = db.decorator_list[0].lineno if db.decorator_list else db.lineno
+        pair.side_a.classes[name] = line_a
+        pair.side_b.classes[name] = line_b
+    implicit = {"__module__", "__qualname__"}
+    if ast.get_docstring(da, clean=False) is not None:
+        implicit.add("__doc__")  # set in the class namespace before the body runs
+    at_class = {id(n) for n in _class_level(da)}
+    loaded = sorted({(n.id, id(n) in at_class) for n in ast.walk(da)
+                     if isinstance(n, ast.Name)})
+    for read, class_level in loaded:
+        if class_level and read in implicit:
+            continue
+        if read in _OBSERVING_NAMES and read not in ("super", "__class__"):
+            raise Refused(f"the class `{name}` uses `{read}`")
+        if read in _MODULE_DUNDERS and pair.a.bindings[read] == 0:
+            raise Refused(f"the class `{name}` reads `{read}`, which every module binds")
+        count_a, count_b = pair.a.bindings[read], pair.b.bindings[read]
+        if count_a == 0 and count_b == 0:
+            if hasattr(builtins, read):
+                pair.side_a.builtins.add(read)
+                pair.side_b.builtins.add(read)
+            continue
+        origin_a, origin_b = pair.a.imports.get(read), pair.b.imports.get(read)
+        if origin_a is not None and origin_a == origin_b:
+            for side, module in ((pair.side_a, pair.a), (pair.side_b, pair.b)):
+                internal = module.internal(origin_a)
+                pair.internal |= internal
+                side.chains.append(Chain(read, origin_a, len(origin_a), len(origin_a),
+                                         not internal, origin_a[0] in _STDLIB))
+            continue
+        if read in pair.relative:
+            raise Refused(f"the class `{name}` reads `{read}`, which changed")
+        _same_binding(pair, read, depth + 1)
+        if read in pair.relative:
+            raise Refused(f"the class `{name}` reads `{read}`, which changed")
 
 
 def _merge(pair: _Pair, sub: _Pair) -> None:
@@ -721,6 +874,7 @@ def _merge(pair: _Pair, sub: _Pair) -> None:
         side.functions.update(other.functions)
         side.relative.update(other.relative)
         side.constants |= other.constants
+        side.classes.update(other.classes)
         side.chains += other.chains
         side.builtins |= other.builtins
     pair.chains |= sub.chains
@@ -831,8 +985,9 @@ def _load():
 _globals, _failed = _load()
 _problems, _prints = [], {}
 
-def _function_at(key, qual, line, docs):
-    obj = _globals.get(key, _missing)
+def _function_at(key, qual, line, docs, obj=_missing):
+    if obj is _missing:
+        obj = _globals.get(key, _missing)
     if _type(obj) is not _function:
         _problems.append(f"`{key}` is not the function defined at line {line}")
         return
@@ -845,9 +1000,114 @@ def _function_at(key, qual, line, docs):
                                       _shown(_dict(obj.__dict__)), obj.__name__,
                                       obj.__qualname__, _shown(obj.__doc__) if docs else "")
 
+_property = property
+_sha = __import__("hashlib").sha256
+_marshal = __import__("marshal").dumps
+_codetype = _type(_compiled)
+
+def _norm(code):
+    # The code without where it is: line numbers and file name (the workspace differs).
+    consts = _tuple(_norm(c) if _type(c) is _codetype else c for c in code.co_consts)
+    return code.replace(co_firstlineno=1, co_linetable=b"", co_filename="", co_consts=consts)
+
+def _digest(code):
+    return _sha(_marshal(_norm(code))).hexdigest()
+
+_plain_kinds = (staticmethod, classmethod)
+_descriptors = (types.MemberDescriptorType, types.GetSetDescriptorType)
+_operators = tuple(_getattr(__import__("operator"), n)
+                   for n in ("attrgetter", "itemgetter", "methodcaller"))
+
+def _deep(v, skip, seen, depth=0):
+    # A structural fingerprint of what a class holds; "<" marks what cannot be compared.
+    if depth > 12:
+        return "<too deep>"
+    s = _shown(v)
+    if not s.startswith("<"):
+        return s
+    if _type(v) is _tuple:
+        return ("tuple", [_deep(i, skip, seen, depth + 1) for i in v])
+    key = id(v)
+    if key in seen:
+        return ("ref", seen[key])
+    seen[key] = _len(seen)
+    t = _type(v)
+    if key == skip:
+        return "the entry"
+    if t is _function:
+        code = v.__code__
+        here = _codes.get((code.co_qualname, code.co_firstlineno)) == code
+        if not here:
+            return "<a function defined elsewhere>"
+        if v.__globals__ is not _globals or v.__closure__ is not None:
+            return "<a function with other globals or a closure>"
+        return ("function", code.co_qualname, _digest(code),
+                _deep(v.__defaults__, skip, seen, depth + 1),
+                _deep(v.__kwdefaults__, skip, seen, depth + 1),
+                _deep(_dict(v.__dict__), skip, seen, depth + 1), _shown(v.__doc__))
+    if t is _dict:
+        return ("dict", [(_shown(k), _deep(v[k], skip, seen, depth + 1)) for k in v]
+                if all(_type(k) is str for k in v) else "<a dict of other keys>")
+    if t is _module:
+        return "<module " + _str(_vars(v).get("__name__")) + ">"
+    if t in _plain_kinds:
+        return (t.__name__, _deep(v.__func__, skip, seen, depth + 1))
+    if t in _descriptors:
+        return (t.__name__, v.__name__)
+    if t in _operators:
+        return (t.__name__, _repr(v))
+    if isinstance(v, _property):
+        own = (_dict(v.__dict__) if _type(_getattr(v, "__dict__", None)) is _dict else {})
+        return ("property", _deep(t, skip, seen, depth + 1),
+                [_deep(f, skip, seen, depth + 1) for f in (v.fget, v.fset, v.fdel)],
+                _shown(v.__doc__), _deep(own, skip, seen, depth + 1))
+    if isinstance(v, type):
+        if t is not type:
+            return "<a class with a metaclass>"
+        if v.__module__ != _globals.get("__name__"):
+            if v.__module__ == "builtins":
+                return "<type builtins." + v.__qualname__ + ">"
+            return "<a class of another module>"
+        return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
+                [(k, _deep(x, skip, seen, depth + 1)) for k, x in _vars(v).items()])
+    if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
+        return "<builtin " + _str(v.__module__) + "." + _str(v.__qualname__) + ">"
+    return "<an object of another type>"
+
+def _comparable(fp):
+    # Builtin types and builtin functions are named the same in both versions.
+    if _type(fp) is str:
+        return not fp.startswith("<") or fp.startswith(("<type builtins.", "<builtin "))
+    if _type(fp) in (_tuple, list):
+        return all(_comparable(x) for x in fp)
+    return True
+
+if _globals is not None:
+    _classes = [(_key, None) for _key, _line in _expect["classes"]]
+    _entry_fn = None
+    if _expect["method"] is not None:
+        _owner, _attr = _expect["method"]
+        _cls = _globals.get(_owner, _missing)
+        _value = _vars(_cls).get(_attr, _missing) if isinstance(_cls, type) else _missing
+        _entry_fn = _value
+        if _type(_value) in _plain_kinds:
+            _entry_fn = _value.__func__
+        elif isinstance(_value, _property):
+            _entry_fn = _value.fget
+        _classes.append((_owner, id(_entry_fn)))
+    for _key, _skip in _classes:
+        _fpc = _deep(_globals.get(_key, _missing), _skip, {})
+        if not _comparable(_fpc):
+            _problems.append(f"the class `{_key}` holds objects that cannot be compared")
+        else:
+            _prints["class " + _key] = _repr(_fpc)
+
 if _globals is not None:
     _qual, _line = _expect["entry"]
-    _function_at(_qual, _qual, _line, False)
+    if _expect["method"] is None:
+        _function_at(_qual, _qual, _line, False)
+    else:
+        _function_at(_qual, _qual, _line, False, _entry_fn)
     for _key, (_qual, _line) in _expect["functions"]:
         _function_at(_key, _qual, _line, True)
     for _key, (_qual, _line) in _expect["relative"]:
