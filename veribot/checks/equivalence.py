@@ -161,7 +161,7 @@ def _decide(
                 line=fn_b.lineno,
             )
 
-    if budget.execute:  # the same code in the same environment, confirmed by loading both
+    if budget.execute and before != after:  # same code, same environment; loads both
         same = relational.check(before, after, tree_a, tree_b, entry, _sandbox(deadline), context)
         if same is not None:
             return same

@@ -25,6 +25,7 @@ import ast
 import builtins
 import logging
 import posixpath
+import re
 import secrets
 import sys
 from collections import Counter
@@ -683,6 +684,7 @@ def _shape(args: ast.arguments) -> str:
 class _Pair:
     a: _Module
     b: _Module
+    entry: str = ""  # the top-level name under review: the function, or a method's class
     side_a: _Side = field(default_factory=_Side)
     side_b: _Side = field(default_factory=_Side)
     relative: set[str] = field(default_factory=set)
@@ -707,6 +709,13 @@ def plan(
     fn_a, fn_b = pysource.definition(tree_a, entry), pysource.definition(tree_b, entry)
     if fn_a is None or fn_b is None:
         raise Refused("the entry is not found")
+    same_doc = ast.get_docstring(fn_a, clean=False) == ast.get_docstring(fn_b, clean=False)
+    if classes and not same_doc:
+        # Other code of the class may read the method's docstring through `self`.
+        raise Refused("a method whose docstring changed (checked as a docstring change)")
+    pair.entry = classes[0] if classes else name
+    if same_doc and not classes:
+        pair.same.add(name)  # it may call itself: the same, as far as it is the same code
     if classes:
         _same_class(pair, classes[0], depth=0, method=name)
         pair.side_a.method = pair.side_b.method = (classes[0], name)
@@ -768,6 +777,8 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
     """``name`` is bound to the same thing in both modules, or is a changed function."""
     if name in pair.same or name in pair.relative:
         return
+    if name == pair.entry:
+        raise Refused(f"`{name}` reads itself, and its docstring changed")
     if depth > 50:
         raise Refused("module-level definitions nested too deeply")
     da, db = pair.a.defs.get(name), pair.b.defs.get(name)
@@ -799,7 +810,7 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         pair.side_a.functions[name] = (name, line_a)
         pair.side_b.functions[name] = (name, line_b)
         sa, sb = _Side(), _Side()
-        sub = _Pair(pair.a, pair.b, sa, sb, pair.relative, pair.same)
+        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same)
         _confirm_reads(sub, ca.reads, cb.reads)
         _merge(pair, sub)
         return
@@ -850,9 +861,10 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             raise Refused(f"the class `{name}` reads `{read}`, which every module binds")
         count_a, count_b = pair.a.bindings[read], pair.b.bindings[read]
         if count_a == 0 and count_b == 0:
-            if hasattr(builtins, read):
-                pair.side_a.builtins.add(read)
-                pair.side_b.builtins.add(read)
+            # A builtin, a local of a method, or a NameError: either way the loaded module
+            # must not bind it (the child checks builtins and absent names alike).
+            pair.side_a.builtins.add(read)
+            pair.side_b.builtins.add(read)
             continue
         origin_a, origin_b = pair.a.imports.get(read), pair.b.imports.get(read)
         if origin_a is not None and origin_a == origin_b:
@@ -1065,7 +1077,7 @@ def _deep(v, skip, seen, depth=0):
         if t is not type:
             return "<a class with a metaclass>"
         if v.__module__ != _globals.get("__name__"):
-            if v.__module__ == "builtins":
+            if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
                 return "<type builtins." + v.__qualname__ + ">"
             return "<a class of another module>"
         return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
@@ -1132,6 +1144,9 @@ if _globals is not None:
             _problems.append(f"`{_shown_as}` was replaced while the module loaded")
             continue
         _last = _seen[-1]
+        if _type(_last) is _module and _vars(_last) is _globals:
+            _problems.append(f"`{_shown_as}` is the module under review")
+            continue
         if not _external and _getattr(_last, "__module__", None) == _globals.get("__name__"):
             _problems.append(f"`{_shown_as}` comes from the module under review")
             continue
@@ -1242,9 +1257,14 @@ def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | No
 
 
 def _files_same(context: PairContext | None) -> bool:
+    """The project's other files are the same in both revisions, and none of them names
+    the module under review (through which it could read the names that changed)."""
     if context is None:
         return True
     a, b = context.before, context.after
     if a is None or b is None:
         return a is b
-    return dict(a.files) == dict(b.files) and not a.left_out and not b.left_out
+    if dict(a.files) != dict(b.files) or a.left_out or b.left_out:
+        return False
+    word = re.compile(r"\b" + re.escape(a.module.rpartition(".")[2]) + r"\b")
+    return not any(word.search(text) for _, text in a.files)

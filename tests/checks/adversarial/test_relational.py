@@ -55,6 +55,28 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      "def f(xs):\n    return [helper(y) for y in chain(xs)]\n", "f"),
 ]
 
+CLASS = ("import itertools\nclass H:\n    k = 1\n    def get(self):\n        return self.k\n"
+         "    def all(self, xs):\n        out = [x * self.k for x in xs]\n        return out\n")
+EQUIVALENT += [
+    ("unchanged-class-read-by-the-function",
+     CLASS + "def f(x):\n    m = H().get()\n    return m + x\n",
+     CLASS + "def f(x):\n    n = H().get()\n    return n + x\n", "f"),
+    ("method-with-renamed-locals",
+     CLASS, CLASS.replace("out = [x * self.k for x in xs]\n        return out",
+                          "res = [v * self.k for v in xs]\n        return res"), "H.all"),
+    ("method-reading-its-own-class",
+     "class C:\n    def dup(self, n):\n        r = C()\n        return r, n\n",
+     "class C:\n    def dup(self, n):\n        other = C()\n        return other, n\n", "C.dup"),
+    ("walrus-and-comprehension-renamed",
+     "def f(xs):\n    ys = [(t := x) for x in xs]\n    return ys, t\n",
+     "def f(xs):\n    zs = [(u := v) for v in xs]\n    return zs, u\n", "f"),
+    ("exception-variable-renamed",
+     "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as e:\n"
+     "        return str(e)\n",
+     "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as err:\n"
+     "        return str(err)\n", "f"),
+]
+
 # (name, before, after, entry): not the same code in the same environment.
 DIFFERING: list[tuple[str, str, str, str]] = [
     ("two-locals-merged",
@@ -115,6 +137,60 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("nested-def-renamed",  # a nested function's name shows (__name__)
      "def f():\n    def inner():\n        return 1\n    return inner\n",
      "def f():\n    def other():\n        return 1\n    return other\n", "f"),
+    ("class-attribute-changed-at-import",
+     CLASS + "def f(x):\n    return H().get() + x\n",
+     CLASS + "H.k = 2\ndef f(x):\n    return H().get() + x\n", "f"),
+    ("method-replaced-at-import",
+     CLASS + "def f(x):\n    return H().get() + x\n",
+     CLASS + "def other(self):\n    return 5\nH.get = other\n"
+     "def f(x):\n    return H().get() + x\n", "f"),
+    ("class-method-reads-changed-constant",
+     "K = 1\nclass H:\n    def get(self):\n        return K\ndef f(x):\n    return H().get()\n",
+     "K = 2\nclass H:\n    def get(self):\n        return K\ndef f(x):\n    return H().get()\n",
+     "f"),
+    ("method-whose-class-changed-elsewhere",
+     CLASS, CLASS.replace("k = 1", "k = 2").replace("out = [", "res = [").replace(
+         "return out", "return res"), "H.all"),
+    ("method-using-super",
+     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
+     "        r = super().g()\n        return r\n",
+     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
+     "        s = super().g()\n        return s\n", "C.g"),
+    ("class-with-a-metaclass-changed-at-import",
+     "class M(type):\n    pass\nclass H(metaclass=M):\n    k = 1\n"
+     "def f(x):\n    return H.k + x\n",
+     "class M(type):\n    pass\nclass H(metaclass=M):\n    k = 1\nM.k = 3\n"
+     "def f(x):\n    return H.k + x\n", "f"),
+    ("local-import-not-before-every-use",
+     "from random import Random\ndef f(c, s):\n    if c:\n        r = Random(s)\n"
+     "    return Random(s).random()\n",
+     "def f(c, s):\n    if c:\n        from random import Random\n        r = Random(s)\n"
+     "    return Random(s).random()\n", "f"),
+    ("comprehension-reads-the-outer-name",
+     "def f(xs):\n    x = [1]\n    return [x for z in x]\n",
+     "def f(xs):\n    y = [1]\n    return [z for z in y]\n", "f"),
+    ("builtin-written-through-globals",
+     "def f(xs):\n    return len(xs)\n",
+     "globals()['len'] = lambda xs: 0\ndef f(xs):\n    return len(xs)\n", "f"),
+    ("builtin-replaced-at-import",
+     "def f(xs):\n    n = len(xs)\n    return n\n",
+     "import builtins\nbuiltins.len = lambda xs: 0\ndef f(xs):\n    m = len(xs)\n    return m\n",
+     "f"),
+    ("mangled-global-in-a-method",
+     "__h = 1\n_C__h = 2\nclass C:\n    def g(self):\n        return __h\n",
+     "__h = 1\n_C__h = 3\nclass C:\n    def g(self):\n        return __h\n", "C.g"),
+    ("reads-its-own-changed-docstring",
+     "def f(x):\n    \"\"\"One.\"\"\"\n    return f.__doc__\n",
+     "def f(x):\n    \"\"\"Two.\"\"\"\n    return f.__doc__\n", "f"),
+    ("forged-builtin-type-in-a-class",
+     "class H:\n    x = int\ndef f(v):\n    return H.x(v)\n",
+     "class H:\n    x = int\nclass Fake:\n    def __init__(self, v):\n        pass\n"
+     "Fake.__module__ = 'builtins'\nFake.__qualname__ = 'int'\nH.x = Fake\n"
+     "def f(v):\n    return H.x(v)\n", "f"),
+    ("name-unbound-in-one-version",
+     "class H:\n    def g(self):\n        return helper()\ndef f(x):\n    return H().g()\n",
+     "class H:\n    def g(self):\n        return helper()\nglobals()['helper'] = lambda: 1\n"
+     "def f(x):\n    return H().g()\n", "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
@@ -143,7 +219,7 @@ def test_other_code_or_environment_is_not_verified(
 
 
 def test_relative_callee_is_named_in_the_assumptions() -> None:
-    _, before, after, entry = EQUIVALENT[-1]
+    _, before, after, entry = next(c for c in EQUIVALENT if c[0] == "relative-to-a-changed-helper")
     result = check_pair(before, after, entry, budget=BUDGET)
     assert any("relative to `helper`" in a for a in result.assumptions)
 
@@ -176,3 +252,13 @@ def test_same_object_from_the_project_is_verified() -> None:
     after = "from .utils import no_default\ndef f(x):\n    return x == no_default\n"
     result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(package, package))
     assert result.verdict is Verdict.VERIFIED, result
+
+
+def test_module_under_review_read_through_a_self_import_is_not_verified() -> None:
+    files = (("pkg/__init__.py", ""),)
+    before_pkg = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files)
+    context = PairContext(before_pkg, before_pkg)
+    before = "from pkg import mod as me\nK = 1\ndef f(x):\n    return getattr(me, x)\n"
+    after = "from pkg import mod as me\nK = 2\ndef f(x):\n    return getattr(me, x)\n"
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                            relational.Limits(), context) is None
