@@ -54,8 +54,12 @@ _OBSERVING_ATTRS = {
     "_getframe", "currentframe", "stack", "trace", "getouterframes", "getinnerframes",
     "f_locals", "f_globals", "f_back", "f_code", "tb_frame", "gi_frame", "cr_frame",
     "ag_frame", "__code__", "__globals__", "__closure__", "co_varnames", "__builtins__",
-    "_getframemodulename", "settrace", "setprofile",
+    "_getframemodulename", "settrace", "setprofile", "__traceback__", "exc_info",
+    "_current_frames", "modules", "import_module", "reload", "getclosurevars",
+    "getsource", "f_lineno", "extract_stack", "walk_stack", "format_stack", "print_stack",
 }  # fmt: skip
+# Modules whose use can see source text, frames or what refers to what.
+_OBSERVING_MODULES = {"inspect", "dis", "traceback", "gc", "pdb", "bdb", "code", "linecache"}
 # Names every module binds (the import system sets them), not the builtins of that name.
 _MODULE_DUNDERS = {
     "__name__", "__doc__", "__file__", "__package__", "__loader__", "__spec__",
@@ -77,14 +81,12 @@ class Chain:
     """A global read that resolves to an origin: ``parts`` of the dotted path.
 
     ``name`` is the module-level name read (None for a function-local import), ``own``
-    how many parts that name stands for, ``reach`` how many parts both versions' readings
-    cover (the rest are ordinary attribute reads on the object).
+    how many parts that name stands for (the rest are attribute reads on it).
     """
 
     name: str | None
     parts: tuple[str, ...]
     own: int
-    reach: int
     external: bool  # outside the project: the same object in both environments
     stdlib: bool
 
@@ -110,7 +112,7 @@ class _Side:
             "relative": sorted(self.relative.items()),
             "constants": sorted(self.constants),
             "classes": sorted(self.classes.items()),
-            "chains": [(c.name, c.parts, c.own, c.reach, c.external, c.stdlib)
+            "chains": [(c.name, c.parts, c.own, c.external, c.stdlib)
                        for c in self.chains],
             "builtins": sorted(self.builtins),
         }
@@ -171,7 +173,7 @@ def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> l
 class _Scopes:
     """Every scope inside the function under review, with the names each binds."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, stdlib_imports: bool) -> None:
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.by_node: dict[int, _Scope] = {}
         self.dropped: set[int] = set()  # local import statements resolved away
         for part in _outer_parts(fn):
@@ -181,7 +183,7 @@ class _Scopes:
         root = self._new(fn, None)
         root.params = {p.arg for p in _params(fn.args)}
         body = _body(fn)
-        self._local_imports(root, body, stdlib_imports)
+        self._local_imports(root, body)
         self._collect(root, body)
         for stmt in body:
             self._bodies(root, stmt)
@@ -191,7 +193,7 @@ class _Scopes:
         self.by_node[id(node)] = scope
         return scope
 
-    def _local_imports(self, scope: _Scope, body: list[ast.stmt], stdlib: bool) -> None:
+    def _local_imports(self, scope: _Scope, body: list[ast.stmt]) -> None:
         """``import m`` / ``from m import x`` at the top of a block of the function itself,
         bound nowhere else in it and read only after it in that block."""
         for block in _blocks(body):
@@ -202,7 +204,7 @@ class _Scopes:
                 if isinstance(stmt, ast.Import) and any("." in a.name for a in stmt.names):
                     raise Refused(f"a local import of a submodule (line {stmt.lineno})")
                 for name, origin in _import_origins(stmt, None):
-                    if not stdlib or origin[0] not in _STDLIB:
+                    if origin[0] not in _STDLIB:
                         raise Refused(f"a local import of {'.'.join(origin)} (line {stmt.lineno})")
                     if name in scope.imports:
                         raise Refused(f"`{name}` is imported twice in the function")
@@ -422,6 +424,21 @@ def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
                         decorator_list=node.decorator_list)
 
 
+def _observes(node: ast.AST, allowed: frozenset[str] = frozenset()) -> str | None:
+    """A name or attribute in ``node`` through which code can see names, frames or sources
+    (a callee can read its caller's local variables by name), or None."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in allowed and (
+            n.id in _OBSERVING_NAMES or n.id in _OBSERVING_ATTRS or n.id in _OBSERVING_MODULES
+        ):
+            return n.id
+        if isinstance(n, ast.Attribute) and n.attr in _OBSERVING_ATTRS:
+            return n.attr
+        if isinstance(n, ast.alias) and n.name.split(".")[0] in _OBSERVING_MODULES:
+            return n.name
+    return None
+
+
 def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
     """The nodes of a class that run in its own namespace: not inside methods, lambdas or
     comprehensions (whose first iterable does)."""
@@ -503,7 +520,7 @@ class _Canon:
     ) -> None:
         self.module = module
         self.method = method
-        self.scopes = _Scopes(fn, stdlib_imports=True)
+        self.scopes = _Scopes(fn)
         self.reads = _Reads()
         self.count = 0
         self.out: list[str] = []
@@ -527,13 +544,19 @@ class _Canon:
     def text(self) -> str:
         return "\x00".join(self.out)
 
+    def slots(self) -> dict[tuple[int, int], str]:
+        """Each renameable local by (scope, order of first use): its name."""
+        return {(scope.number, index): name
+                for scope in self.scopes.by_node.values()
+                for name, index in scope.order.items()}
+
     def _enter(self, scope: _Scope) -> None:
         scope.number = self.count
         self.count += 1
 
     def _name(self, name: str, scope: _Scope | None, store: bool) -> str:
         """The token for ``name`` read or bound in ``scope`` (None: module level)."""
-        if name in _OBSERVING_NAMES:
+        if name in _OBSERVING_NAMES or name in _OBSERVING_ATTRS:
             raise Refused(f"`{name}` can observe names")
         if self.method and name.startswith("__") and not name.endswith("__"):
             raise Refused(f"`{name}` is mangled in a method")
@@ -723,6 +746,18 @@ def plan(
     canon_a, canon_b = _Canon(fn_a, pair.a, method), _Canon(fn_b, pair.b, method)
     if canon_a.text() != canon_b.text():
         raise Refused("the code differs beyond renaming and resolved names")
+    slots_a, slots_b = canon_a.slots(), canon_b.slots()
+    renamed = {n for k in slots_a.keys() | slots_b.keys()
+               for n in (slots_a.get(k), slots_b.get(k))
+               if n is not None and slots_a.get(k) != slots_b.get(k)}
+    if renamed:
+        # A string that names a local may be looked up in the caller's frame by name
+        # (`df.query("a > @limit")`): renaming it is then a change.
+        texts = [n.value for fn in (fn_a, fn_b) for stmt in _body(fn) for n in ast.walk(stmt)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        for local in sorted(renamed):
+            if any(re.search(r"\b" + re.escape(local) + r"\b", t) for t in texts):
+                raise Refused(f"a string names the renamed local `{local}`")
     qual = entry
     line_a = fn_a.decorator_list[0].lineno if fn_a.decorator_list else fn_a.lineno
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
@@ -732,6 +767,9 @@ def plan(
         "the code is the same up to its docstring, formatting, a consistent renaming of "
         "local variables and names that resolve to the same imported object"
     ]
+    if renamed:
+        assumptions.append("code outside this module does not read its callers' local "
+                           "variables by name (through their frames)")
     if pair.relative:
         names = ", ".join(f"`{n}`" for n in sorted(pair.relative))
         assumptions.append(f"relative to {names}, which changed too and which this review "
@@ -765,8 +803,9 @@ def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:
             pair.internal |= internal
             pair.chains |= len(parts) > own or name is None
             pair.local_imports |= name is None
-            side.chains.append(Chain(name, parts, own, len(parts), not internal,
-                                     parts[0] in _STDLIB))
+            if parts[0] in _OBSERVING_MODULES or set(parts) & _OBSERVING_ATTRS:
+                raise Refused(f"`{'.'.join(parts)}` can observe names, frames or sources")
+            side.chains.append(Chain(name, parts, own, not internal, parts[0] in _STDLIB))
     if reads_a.same != reads_b.same:
         raise Refused("the versions read different module-level names")
     for name in sorted(reads_a.same):
@@ -798,7 +837,12 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         if da.decorator_list or db.decorator_list:
             raise Refused(f"the function `{name}` is decorated")
         if pysource.code_key(da) != pysource.code_key(db):
-            # A changed unit of this review: the result is relative to it.
+            # A changed unit of this review: the result is relative to it, unless it can
+            # see its caller's names.
+            for d in (da, db):
+                seen = _observes(d)
+                if seen is not None:
+                    raise Refused(f"the changed `{name}` uses `{seen}`")
             pair.relative.add(name)
             pair.side_a.relative[name] = (name, line_a)
             pair.side_b.relative[name] = (name, line_b)
@@ -840,6 +884,9 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     da, db = nodes
     if pysource.code_key(da) != pysource.code_key(db):
         raise Refused(f"the class `{name}` changed")
+    seen = _observes(da, frozenset({"super", "__class__"}))
+    if seen is not None:
+        raise Refused(f"the class `{name}` uses `{seen}`")
     pair.same.add(name)  # a method may read its own class: the same apart from itself
     if method is None:
         line_a = da.decorator_list[0].lineno if da.decorator_list else da.lineno
@@ -867,12 +914,14 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             pair.side_b.builtins.add(read)
             continue
         origin_a, origin_b = pair.a.imports.get(read), pair.b.imports.get(read)
+        if origin_a is not None and origin_a[0] in _OBSERVING_MODULES:
+            raise Refused(f"the class `{name}` uses `{'.'.join(origin_a)}`")
         if origin_a is not None and origin_a == origin_b:
             for side, module in ((pair.side_a, pair.a), (pair.side_b, pair.b)):
                 internal = module.internal(origin_a)
                 pair.internal |= internal
-                side.chains.append(Chain(read, origin_a, len(origin_a), len(origin_a),
-                                         not internal, origin_a[0] in _STDLIB))
+                side.chains.append(Chain(read, origin_a, len(origin_a), not internal,
+                                         origin_a[0] in _STDLIB))
             continue
         if read in pair.relative:
             raise Refused(f"the class `{name}` reads `{read}`, which changed")
@@ -1165,9 +1214,7 @@ class _Report:
 def _load(source: str, request: dict[str, object], limits: Limits,
           package: Package | None) -> _Report:
     marker = f"veribot-relational-{secrets.token_hex(8)}: "
-    expect = dict(request)
-    expect["chains"] = [(n, p, o, e, s) for n, p, o, _, e, s in request["chains"]]  # type: ignore[attr-defined]
-    files = {_SUBJECT: source, _EXPECT: repr(expect)}
+    files = {_SUBJECT: source, _EXPECT: repr(request)}
     subject, where = _SUBJECT, None
     if package is not None:
         tree_files, subject = package_files(_PACKAGE, package, source)

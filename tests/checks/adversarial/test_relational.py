@@ -191,6 +191,20 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "class H:\n    def g(self):\n        return helper()\ndef f(x):\n    return H().g()\n",
      "class H:\n    def g(self):\n        return helper()\nglobals()['helper'] = lambda: 1\n"
      "def f(x):\n    return H().g()\n", "f"),
+    ("string-names-a-renamed-local",  # a callee may look the name up in the caller's frame
+     "import sys\ndef lookup(s):\n    return sys._getframe(1).f_locals[s]\n"
+     "def f(x):\n    limit = x\n    return lookup('limit')\n",
+     "import sys\ndef lookup(s):\n    return sys._getframe(1).f_locals[s]\n"
+     "def f(x):\n    bound = x\n    return lookup('limit')\n", "f"),
+    ("helper-reads-the-callers-frame",
+     "import sys\ndef peek():\n    return sorted(sys._getframe(1).f_locals)\n"
+     "def f(x):\n    a = x\n    return peek()\n",
+     "import sys\ndef peek():\n    return sorted(sys._getframe(1).f_locals)\n"
+     "def f(x):\n    b = x\n    return peek()\n", "f"),
+    ("source-text-read-through-inspect",
+     "from inspect import getsource\ndef f(x):\n    return getsource(f)\n",
+     "from inspect import getsource\ndef f(x):\n    # a comment\n    return getsource(f)\n",
+     "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
