@@ -732,10 +732,11 @@ def plan(
     fn_a, fn_b = pysource.definition(tree_a, entry), pysource.definition(tree_b, entry)
     if fn_a is None or fn_b is None:
         raise Refused("the entry is not found")
-    same_doc = ast.get_docstring(fn_a, clean=False) == ast.get_docstring(fn_b, clean=False)
+    # What only the function object shows: its docstring and annotations. Code that can
+    # reach the object (by its name, or through `self` for a method) may read them.
+    same_doc = _header_key(fn_a) == _header_key(fn_b)
     if classes and not same_doc:
-        # Other code of the class may read the method's docstring through `self`.
-        raise Refused("a method whose docstring changed (checked as a docstring change)")
+        raise Refused("a method whose docstring or annotations changed")
     pair.entry = classes[0] if classes else name
     if same_doc and not classes:
         pair.same.add(name)  # it may call itself: the same, as far as it is the same code
@@ -817,7 +818,7 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
     if name in pair.same or name in pair.relative:
         return
     if name == pair.entry:
-        raise Refused(f"`{name}` reads itself, and its docstring changed")
+        raise Refused(f"`{name}` is read by name, and its docstring or annotations changed")
     if depth > 50:
         raise Refused("module-level definitions nested too deeply")
     da, db = pair.a.defs.get(name), pair.b.defs.get(name)
@@ -862,6 +863,16 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         _same_class(pair, name, depth)
         return
     raise Refused(f"`{name}` is bound to another object than a constant, function or class")
+
+
+def _header_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The docstring, annotations and decorators of a definition, as comparable text."""
+    a = fn.args
+    notes = [p.annotation for p in _params(a)]
+    return "|".join([repr(ast.get_docstring(fn, clean=False)),
+                     *(pysource.code_key(n) if n is not None else "-" for n in notes),
+                     pysource.code_key(fn.returns) if fn.returns is not None else "-",
+                     *(pysource.code_key(d) for d in fn.decorator_list)])
 
 
 def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -> None:

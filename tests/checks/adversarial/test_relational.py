@@ -182,6 +182,9 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("reads-its-own-changed-docstring",
      "def f(x):\n    \"\"\"One.\"\"\"\n    return f.__doc__\n",
      "def f(x):\n    \"\"\"Two.\"\"\"\n    return f.__doc__\n", "f"),
+    ("reads-its-own-changed-annotations",
+     "from typing import get_type_hints\ndef f(x: int):\n    return get_type_hints(f)\n",
+     "from typing import get_type_hints\ndef f(x: str):\n    return get_type_hints(f)\n", "f"),
     ("forged-builtin-type-in-a-class",
      "class H:\n    x = int\ndef f(v):\n    return H.x(v)\n",
      "class H:\n    x = int\nclass Fake:\n    def __init__(self, v):\n        pass\n"
