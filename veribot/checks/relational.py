@@ -670,6 +670,15 @@ class _Canon:
         if isinstance(node, ast.arguments):
             out.append(_shape(node))
             return
+        if isinstance(node, ast.AnnAssign) and scope is not None and isinstance(
+            node.target, ast.Name
+        ):
+            # A local's annotation is never evaluated: `x: T = v` compiles as `x = v`.
+            if node.value is not None:
+                self._dump(ast.Assign(targets=[node.target], value=node.value), scope)
+            else:
+                out.append("Declare:" + self._name(node.target.id, scope, store=True))
+            return
         out.append(type(node).__name__ + "(")
         for name in node._fields:
             if name == "type_comment":

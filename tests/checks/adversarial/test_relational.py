@@ -70,6 +70,9 @@ EQUIVALENT += [
     ("walrus-and-comprehension-renamed",
      "def f(xs):\n    ys = [(t := x) for x in xs]\n    return ys, t\n",
      "def f(xs):\n    zs = [(u := v) for v in xs]\n    return zs, u\n", "f"),
+    ("local-annotation-added",
+     "def f(s):\n    out = []\n    out.append(s)\n    return out\n",
+     "def f(s):\n    res: list[str] = []\n    res.append(s)\n    return res\n", "f"),
     ("exception-variable-renamed",
      "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as e:\n"
      "        return str(e)\n",
