@@ -556,7 +556,9 @@ class _Canon:
 
     def _name(self, name: str, scope: _Scope | None, store: bool) -> str:
         """The token for ``name`` read or bound in ``scope`` (None: module level)."""
-        if name in _OBSERVING_NAMES or name in _OBSERVING_ATTRS:
+        if self.method and name in ("super", "__class__") and not store:
+            pass  # the class, through the `__class__` cell: the same apart from this method
+        elif name in _OBSERVING_NAMES or name in _OBSERVING_ATTRS:
             raise Refused(f"`{name}` can observe names")
         if self.method and name.startswith("__") and not name.endswith("__"):
             raise Refused(f"`{name}` is mangled in a method")
@@ -1120,12 +1122,18 @@ def _deep(v, skip, seen, depth=0):
         here = _codes.get((code.co_qualname, code.co_firstlineno)) == code
         if not here:
             return "<a function defined elsewhere>"
-        if v.__globals__ is not _globals or v.__closure__ is not None:
-            return "<a function with other globals or a closure>"
+        if v.__globals__ is not _globals:
+            return "<a function with other globals>"
+        cells = ()
+        if v.__closure__ is not None:
+            # Only the `__class__` cell of a method that uses `super()`.
+            if code.co_freevars != ("__class__",):
+                return "<a function with a closure>"
+            cells = _deep(v.__closure__[0].cell_contents, skip, seen, depth + 1)
         return ("function", code.co_qualname, _digest(code),
                 _deep(v.__defaults__, skip, seen, depth + 1),
                 _deep(v.__kwdefaults__, skip, seen, depth + 1),
-                _deep(_dict(v.__dict__), skip, seen, depth + 1), _shown(v.__doc__))
+                _deep(_dict(v.__dict__), skip, seen, depth + 1), _shown(v.__doc__), cells)
     if t is _dict:
         return ("dict", [(_shown(k), _deep(v[k], skip, seen, depth + 1)) for k in v]
                 if all(_type(k) is str for k in v) else "<a dict of other keys>")

@@ -67,6 +67,11 @@ EQUIVALENT += [
     ("method-reading-its-own-class",
      "class C:\n    def dup(self, n):\n        r = C()\n        return r, n\n",
      "class C:\n    def dup(self, n):\n        other = C()\n        return other, n\n", "C.dup"),
+    ("method-using-super",
+     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
+     "        r = super().g()\n        return r\n",
+     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
+     "        s = super().g()\n        return s\n", "C.g"),
     ("walrus-and-comprehension-renamed",
      "def f(xs):\n    ys = [(t := x) for x in xs]\n    return ys, t\n",
      "def f(xs):\n    zs = [(u := v) for v in xs]\n    return zs, u\n", "f"),
@@ -154,11 +159,12 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("method-whose-class-changed-elsewhere",
      CLASS, CLASS.replace("k = 1", "k = 2").replace("out = [", "res = [").replace(
          "return out", "return res"), "H.all"),
-    ("method-using-super",
-     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
-     "        r = super().g()\n        return r\n",
-     "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
-     "        s = super().g()\n        return s\n", "C.g"),
+    ("super-of-another-base",
+     "class B:\n    def g(self):\n        return 1\nclass D(B):\n    def g(self):\n"
+     "        return 2\nclass C(B):\n    def g(self):\n        r = super().g()\n        return r\n",
+     "class B:\n    def g(self):\n        return 1\nclass D(B):\n    def g(self):\n"
+     "        return 2\nclass C(D):\n    def g(self):\n        s = super().g()\n        return s\n",
+     "C.g"),
     ("class-with-a-metaclass-changed-at-import",
      "class M(type):\n    pass\nclass H(metaclass=M):\n    k = 1\n"
      "def f(x):\n    return H.k + x\n",
