@@ -1,22 +1,27 @@
 """The relational check: the same code in the same environment, proven without a model.
 
 Two versions of a function (or ``Class.method``) behave the same when their code is the
-same modulo the docstring, formatting, a consistent renaming of local variables, and
-global names that resolve to the same origin (``itertools.filterfalse`` read as an
-attribute, through ``from itertools import filterfalse`` at module level, or through a
-local import of a standard-library module), and when every other global name the
-function reads is bound the same way in both modules (an unchanged constant, function or
-class, recursively), or is another function of the module that changed: the equivalence
-is then *relative* to it, which the review checks on its own.
+same modulo the docstring, formatting, a consistent renaming of local variables (a
+bijection per scope, consistent across closures; parameters, nested definitions' names
+and anything a string names keep their names), and global names that resolve to the same
+origin (``itertools.filterfalse`` read as an attribute, through ``from itertools import
+filterfalse`` at module level, or through a local import of a standard-library module at
+the top of a block), and when every other global name it reads is bound the same way in
+both modules: an unchanged plain constant, function or class (recursively, through the
+names they read), or another function of the module that changed, in which case the
+equivalence is *relative* to it, and the review checks that function on its own. A
+method's class must be the same apart from the method.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the
 function defined at its line, that every resolved global is the object its origin names
-(the pristine object for standard-library modules), that the builtins read are not
-shadowed or replaced, and a fingerprint of defaults, constants and helpers that must be
-equal in both versions. Names are observable through ``locals()``, frames and the like:
-code that can look at them is refused, as are ``global``, ``nonlocal``, ``del`` of a
-local, ``match`` and classes nested in the function.
+(for the standard library, the object it had before the module was loaded), that the
+builtins read are not shadowed or replaced, and fingerprints of defaults, constants,
+helper functions and classes (their dictionaries, deeply) that must be equal in both
+versions. Names are observable through ``locals()``, frames, ``inspect`` and the like:
+code that can look at them (in the function, its changed callees, or a class it reads)
+is refused, as are ``global``, ``nonlocal``, ``del`` of a local, ``match`` and classes
+nested in the function. It runs only when the code may be executed.
 """
 
 from __future__ import annotations
