@@ -72,6 +72,14 @@ EQUIVALENT += [
      "        r = super().g()\n        return r\n",
      "class B:\n    def g(self):\n        return 1\nclass C(B):\n    def g(self):\n"
      "        s = super().g()\n        return s\n", "C.g"),
+    ("method-local-import-under-a-decorator",
+     "from textwrap import dedent\ndef deco(classval=None):\n    def wrap(fn):\n"
+     "        return property(fn)\n    return wrap\nclass E:\n    \"\"\"Doc.\"\"\"\n"
+     "    @deco(classval=__doc__)\n    def text(self):\n        return dedent('  x')\n",
+     "def deco(classval=None):\n    def wrap(fn):\n"
+     "        return property(fn)\n    return wrap\nclass E:\n    \"\"\"Doc.\"\"\"\n"
+     "    @deco(classval=__doc__)\n    def text(self):\n        from textwrap import dedent\n\n"
+     "        return dedent('  x')\n", "E.text"),
     ("walrus-and-comprehension-renamed",
      "def f(xs):\n    ys = [(t := x) for x in xs]\n    return ys, t\n",
      "def f(xs):\n    zs = [(u := v) for v in xs]\n    return zs, u\n", "f"),
@@ -152,6 +160,10 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      CLASS + "def f(x):\n    return H().get() + x\n",
      CLASS + "def other(self):\n    return 5\nH.get = other\n"
      "def f(x):\n    return H().get() + x\n", "f"),
+    ("method-entry-replaced-at-import",
+     CLASS, CLASS.replace("out = [x * self.k for x in xs]\n        return out",
+                          "res = [v * self.k for v in xs]\n        return res")
+     + "H.all = lambda self, xs: []\n", "H.all"),
     ("class-method-reads-changed-constant",
      "K = 1\nclass H:\n    def get(self):\n        return K\ndef f(x):\n    return H().get()\n",
      "K = 2\nclass H:\n    def get(self):\n        return K\ndef f(x):\n    return H().get()\n",
