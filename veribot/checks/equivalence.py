@@ -162,7 +162,10 @@ def _decide(
             )
 
     if budget.execute and before != after:  # same code, same environment; loads both
-        same = relational.check(before, after, tree_a, tree_b, entry, _sandbox(deadline), context)
+        same = relational.check(
+            before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
+            callee=lambda name: _decide(before, after, name, None, budget, start, context),
+        )
         if same is not None:
             return same
 

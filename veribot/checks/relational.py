@@ -9,8 +9,8 @@ filterfalse`` at module level, or through a local import of a standard-library m
 the top of a block), and when every other global name it reads is bound the same way in
 both modules: an unchanged plain constant, function or class (recursively, through the
 names they read), or another function of the module that changed, in which case the
-equivalence is *relative* to it, and the review checks that function on its own. A
-method's class must be the same apart from the method.
+equivalence is *relative* to it, and stands only if that function, decided on its own in
+the same pair, is verified too. A method's class must be the same apart from the method.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the
@@ -34,8 +34,9 @@ import re
 import secrets
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
@@ -787,10 +788,6 @@ def plan(
     if renamed:
         assumptions.append("code outside this module does not read its callers' local "
                            "variables by name (through their frames)")
-    if pair.relative:
-        names = ", ".join(f"`{n}`" for n in sorted(pair.relative))
-        assumptions.append(f"relative to {names}, which changed too and which this review "
-                           "checks on its own")
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:
@@ -1269,6 +1266,11 @@ def _load(source: str, request: dict[str, object], limits: Limits,
     return _Report(failed, tuple(str(p) for p in problems), dict(prints))
 
 
+# The entries whose changed callees are being checked, to stop at a cycle (f calls g,
+# g calls f, both changed).
+_CHECKING: ContextVar[frozenset[str]] = ContextVar("relational_checking", default=frozenset())
+
+
 def check(
     before: str,
     after: str,
@@ -1277,10 +1279,16 @@ def check(
     entry: str,
     limits: Limits,
     context: PairContext | None = None,
+    callee: Callable[[str], Result] | None = None,
 ) -> Result | None:
     """A verified result when the versions are the same code in the same environment,
     confirmed by loading both in the sandbox; None when that is not shown (the caller
-    goes on as before). Never raises."""
+    goes on as before). Never raises.
+
+    Where the function calls another function of the module that changed, the result
+    holds relative to it; ``callee`` decides that function in the same pair, and only a
+    verified callee lets the result stand (without ``callee``, None).
+    """
     try:
         found = plan(tree_a, tree_b, entry, context)
     except Refused as why:
@@ -1305,14 +1313,42 @@ def check(
     if unconfirmed is not None:
         log.debug("relational check of %s not confirmed: %s", entry, unconfirmed)
         return None
-    detail = "the two versions are the same code in the same environment"
+    assumptions = list(found.assumptions)
     if found.relative_to:
-        names = ", ".join(f"`{n}`" for n in found.relative_to)
-        detail += f", relative to {names}"
-    detail += (" (compared without a model of the code; both modules were loaded to confirm "
-               "the names it reads)")
-    return Result(Verdict.VERIFIED, Reason.PROOF, detail, assumptions=found.assumptions,
+        checked = _callees(entry, found.relative_to, callee)
+        if checked is None:
+            return None
+        assumptions += checked
+    detail = ("the two versions are the same code in the same environment (compared "
+              "without a model of the code; both modules were loaded to confirm the names "
+              "it reads)")
+    return Result(Verdict.VERIFIED, Reason.PROOF, detail, assumptions=tuple(assumptions),
                   method=METHOD)
+
+
+def _callees(
+    entry: str, names: tuple[str, ...], callee: Callable[[str], Result] | None
+) -> list[str] | None:
+    """Each changed callee decided on its own: what the result then rests on, or None
+    unless every one is verified."""
+    active = _CHECKING.get()
+    if callee is None or entry in active or any(n in active for n in names):
+        log.debug("relational check of %s: its changed callees are not checked here", entry)
+        return None
+    token = _CHECKING.set(active | {entry})
+    try:
+        out: list[str] = []
+        for name in names:
+            result = callee(name)
+            if result.verdict is not Verdict.VERIFIED:
+                log.debug("relational check of %s: the changed callee %s is %s", entry, name,
+                          result.verdict.value)
+                return None
+            out.append(f"`{name}` changed too and was verified ({result.method})")
+            out += [f"for `{name}`: {a}" for a in result.assumptions]
+        return out
+    finally:
+        _CHECKING.reset(token)
 
 
 def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | None:

@@ -49,10 +49,10 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      "from itertools import zip_longest\ndef pad(a, b):\n    return list(zip_longest(a, b))\n",
      "pad"),
     ("relative-to-a-changed-helper",
-     "import itertools\ndef helper(x):\n    return x + 1\n"
+     "import itertools\ndef helper(x: int) -> int:\n    return x + 1\n"
      "def f(xs):\n    return [helper(x) for x in itertools.chain(xs)]\n",
-     "from itertools import chain\ndef helper(x):\n    return 1 + x\n"
-     "def f(xs):\n    return [helper(y) for y in chain(xs)]\n", "f"),
+     "import itertools\ndef helper(x: int) -> int:\n    return 1 + x\n"
+     "def f(xs):\n    return [helper(y) for y in itertools.chain(xs)]\n", "f"),
 ]
 
 CLASS = ("import itertools\nclass H:\n    k = 1\n    def get(self):\n        return self.k\n"
@@ -256,10 +256,28 @@ def test_other_code_or_environment_is_not_verified(
                             relational.Limits()) is None
 
 
-def test_relative_callee_is_named_in_the_assumptions() -> None:
+def test_a_verified_changed_callee_is_named_in_the_assumptions() -> None:
     _, before, after, entry = next(c for c in EQUIVALENT if c[0] == "relative-to-a-changed-helper")
     result = check_pair(before, after, entry, budget=BUDGET)
-    assert any("relative to `helper`" in a for a in result.assumptions)
+    assert any("`helper` changed too and was verified" in a for a in result.assumptions)
+
+
+def test_a_changed_callee_that_is_not_verified_leaves_the_caller_unverified() -> None:
+    before = ("def helper(x):\n    return x + 1\n"
+              "def f(xs):\n    return [helper(x) for x in xs]\n")
+    after = ("def helper(x):\n    return x + 2\n"
+             "def f(ys):\n    return [helper(y) for y in ys]\n".replace("ys", "xs"))
+    assert check_pair(before, after, "f", budget=BUDGET).verdict is not Verdict.VERIFIED
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                            relational.Limits()) is None
+
+
+def test_mutually_recursive_changed_functions_stop() -> None:
+    before = ("def g(n: int) -> int:\n    return 0 if n <= 0 else f(n - 1)\n"
+              "def f(n: int) -> int:\n    return 0 if n <= 0 else g(n - 1)\n")
+    after = before.replace("0 if n <= 0 else f", "0 if n < 1 else f")
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.REFUTED
 
 
 def test_execution_off_never_verifies_relationally() -> None:
