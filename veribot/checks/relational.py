@@ -64,8 +64,15 @@ _OBSERVING_ATTRS = {
     "_current_frames", "modules", "import_module", "reload", "getclosurevars",
     "getsource", "f_lineno", "extract_stack", "walk_stack", "format_stack", "print_stack",
 }  # fmt: skip
-# Modules whose use can see source text, frames or what refers to what.
+# Modules whose use can see source text, frames or what refers to what...
 _OBSERVING_MODULES = {"inspect", "dis", "traceback", "gc", "pdb", "bdb", "code", "linecache"}
+# ... except these parts of `inspect`, which show parameters (never renamed) and types.
+_SAFE_INSPECT = {
+    "signature", "Signature", "Parameter", "BoundArguments", "getfullargspec", "getargspec",
+    "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
+    "iscoroutinefunction", "isgeneratorfunction", "isasyncgenfunction", "isawaitable",
+    "isabstract", "getmro", "unwrap",
+}  # fmt: skip
 # Names every module binds (the import system sets them), not the builtins of that name.
 _MODULE_DUNDERS = {
     "__name__", "__doc__", "__file__", "__package__", "__loader__", "__spec__",
@@ -430,18 +437,34 @@ def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
                         decorator_list=node.decorator_list)
 
 
+def _observing_origin(parts: tuple[str, ...]) -> bool:
+    """Whether an imported object (or module) can see names, frames or sources."""
+    if parts[0] != "inspect":
+        return parts[0] in _OBSERVING_MODULES
+    return len(parts) < 2 or parts[1] not in _SAFE_INSPECT
+
+
 def _observes(node: ast.AST, allowed: frozenset[str] = frozenset()) -> str | None:
     """A name or attribute in ``node`` through which code can see names, frames or sources
     (a callee can read its caller's local variables by name), or None."""
+    safe = {id(n.value) for n in ast.walk(node)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "inspect" and n.attr in _SAFE_INSPECT}
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id not in allowed and (
+        if isinstance(n, ast.Name) and n.id not in allowed and id(n) not in safe and (
             n.id in _OBSERVING_NAMES or n.id in _OBSERVING_ATTRS or n.id in _OBSERVING_MODULES
         ):
             return n.id
         if isinstance(n, ast.Attribute) and n.attr in _OBSERVING_ATTRS:
             return n.attr
-        if isinstance(n, ast.alias) and n.name.split(".")[0] in _OBSERVING_MODULES:
+        if isinstance(n, ast.alias) and n.name.split(".")[0] in _OBSERVING_MODULES and not (
+            n.name == "inspect" and n.asname is None
+        ):
             return n.name
+        if isinstance(n, ast.ImportFrom) and n.module in _OBSERVING_MODULES and not (
+            n.module == "inspect" and all(a.name in _SAFE_INSPECT for a in n.names)
+        ):
+            return n.module
     return None
 
 
@@ -817,7 +840,7 @@ def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:
             pair.internal |= internal
             pair.chains |= len(parts) > own or name is None
             pair.local_imports |= name is None
-            if parts[0] in _OBSERVING_MODULES or set(parts) & _OBSERVING_ATTRS:
+            if _observing_origin(parts) or set(parts) & _OBSERVING_ATTRS:
                 raise Refused(f"`{'.'.join(parts)}` can observe names, frames or sources")
             side.chains.append(Chain(name, parts, own, not internal, parts[0] in _STDLIB))
     if reads_a.same != reads_b.same:
@@ -938,7 +961,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             pair.side_b.builtins.add(read)
             continue
         origin_a, origin_b = pair.a.imports.get(read), pair.b.imports.get(read)
-        if origin_a is not None and origin_a[0] in _OBSERVING_MODULES:
+        # `inspect` itself passes: `_observes` let through only its safe attributes.
+        if origin_a is not None and _observing_origin(origin_a) and origin_a != ("inspect",):
             raise Refused(f"the class `{name}` uses `{'.'.join(origin_a)}`")
         if origin_a is not None and origin_a == origin_b:
             for side, module in ((pair.side_a, pair.a), (pair.side_b, pair.b)):

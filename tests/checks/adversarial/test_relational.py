@@ -86,6 +86,13 @@ EQUIVALENT += [
     ("local-annotation-added",
      "def f(s):\n    out = []\n    out.append(s)\n    return out\n",
      "def f(s):\n    res: list[str] = []\n    res.append(s)\n    return res\n", "f"),
+    ("class-using-inspect-signature",
+     "import inspect\nimport operator\nclass H:\n    def sig(self):\n"
+     "        return str(inspect.signature(H.sig))\n"
+     "def f(x):\n    return operator.not_(H().sig() == x)\n",
+     "import inspect\nfrom operator import not_\nclass H:\n    def sig(self):\n"
+     "        return str(inspect.signature(H.sig))\n"
+     "def f(x):\n    return not_(H().sig() == x)\n", "f"),
     ("exception-variable-renamed",
      "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as e:\n"
      "        return str(e)\n",
@@ -229,6 +236,13 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "from inspect import getsource\ndef f(x):\n    return getsource(f)\n",
      "from inspect import getsource\ndef f(x):\n    # a comment\n    return getsource(f)\n",
      "f"),
+    ("class-reads-a-frame-through-inspect",
+     "import inspect\nclass H:\n    def peek(self):\n"
+     "        return sorted(inspect.stack()[1][0].f_locals)\n"
+     "def f(x):\n    a = x\n    return H().peek()\n",
+     "import inspect\nclass H:\n    def peek(self):\n"
+     "        return sorted(inspect.stack()[1][0].f_locals)\n"
+     "def f(x):\n    b = x\n    return H().peek()\n", "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
