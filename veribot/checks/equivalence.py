@@ -40,7 +40,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import difftest, harvest, modulecheck, tripwire
+from veribot.checks import difftest, harvest, modulecheck, relational, tripwire
 from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
 from veribot.checks.lang import pyinduct, pyinfer, pyprove, pysignature, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
@@ -168,6 +168,14 @@ def _decide(
                 + (tried if budget.execute else ""),
                 line=fn_b.lineno,
             )
+
+    if budget.execute and before != after:  # same code, same environment; loads both
+        same = relational.check(
+            before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
+            callee=lambda name: _decide(before, after, name, None, budget, start, context),
+        )
+        if same is not None:
+            return same
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
     if inferred:  # the proof, if any, holds only for these types

@@ -1,0 +1,1410 @@
+"""The relational check: the same code in the same environment, proven without a model.
+
+Two versions of a function (or ``Class.method``) behave the same when their code is the
+same modulo the docstring, formatting, a consistent renaming of local variables (a
+bijection per scope, consistent across closures; parameters, nested definitions' names
+and anything a string names keep their names), and global names that resolve to the same
+origin (``itertools.filterfalse`` read as an attribute, through ``from itertools import
+filterfalse`` at module level, or through a local import of a standard-library module at
+the top of a block), and when every other global name it reads is bound the same way in
+both modules: an unchanged plain constant, function or class (recursively, through the
+names they read), or another function of the module that changed, in which case the
+equivalence is *relative* to it, and stands only if that function, decided on its own in
+the same pair, is verified too. A method's class must be the same apart from the method.
+
+The static reading decides nothing alone. Both modules are then imported in the sandbox,
+and each version's child reports what a static reading cannot see: that the entry is the
+function defined at its line, that every resolved global is the object its origin names
+(for the standard library, the object it had before the module was loaded), that the
+builtins read are not shadowed or replaced, and fingerprints of defaults, constants,
+helper functions and classes (their dictionaries, deeply) that must be equal in both
+versions. Names are observable through ``locals()``, frames, ``inspect`` and the like:
+code that can look at them (in the function, its changed callees, or a class it reads)
+is refused, as are ``global``, ``nonlocal``, ``del`` of a local, ``match`` and classes
+nested in the function. It runs only when the code may be executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import logging
+import posixpath
+import re
+import secrets
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from veribot.checks import modulecheck
+from veribot.checks.lang import pysource
+from veribot.checks.package import Package, PairContext
+from veribot.checks.sandbox import Limits, package_files, run_script
+from veribot.checks.verdict import Reason, Result, Verdict
+
+__all__ = ["METHOD", "Plan", "Refused", "check", "plan"]
+
+log = logging.getLogger(__name__)
+
+METHOD = "relational: the same code in the same environment"
+
+# Names and attributes through which code can see local names or frames.
+_OBSERVING_NAMES = {
+    "locals", "vars", "eval", "exec", "globals", "dir", "breakpoint", "__import__",
+    "compile", "__builtins__", "super", "__class__",
+}  # fmt: skip
+_OBSERVING_ATTRS = {
+    "_getframe", "currentframe", "stack", "trace", "getouterframes", "getinnerframes",
+    "f_locals", "f_globals", "f_back", "f_code", "tb_frame", "gi_frame", "cr_frame",
+    "ag_frame", "__code__", "__globals__", "__closure__", "co_varnames", "__builtins__",
+    "_getframemodulename", "settrace", "setprofile", "__traceback__", "exc_info",
+    "_current_frames", "modules", "import_module", "reload", "getclosurevars",
+    "getsource", "f_lineno", "extract_stack", "walk_stack", "format_stack", "print_stack",
+}  # fmt: skip
+# Modules whose use can see source text, frames or what refers to what...
+_OBSERVING_MODULES = {"inspect", "dis", "traceback", "gc", "pdb", "bdb", "code", "linecache"}
+# ... except these parts of `inspect`, which show parameters (never renamed) and types.
+_SAFE_INSPECT = {
+    "signature", "Signature", "Parameter", "BoundArguments", "getfullargspec", "getargspec",
+    "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
+    "iscoroutinefunction", "isgeneratorfunction", "isasyncgenfunction", "isawaitable",
+    "isabstract", "getmro", "unwrap",
+}  # fmt: skip
+# Names every module binds (the import system sets them), not the builtins of that name.
+_MODULE_DUNDERS = {
+    "__name__", "__doc__", "__file__", "__package__", "__loader__", "__spec__",
+    "__builtins__", "__cached__", "__annotations__", "__path__", "__dict__",
+}  # fmt: skip
+_STDLIB = frozenset(sys.stdlib_module_names)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class Refused(Exception):
+    """The relational check does not apply; the message says why (for the log)."""
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A global read that resolves to an origin: ``parts`` of the dotted path.
+
+    ``name`` is the module-level name read (None for a function-local import), ``own``
+    how many parts that name stands for (the rest are attribute reads on it).
+    """
+
+    name: str | None
+    parts: tuple[str, ...]
+    own: int
+    external: bool  # outside the project: the same object in both environments
+    stdlib: bool
+
+
+@dataclass
+class _Side:
+    """What one version's child must confirm."""
+
+    entry: tuple[str, int] = ("", 0)  # qualname and line of the entry's definition
+    method: tuple[str, str] | None = None  # the entry's class and name, for a method
+    functions: dict[str, tuple[str, int]] = field(default_factory=dict)  # name: (qual, line)
+    relative: dict[str, tuple[str, int]] = field(default_factory=dict)
+    constants: set[str] = field(default_factory=set)
+    classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
+    chains: list[Chain] = field(default_factory=list)
+    builtins: set[str] = field(default_factory=set)
+
+    def request(self) -> dict[str, object]:
+        return {
+            "entry": self.entry,
+            "method": self.method,
+            "functions": sorted(self.functions.items()),
+            "relative": sorted(self.relative.items()),
+            "constants": sorted(self.constants),
+            "classes": sorted(self.classes.items()),
+            "chains": [(c.name, c.parts, c.own, c.external, c.stdlib)
+                       for c in self.chains],
+            "builtins": sorted(self.builtins),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The static half of a proof: what the sandbox must confirm, and the assumptions."""
+
+    before: dict[str, object]
+    after: dict[str, object]
+    relative_to: tuple[str, ...]
+    assumptions: tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------- scopes
+
+
+@dataclass
+class _Scope:
+    node: ast.AST
+    parent: _Scope | None
+    comprehension: bool = False
+    params: set[str] = field(default_factory=set)
+    fixed: set[str] = field(default_factory=set)  # locals whose names show (def names)
+    bound: set[str] = field(default_factory=set)
+    imports: dict[str, tuple[str, ...]] = field(default_factory=dict)  # local imports
+    number: int = -1
+    order: dict[str, int] = field(default_factory=dict)
+
+    def binds(self, name: str) -> bool:
+        return name in self.params or name in self.bound or name in self.imports
+
+    def function_scope(self) -> _Scope:
+        scope: _Scope = self
+        while scope.comprehension and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+def _params(args: ast.arguments) -> list[ast.arg]:
+    return [p for p in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs,
+                        args.kwarg) if p is not None]
+
+
+def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
+    """What a definition evaluates in the enclosing scope: defaults, decorators, annotations."""
+    a = node.args
+    out: list[ast.AST] = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+    if not isinstance(node, ast.Lambda):
+        out += node.decorator_list
+        out += [p.annotation for p in _params(a) if p.annotation is not None]
+        if node.returns is not None:
+            out.append(node.returns)
+    return out
+
+
+class _Scopes:
+    """Every scope inside the function under review, with the names each binds."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.by_node: dict[int, _Scope] = {}
+        self.dropped: set[int] = set()  # local import statements resolved away
+        for part in _outer_parts(fn):
+            if any(isinstance(n, (ast.Lambda, ast.NamedExpr, *_COMPREHENSIONS))
+                   for n in ast.walk(part)):
+                raise Refused("a lambda or comprehension in a default or decorator")
+        root = self._new(fn, None)
+        root.params = {p.arg for p in _params(fn.args)}
+        body = _body(fn)
+        self._local_imports(root, body)
+        self._collect(root, body)
+        for stmt in body:
+            self._bodies(root, stmt)
+
+    def _new(self, node: ast.AST, parent: _Scope | None, comprehension: bool = False) -> _Scope:
+        scope = _Scope(node, parent, comprehension)
+        self.by_node[id(node)] = scope
+        return scope
+
+    def _local_imports(self, scope: _Scope, body: list[ast.stmt]) -> None:
+        """``import m`` / ``from m import x`` at the top of a block of the function itself,
+        bound nowhere else in it and read only after it in that block."""
+        for block in _blocks(body):
+            i = 0
+            while i < len(block) and isinstance(block[i], ast.Import | ast.ImportFrom):
+                stmt = block[i]
+                assert isinstance(stmt, ast.Import | ast.ImportFrom)
+                if isinstance(stmt, ast.Import) and any("." in a.name for a in stmt.names):
+                    raise Refused(f"a local import of a submodule (line {stmt.lineno})")
+                for name, origin in _import_origins(stmt, None):
+                    if origin[0] not in _STDLIB:
+                        raise Refused(f"a local import of {'.'.join(origin)} (line {stmt.lineno})")
+                    if name in scope.imports:
+                        raise Refused(f"`{name}` is imported twice in the function")
+                    uses = [n for n in _walk(body) if isinstance(n, ast.Name) and n.id == name]
+                    after = {id(n) for s in block[i + 1:] for n in ast.walk(s)}
+                    if any(id(n) not in after for n in uses):
+                        raise Refused(f"the local import of `{name}` does not precede its uses")
+                    scope.imports[name] = origin
+                self.dropped.add(id(stmt))
+                i += 1
+
+    def _collect(self, scope: _Scope, nodes: list[ast.stmt] | list[ast.AST]) -> None:
+        """The names ``nodes`` bind in ``scope`` (not inside nested scopes)."""
+        stack: list[ast.AST] = list(nodes)
+        while stack:
+            n = stack.pop()
+            if id(n) in self.dropped:
+                continue
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope.fixed.add(n.name)
+                scope.bound.add(n.name)
+                stack += _outer_parts(n)
+                continue
+            if isinstance(n, ast.Lambda):
+                stack += _outer_parts(n)
+                continue
+            if isinstance(n, _COMPREHENSIONS):
+                stack.append(n.generators[0].iter)
+                # Walrus targets inside bind here, in the enclosing function's scope.
+                for sub in ast.walk(n):
+                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                        scope.function_scope().bound.add(sub.target.id)
+                continue
+            if isinstance(n, ast.ClassDef):
+                raise Refused(f"a class defined in the function (line {n.lineno})")
+            if isinstance(n, ast.Global | ast.Nonlocal):
+                raise Refused(f"`{type(n).__name__.lower()}` (line {n.lineno})")
+            if isinstance(n, ast.Match):
+                raise Refused(f"`match` (line {n.lineno})")
+            if isinstance(n, ast.Import | ast.ImportFrom):
+                raise Refused(f"an import that is not at the top of a block (line {n.lineno})")
+            if isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) for t in n.targets):
+                raise Refused(f"`del` of a local (line {n.lineno})")
+            if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+                scope.function_scope().bound.add(n.target.id)
+                stack.append(n.value)
+                continue
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                scope.bound.add(n.id)
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                scope.bound.add(n.name)
+            stack.extend(ast.iter_child_nodes(n))
+        if scope.imports.keys() & (scope.bound | scope.params):
+            raise Refused("a locally imported name is also bound otherwise")
+
+    def _bodies(self, scope: _Scope, node: ast.AST) -> None:
+        """Create the nested scopes under ``node`` (which belongs to ``scope``)."""
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for part in _outer_parts(node):
+                self._bodies(scope, part)
+            inner = self._new(node, scope)
+            inner.params = {p.arg for p in _params(node.args)}
+            body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+            self._collect(inner, body)
+            for stmt in body:
+                self._bodies(inner, stmt)
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            self._bodies(scope, node.generators[0].iter)
+            inner = self._new(node, scope, comprehension=True)
+            for gen in node.generators:
+                inner.bound |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            rest: list[ast.AST] = [g.target for g in node.generators]
+            rest += [g.iter for g in node.generators[1:]]
+            rest += [c for g in node.generators for c in g.ifs]
+            rest += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for sub in rest:
+                self._collect(inner, [sub])
+            for sub in rest:
+                self._bodies(inner, sub)
+            return
+        for child in ast.iter_child_nodes(node):
+            self._bodies(scope, child)
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The body without its docstring."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and (
+        isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    return body
+
+
+def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """Every statement list of the function itself (not of nested definitions)."""
+    stack = [body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for stmt in block:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    stack.append(sub)
+            if isinstance(stmt, ast.Try | ast.TryStar):
+                stack.extend(h.body for h in stmt.handlers)
+
+
+def _walk(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
+    for stmt in nodes:
+        yield from ast.walk(stmt)
+
+
+def _import_origins(
+    stmt: ast.Import | ast.ImportFrom, package: str | None
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(name bound, dotted origin) for each alias; relative imports need ``package``."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.asname:
+                out.append((a.asname, tuple(a.name.split("."))))
+            else:
+                top = a.name.split(".")[0]
+                out.append((top, (top,)))
+        return out
+    if stmt.level:
+        if package is None:
+            raise Refused(f"a relative import outside a known package (line {stmt.lineno})")
+        base = package.split(".")
+        if stmt.level - 1 >= len(base):
+            raise Refused(f"a relative import beyond the top package (line {stmt.lineno})")
+        base = base[: len(base) - (stmt.level - 1)]
+        module = tuple(base) + tuple(stmt.module.split(".") if stmt.module else ())
+    else:
+        module = tuple((stmt.module or "").split("."))
+    for a in stmt.names:
+        if a.name == "*":
+            raise Refused("a star import")
+        out.append((a.asname or a.name, (*module, a.name)))
+    return out
+
+
+# ----------------------------------------------------------------------------- the canonical text
+
+
+@dataclass
+class _Reads:
+    """The global names one version's code reads, by how they must be confirmed."""
+
+    same: set[str] = field(default_factory=set)  # must be bound the same in both modules
+    chains: list[tuple[str | None, tuple[str, ...], int]] = field(default_factory=list)
+    builtins: set[str] = field(default_factory=set)
+
+
+class _Module:
+    """One version's module-level bindings, as the relational check reads them."""
+
+    def __init__(self, tree: ast.Module, package: Package | None) -> None:
+        self.tree = tree
+        self.bindings = _module_level(tree)
+        if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+               for n in ast.walk(tree)):
+            raise Refused("a star import in the module")
+        self.package = package
+        pkg: str | None = None
+        if package is not None:
+            pkg = package.module if package.path.endswith("__init__.py") else (
+                package.module.rpartition(".")[0])
+        self.imports: dict[str, tuple[str, ...]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                try:
+                    origins = _import_origins(stmt, pkg or None)
+                except Refused:
+                    continue
+                for name, origin in origins:
+                    if self.bindings[name] == 1:
+                        self.imports[name] = origin
+        self.defs: dict[str, ast.stmt] = {}
+        for stmt in tree.body:
+            for name in _defined(stmt):
+                if self.bindings[name] == 1:
+                    self.defs[name] = stmt
+
+    def internal(self, origin: tuple[str, ...]) -> bool:
+        if self.package is None:
+            return False
+        top = origin[0]
+        if top == self.package.module.split(".")[0]:
+            return True
+        root = self.package.root
+        paths = {posixpath.relpath(p, root or ".") for p, _ in self.package.files}
+        return f"{top}.py" in paths or any(p.startswith(top + "/") for p in paths)
+
+
+def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
+    """The class with the body of ``method`` left out; it must be bound once in the class."""
+    defs = [s for s in node.body
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method]
+    binds = sum(method in _node_bindings(n) or (
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method)
+        for n in _class_level(node))
+    if len(defs) != 1 or binds != 1:
+        raise Refused(f"`{method}` is bound more than once in its class")
+    if any(isinstance(n, ast.ClassDef) for s in node.body for n in ast.walk(s)):
+        raise Refused("a class nested in a class")
+    fn = defs[0]
+    stub = type(fn)(name=fn.name, args=fn.args, body=[ast.Pass()],
+                    decorator_list=fn.decorator_list, returns=fn.returns, type_comment=None)
+    body = [stub if s is fn else s for s in node.body]
+    return ast.ClassDef(name=node.name, bases=node.bases, keywords=node.keywords, body=body,
+                        decorator_list=node.decorator_list)
+
+
+def _observing_origin(parts: tuple[str, ...]) -> bool:
+    """Whether an imported object (or module) can see names, frames or sources."""
+    if parts[0] != "inspect":
+        return parts[0] in _OBSERVING_MODULES
+    return len(parts) < 2 or parts[1] not in _SAFE_INSPECT
+
+
+def _observes(node: ast.AST, allowed: frozenset[str] = frozenset()) -> str | None:
+    """A name or attribute in ``node`` through which code can see names, frames or sources
+    (a callee can read its caller's local variables by name), or None."""
+    safe = {id(n.value) for n in ast.walk(node)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "inspect" and n.attr in _SAFE_INSPECT}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in allowed and id(n) not in safe and (
+            n.id in _OBSERVING_NAMES or n.id in _OBSERVING_ATTRS or n.id in _OBSERVING_MODULES
+        ):
+            return n.id
+        if isinstance(n, ast.Attribute) and n.attr in _OBSERVING_ATTRS:
+            return n.attr
+        if isinstance(n, ast.alias) and n.name.split(".")[0] in _OBSERVING_MODULES and not (
+            n.name == "inspect" and n.asname is None
+        ):
+            return n.name
+        if isinstance(n, ast.ImportFrom) and n.module in _OBSERVING_MODULES and not (
+            n.module == "inspect" and all(a.name in _SAFE_INSPECT for a in n.names)
+        ):
+            return n.module
+    return None
+
+
+def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
+    """The nodes of a class that run in its own namespace: not inside methods, lambdas or
+    comprehensions (whose first iterable does)."""
+    stack: list[ast.AST] = [*node.body, *node.decorator_list, *node.bases, *node.keywords]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack += _outer_parts(n)
+        elif isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+        elif isinstance(n, ast.ClassDef):
+            raise Refused("a class nested in a class")
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _module_level(tree: ast.Module) -> Counter[str]:
+    """How often each module-level name is bound: by module-level code in any binding form
+    (``pymodule._bindings``), and by a ``global`` declaration in any function. A local of a
+    function or an attribute of a class of the same name is not a binding of it."""
+    count: Counter[str] = Counter()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            if not isinstance(n, ast.Lambda):
+                count[n.name] += 1
+            # Only what runs at the definition is module-level code; walrus targets in
+            # there and `global` declarations anywhere inside bind module names.
+            if isinstance(n, ast.ClassDef):
+                stack += [*n.decorator_list, *n.bases, *n.keywords]
+            else:
+                stack += _outer_parts(n)
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Global):
+                    count.update(sub.names)
+            continue
+        if isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+            count.update(sub.target.id for sub in ast.walk(n)
+                         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name))
+            continue
+        count.update(_node_bindings(n))
+        stack.extend(ast.iter_child_nodes(n))
+    return count
+
+
+def _node_bindings(n: ast.AST) -> list[str]:
+    """The names one node binds, in the forms ``pymodule._bindings`` knows."""
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+        return [n.id]
+    if isinstance(n, ast.alias):
+        return [(n.asname or n.name).split(".")[0]]
+    if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+        return [n.name]
+    if isinstance(n, ast.MatchMapping) and n.rest:
+        return [n.rest]
+    if isinstance(n, ast.Global):
+        return list(n.names)
+    return []
+
+
+def _defined(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+        stmt.targets[0], ast.Name
+    ):
+        return [stmt.targets[0].id]
+    return []
+
+
+class _Canon:
+    """The canonical text of a function: structure, with names by what they denote."""
+
+    def __init__(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module, method: bool = False
+    ) -> None:
+        self.module = module
+        self.method = method
+        self.scopes = _Scopes(fn)
+        self.reads = _Reads()
+        self.count = 0
+        self.out: list[str] = []
+        root = self.scopes.by_node[id(fn)]
+        # The definition: decorators and defaults are module-level code. Annotations only
+        # show through introspection, so they count only where a decorator may read them.
+        self.out.append(type(fn).__name__ + ":" + fn.name)
+        a = fn.args
+        outer: list[object] = [*fn.decorator_list, *a.defaults, *a.kw_defaults]
+        if fn.decorator_list:
+            outer = list(_outer_parts(fn))
+        if method:
+            outer = []  # class-level code: compared with the rest of the class
+        for part in outer:
+            self._dump(part, None)
+        self._enter(root)
+        self.out.append(_shape(a))
+        for stmt in _body(fn):
+            self._dump(stmt, root)
+
+    def text(self) -> str:
+        return "\x00".join(self.out)
+
+    def slots(self) -> dict[tuple[int, int], str]:
+        """Each renameable local by (scope, order of first use): its name."""
+        return {(scope.number, index): name
+                for scope in self.scopes.by_node.values()
+                for name, index in scope.order.items()}
+
+    def _enter(self, scope: _Scope) -> None:
+        scope.number = self.count
+        self.count += 1
+
+    def _name(self, name: str, scope: _Scope | None, store: bool) -> str:
+        """The token for ``name`` read or bound in ``scope`` (None: module level)."""
+        if self.method and name in ("super", "__class__") and not store:
+            pass  # the class, through the `__class__` cell: the same apart from this method
+        elif name in _OBSERVING_NAMES or name in _OBSERVING_ATTRS:
+            raise Refused(f"`{name}` can observe names")
+        if self.method and name.startswith("__") and not name.endswith("__"):
+            raise Refused(f"`{name}` is mangled in a method")
+        s = scope
+        while s is not None:
+            if s.binds(name):
+                if name in s.params:
+                    return f"P{s.number}:{name}"
+                if name in s.imports:
+                    self.reads.chains.append((None, s.imports[name], len(s.imports[name])))
+                    return "G:" + ".".join(s.imports[name])
+                if name in s.fixed:
+                    return f"N{s.number}:{name}"
+                index = s.order.setdefault(name, len(s.order))
+                return f"L{s.number}:{index}"
+            s = s.parent
+        if store:
+            raise Refused(f"a store to the global `{name}`")
+        if self.module.bindings[name] == 0:
+            if name in _MODULE_DUNDERS:
+                raise Refused(f"`{name}` is a name every module binds")
+            if not hasattr(builtins, name):
+                raise Refused(f"`{name}` is bound nowhere")
+            self.reads.builtins.add(name)
+            return "B:" + name
+        if name in self.module.imports:
+            origin = self.module.imports[name]
+            self.reads.chains.append((name, origin, len(origin)))
+            return "G:" + ".".join(origin)
+        self.reads.same.add(name)
+        return "M:" + name
+
+    def _chain(self, node: ast.Attribute, scope: _Scope | None) -> str | None:
+        """The token of a load ``a.b.c`` whose root resolves to an origin, else None."""
+        attrs: list[str] = []
+        n: ast.expr = node
+        while isinstance(n, ast.Attribute):
+            attrs.append(n.attr)
+            n = n.value
+        if not isinstance(n, ast.Name):
+            return None
+        before = len(self.reads.chains)
+        token = self._name(n.id, scope, store=False)
+        if not token.startswith("G:"):
+            del self.reads.chains[before:]
+            return None
+        name, origin, own = self.reads.chains.pop()
+        full = (*origin, *reversed(attrs))
+        self.reads.chains.append((name, full, own))
+        return "G:" + ".".join(full)
+
+    def _dump(self, node: object, scope: _Scope | None) -> None:
+        out = self.out
+        if isinstance(node, list):
+            out.append("[")
+            for item in node:
+                self._dump(item, scope)
+            out.append("]")
+            return
+        if not isinstance(node, ast.AST):
+            out.append(pysource._value_text(node))
+            return
+        if id(node) in self.scopes.dropped:
+            return
+        if isinstance(node, ast.Name):
+            out.append(self._name(node.id, scope, not isinstance(node.ctx, ast.Load)))
+            out.append(type(node.ctx).__name__)
+            return
+        if isinstance(node, ast.Attribute):
+            if node.attr in _OBSERVING_ATTRS:
+                raise Refused(f"`.{node.attr}` can observe names or frames")
+            if isinstance(node.ctx, ast.Load):
+                token = self._chain(node, scope)
+                if token is not None:
+                    out += [token, "Load"]
+                    return
+            elif self._resolves_to_origin(node, scope):
+                raise Refused("a store to an attribute of a module")
+        if isinstance(node, ast.ExceptHandler) and node.name and scope is not None:
+            out.append("except:" + self._name(node.name, scope, store=True))
+            self._dump(node.type, scope)
+            self._dump(node.body, scope)
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for part in _outer_parts(node):
+                self._dump(part, scope)
+            inner = self.scopes.by_node[id(node)]
+            if not isinstance(node, ast.Lambda):
+                out.append(type(node).__name__ + ":" + self._name(node.name, scope, True))
+            self._enter(inner)
+            out.append(_shape(node.args))
+            self._dump(node.body, inner)
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            out.append(type(node).__name__)
+            self._dump(node.generators[0].iter, scope)
+            inner = self.scopes.by_node[id(node)]
+            self._enter(inner)
+            for i, gen in enumerate(node.generators):
+                self._dump(gen.target, inner)
+                if i:
+                    self._dump(gen.iter, inner)
+                self._dump(gen.ifs, inner)
+                out.append(f"async:{gen.is_async}")
+            if isinstance(node, ast.DictComp):
+                self._dump(node.key, inner)
+                self._dump(node.value, inner)
+            else:
+                self._dump(node.elt, inner)
+            return
+        if isinstance(node, ast.arguments):
+            out.append(_shape(node))
+            return
+        if isinstance(node, ast.AnnAssign) and scope is not None and isinstance(
+            node.target, ast.Name
+        ):
+            # A local's annotation is never evaluated: `x: T = v` compiles as `x = v`.
+            if node.value is not None:
+                self._dump(ast.Assign(targets=[node.target], value=node.value), scope)
+            else:
+                out.append("Declare:" + self._name(node.target.id, scope, store=True))
+            return
+        out.append(type(node).__name__ + "(")
+        for name in node._fields:
+            if name == "type_comment":
+                continue
+            out.append(name + "=")
+            self._dump(getattr(node, name, None), scope)
+        out.append(")")
+
+    def _resolves_to_origin(self, node: ast.Attribute, scope: _Scope | None) -> bool:
+        n: ast.expr = node.value
+        while isinstance(n, ast.Attribute):
+            n = n.value
+        if not isinstance(n, ast.Name):
+            return False
+        s = scope
+        while s is not None:
+            if s.binds(n.id):
+                return n.id in s.imports
+            s = s.parent
+        return n.id in self.module.imports
+
+
+def _shape(args: ast.arguments) -> str:
+    """The parameters' names and kinds, and which have defaults (dumped where evaluated)."""
+    names = [[p.arg for p in group] for group in (args.posonlyargs, args.args, args.kwonlyargs)]
+    star = [p.arg if p is not None else "" for p in (args.vararg, args.kwarg)]
+    kw = [d is not None for d in args.kw_defaults]
+    return f"params:{names}:{star}:{len(args.defaults)}:{kw}"
+
+
+# ----------------------------------------------------------------------------- the static proof
+
+
+@dataclass
+class _Pair:
+    a: _Module
+    b: _Module
+    entry: str = ""  # the top-level name under review: the function, or a method's class
+    side_a: _Side = field(default_factory=_Side)
+    side_b: _Side = field(default_factory=_Side)
+    relative: set[str] = field(default_factory=set)
+    same: set[str] = field(default_factory=set)  # names already shown bound the same
+    chains: bool = False
+    local_imports: bool = False
+    internal: bool = False
+
+
+def plan(
+    tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None
+) -> Plan:
+    """The static half: the canonical texts agree and the environment is bound the same.
+
+    Raises ``Refused`` when the check does not apply.
+    """
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
+    pair = _Pair(_Module(tree_a, pa), _Module(tree_b, pb))
+    *classes, name = entry.split(".")
+    if len(classes) > 1:
+        raise Refused("a method of a nested class")
+    fn_a, fn_b = pysource.definition(tree_a, entry), pysource.definition(tree_b, entry)
+    if fn_a is None or fn_b is None:
+        raise Refused("the entry is not found")
+    # What only the function object shows: its docstring and annotations. Code that can
+    # reach the object (by its name, or through `self` for a method) may read them.
+    same_doc = _header_key(fn_a) == _header_key(fn_b)
+    if classes and not same_doc:
+        raise Refused("a method whose docstring or annotations changed")
+    pair.entry = classes[0] if classes else name
+    if same_doc and not classes:
+        pair.same.add(name)  # it may call itself: the same, as far as it is the same code
+    if classes:
+        _same_class(pair, classes[0], depth=0, method=name)
+        pair.side_a.method = pair.side_b.method = (classes[0], name)
+    method = bool(classes)
+    canon_a, canon_b = _Canon(fn_a, pair.a, method), _Canon(fn_b, pair.b, method)
+    if canon_a.text() != canon_b.text():
+        raise Refused("the code differs beyond renaming and resolved names")
+    slots_a, slots_b = canon_a.slots(), canon_b.slots()
+    renamed = {n for k in slots_a.keys() | slots_b.keys()
+               for n in (slots_a.get(k), slots_b.get(k))
+               if n is not None and slots_a.get(k) != slots_b.get(k)}
+    if renamed:
+        # A string that names a local may be looked up in the caller's frame by name
+        # (`df.query("a > @limit")`): renaming it is then a change.
+        texts = [n.value for fn in (fn_a, fn_b) for stmt in _body(fn) for n in ast.walk(stmt)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        for local in sorted(renamed):
+            if any(re.search(r"\b" + re.escape(local) + r"\b", t) for t in texts):
+                raise Refused(f"a string names the renamed local `{local}`")
+    qual = entry
+    line_a = fn_a.decorator_list[0].lineno if fn_a.decorator_list else fn_a.lineno
+    line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
+    pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
+    _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    assumptions = [
+        "the code is the same up to its docstring, formatting, a consistent renaming of "
+        "local variables and names that resolve to the same imported object"
+    ]
+    if renamed:
+        assumptions.append("code outside this module does not read its callers' local "
+                           "variables by name (through their frames)")
+    if pair.chains:
+        assumptions.append("modules' attributes are not reassigned after import")
+    if pair.local_imports:
+        assumptions.append("a local import of a standard-library module imports the same "
+                           "object as the module-level import it replaces")
+    if any(c.external and not c.stdlib for c in (*pair.side_a.chains, *pair.side_b.chains)):
+        assumptions.append("modules imported from outside the project are the same in both "
+                           "versions")
+    if pair.internal:
+        assumptions.append("the project's other modules, identical in both revisions, load "
+                           "the same objects")
+    return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
+                tuple(assumptions))
+
+
+def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:
+    """Record what each side must confirm for the names the entry reads."""
+    pair.side_a.builtins |= reads_a.builtins
+    pair.side_b.builtins |= reads_b.builtins
+    for side, module, reads, chains in (
+        (pair.side_a, pair.a, reads_a, reads_a.chains),
+        (pair.side_b, pair.b, reads_b, reads_b.chains),
+    ):
+        del reads
+        for name, parts, own in chains:
+            internal = module.internal(parts)
+            pair.internal |= internal
+            pair.chains |= len(parts) > own or name is None
+            pair.local_imports |= name is None
+            if _observing_origin(parts) or set(parts) & _OBSERVING_ATTRS:
+                raise Refused(f"`{'.'.join(parts)}` can observe names, frames or sources")
+            side.chains.append(Chain(name, parts, own, not internal, parts[0] in _STDLIB))
+    if reads_a.same != reads_b.same:
+        raise Refused("the versions read different module-level names")
+    for name in sorted(reads_a.same):
+        _same_binding(pair, name, depth=0)
+
+
+def _same_binding(pair: _Pair, name: str, depth: int) -> None:
+    """``name`` is bound to the same thing in both modules, or is a changed function."""
+    if name in pair.same or name in pair.relative:
+        return
+    if name == pair.entry:
+        raise Refused(f"`{name}` is read by name, and its docstring or annotations changed")
+    if depth > 50:
+        raise Refused("module-level definitions nested too deeply")
+    da, db = pair.a.defs.get(name), pair.b.defs.get(name)
+    if da is None or db is None:
+        raise Refused(f"`{name}` is not bound once at module level by a definition or constant")
+    if isinstance(da, ast.Assign) and isinstance(db, ast.Assign):
+        va, vb = _literal(da.value), _literal(db.value)
+        if va is None or vb is None or modulecheck._shown(va[0]) != modulecheck._shown(vb[0]):
+            raise Refused(f"the constant `{name}` differs or is not a plain literal")
+        pair.same.add(name)
+        pair.side_a.constants.add(name)
+        pair.side_b.constants.add(name)
+        return
+    if isinstance(da, ast.FunctionDef) and isinstance(db, ast.FunctionDef):
+        line_a = da.decorator_list[0].lineno if da.decorator_list else da.lineno
+        line_b = db.decorator_list[0].lineno if db.decorator_list else db.lineno
+        if da.decorator_list or db.decorator_list:
+            raise Refused(f"the function `{name}` is decorated")
+        if pysource.code_key(da) != pysource.code_key(db):
+            # A changed unit of this review: the result is relative to it, unless it can
+            # see its caller's names.
+            for d in (da, db):
+                seen = _observes(d)
+                if seen is not None:
+                    raise Refused(f"the changed `{name}` uses `{seen}`")
+            pair.relative.add(name)
+            pair.side_a.relative[name] = (name, line_a)
+            pair.side_b.relative[name] = (name, line_b)
+            return
+        pair.same.add(name)  # assumed while its own reads are checked (a fixpoint)
+        ca, cb = _Canon(da, pair.a), _Canon(db, pair.b)
+        if ca.text() != cb.text():
+            raise Refused(f"`{name}` reads names that resolve differently")
+        pair.side_a.functions[name] = (name, line_a)
+        pair.side_b.functions[name] = (name, line_b)
+        sa, sb = _Side(), _Side()
+        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same)
+        _confirm_reads(sub, ca.reads, cb.reads)
+        _merge(pair, sub)
+        return
+    if isinstance(da, ast.ClassDef) and isinstance(db, ast.ClassDef):
+        _same_class(pair, name, depth)
+        return
+    raise Refused(f"`{name}` is bound to another object than a constant, function or class")
+
+
+def _header_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The docstring, annotations and decorators of a definition, as comparable text."""
+    a = fn.args
+    notes = [p.annotation for p in _params(a)]
+    return "|".join([repr(ast.get_docstring(fn, clean=False)),
+                     *(pysource.code_key(n) if n is not None else "-" for n in notes),
+                     pysource.code_key(fn.returns) if fn.returns is not None else "-",
+                     *(pysource.code_key(d) for d in fn.decorator_list)])
+
+
+def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -> None:
+    """A class of identical text whose every module-level name is bound the same way.
+
+    With ``method``, the class of the method under review: the same apart from that
+    method's body (its decorators and parameters are class-level code, compared here).
+    The names are all those the class loads anywhere (its body, its methods): a method's
+    local of the same name as a module-level one is checked too, which only refuses more.
+    The loaded class itself is compared in the sandbox (``_deep`` in the child).
+    """
+    nodes = []
+    for module in (pair.a, pair.b):
+        node = module.defs.get(name)
+        if not isinstance(node, ast.ClassDef):
+            raise Refused(f"`{name}` is not a class bound once at module level")
+        if method is not None:
+            node = _without_body(node, method)
+        nodes.append(node)
+    da, db = nodes
+    if pysource.code_key(da) != pysource.code_key(db):
+        raise Refused(f"the class `{name}` changed")
+    seen = _observes(da, frozenset({"super", "__class__"}))
+    if seen is not None:
+        raise Refused(f"the class `{name}` uses `{seen}`")
+    pair.same.add(name)  # a method may read its own class: the same apart from itself
+    if method is None:
+        line_a = da.decorator_list[0].lineno if da.decorator_list else da.lineno
+        line_b = db.decorator_list[0].lineno if db.decorator_list else db.lineno
+        pair.side_a.classes[name] = line_a
+        pair.side_b.classes[name] = line_b
+    implicit = {"__module__", "__qualname__"}
+    if ast.get_docstring(da, clean=False) is not None:
+        implicit.add("__doc__")  # set in the class namespace before the body runs
+    at_class = {id(n) for n in _class_level(da)}
+    loaded = sorted({(n.id, id(n) in at_class) for n in ast.walk(da)
+                     if isinstance(n, ast.Name)})
+    for read, class_level in loaded:
+        if class_level and read in implicit:
+            continue
+        if read in _OBSERVING_NAMES and read not in ("super", "__class__"):
+            raise Refused(f"the class `{name}` uses `{read}`")
+        if read in _MODULE_DUNDERS and pair.a.bindings[read] == 0:
+            raise Refused(f"the class `{name}` reads `{read}`, which every module binds")
+        count_a, count_b = pair.a.bindings[read], pair.b.bindings[read]
+        if count_a == 0 and count_b == 0:
+            # A builtin, a local of a method, or a NameError: either way the loaded module
+            # must not bind it (the child checks builtins and absent names alike).
+            pair.side_a.builtins.add(read)
+            pair.side_b.builtins.add(read)
+            continue
+        origin_a, origin_b = pair.a.imports.get(read), pair.b.imports.get(read)
+        # `inspect` itself passes: `_observes` let through only its safe attributes.
+        if origin_a is not None and _observing_origin(origin_a) and origin_a != ("inspect",):
+            raise Refused(f"the class `{name}` uses `{'.'.join(origin_a)}`")
+        if origin_a is not None and origin_a == origin_b:
+            for side, module in ((pair.side_a, pair.a), (pair.side_b, pair.b)):
+                internal = module.internal(origin_a)
+                pair.internal |= internal
+                side.chains.append(Chain(read, origin_a, len(origin_a), not internal,
+                                         origin_a[0] in _STDLIB))
+            continue
+        if read in pair.relative:
+            raise Refused(f"the class `{name}` reads `{read}`, which changed")
+        _same_binding(pair, read, depth + 1)
+        if read in pair.relative:
+            raise Refused(f"the class `{name}` reads `{read}`, which changed")
+
+
+def _merge(pair: _Pair, sub: _Pair) -> None:
+    for side, other in ((pair.side_a, sub.side_a), (pair.side_b, sub.side_b)):
+        side.functions.update(other.functions)
+        side.relative.update(other.relative)
+        side.constants |= other.constants
+        side.classes.update(other.classes)
+        side.chains += other.chains
+        side.builtins |= other.builtins
+    pair.chains |= sub.chains
+    pair.local_imports |= sub.local_imports
+    pair.internal |= sub.internal
+
+
+def _literal(node: ast.expr) -> tuple[object] | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return (value,) if modulecheck._plain(value) else None
+
+
+# ----------------------------------------------------------------------------- the sandbox
+
+
+_SUBJECT = "subject.py"
+_PACKAGE = "__veribot_package__"
+_EXPECT = "relational.txt"
+
+# Runs in the sandbox child: every tool is taken before the module under review runs.
+_SCRIPT = """
+import builtins, importlib, importlib.util, os, sys, types
+_pristine = dict(vars(builtins))
+_type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
+_hex, _getattr, _str, _len, _import = hex, getattr, str, len, importlib.import_module
+_module, _function = types.ModuleType, types.FunctionType
+_plain = (type(None), bool, int, float, str, bytes, complex)
+_missing = object()
+with open(%(expect)r, encoding="utf-8") as handle:
+    _expect = __import__("ast").literal_eval(handle.read())
+with open(%(subject)r, encoding="utf-8") as handle:
+    _compiled = compile(handle.read(), os.path.abspath(%(subject)r), "exec", dont_inherit=True)
+_codes = {}
+def _collect(code):
+    for c in code.co_consts:
+        if _type(c) is _type(code):
+            _codes[(c.co_qualname, c.co_firstlineno)] = c
+            _collect(c)
+_collect(_compiled)
+
+%(shown)s
+
+def _fp(v):
+    s = _shown(v)
+    if not s.startswith("<"):
+        return s
+    if _type(v) is _module:
+        return "<module " + _str(_vars(v).get("__name__")) + ">"
+    try:
+        return ("<" + _type(v).__qualname__ + " " + _str(_getattr(v, "__module__", None)) + "."
+                + _str(_getattr(v, "__qualname__", _getattr(v, "__name__", None))) + ">")
+    except BaseException:
+        return "<unreadable>"
+
+def _walk(parts, local):
+    # The objects along `parts`, by plain lookups in plain modules' dicts; stops at the
+    # first object that is not a module. None where a step is not a plain lookup.
+    if local:
+        try:
+            _import(parts[0] if _len(parts) == 1 else ".".join(parts[:-1]))
+        except BaseException:
+            return None
+    obj = sys.modules.get(parts[0], _missing)
+    if _type(obj) is not _module:
+        return None
+    objs = [obj]
+    for part in parts[1:]:
+        if _type(obj) is not _module:
+            break
+        d = _vars(obj)
+        if "__getattr__" in d or part.startswith("__") or part not in d:
+            return None
+        obj = d[part]
+        objs.append(obj)
+    return objs
+
+_early = {}
+for _name, _parts, _own, _external, _stdlib in _expect["chains"]:
+    if _stdlib:
+        try:
+            _import(_parts[0])
+        except BaseException:
+            continue
+        _seen = _walk(_parts, False)
+        if _seen is not None:
+            _early[_parts] = _seen[-1]
+
+def _load():
+    if %(package)r is not None:
+        root, name = %(package)r
+        sys.path.insert(0, os.path.abspath(root))
+        try:
+            return _vars(importlib.import_module(name)), None
+        except BaseException as exc:
+            return None, "importing it raises " + _type(exc).__name__
+    spec = importlib.util.spec_from_file_location("subject", os.path.abspath(%(subject)r))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["subject"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        return None, "importing it raises " + _type(exc).__name__
+    return module.__dict__, None
+
+_globals, _failed = _load()
+_problems, _prints = [], {}
+
+def _function_at(key, qual, line, docs, obj=_missing):
+    if obj is _missing:
+        obj = _globals.get(key, _missing)
+    if _type(obj) is not _function:
+        _problems.append(f"`{key}` is not the function defined at line {line}")
+        return
+    if obj.__code__ != _codes.get((qual, line)):
+        _problems.append(f"`{key}` runs other code than its definition at line {line}")
+    elif obj.__globals__ is not _globals or obj.__builtins__ is not _vars(builtins):
+        _problems.append(f"`{key}` runs with other globals or builtins than the module's")
+    elif docs is not None:
+        _prints["function " + key] = (_shown(obj.__defaults__), _shown(obj.__kwdefaults__),
+                                      _shown(_dict(obj.__dict__)), obj.__name__,
+                                      obj.__qualname__, _shown(obj.__doc__) if docs else "")
+
+_property = property
+_sha = __import__("hashlib").sha256
+_marshal = __import__("marshal").dumps
+_codetype = _type(_compiled)
+
+def _norm(code):
+    # The code without where it is: line numbers and file name (the workspace differs).
+    consts = _tuple(_norm(c) if _type(c) is _codetype else c for c in code.co_consts)
+    return code.replace(co_firstlineno=1, co_linetable=b"", co_filename="", co_consts=consts)
+
+def _digest(code):
+    return _sha(_marshal(_norm(code))).hexdigest()
+
+_plain_kinds = (staticmethod, classmethod)
+_descriptors = (types.MemberDescriptorType, types.GetSetDescriptorType)
+_operators = tuple(_getattr(__import__("operator"), n)
+                   for n in ("attrgetter", "itemgetter", "methodcaller"))
+
+def _deep(v, skip, seen, depth=0):
+    # A structural fingerprint of what a class holds; "<" marks what cannot be compared.
+    if depth > 12:
+        return "<too deep>"
+    s = _shown(v)
+    if not s.startswith("<"):
+        return s
+    if _type(v) is _tuple:
+        return ("tuple", [_deep(i, skip, seen, depth + 1) for i in v])
+    key = id(v)
+    if key in seen:
+        return ("ref", seen[key])
+    seen[key] = _len(seen)
+    t = _type(v)
+    if key == skip:
+        return "the entry"
+    if t is _function:
+        code = v.__code__
+        here = _codes.get((code.co_qualname, code.co_firstlineno)) == code
+        if not here:
+            return "<a function defined elsewhere>"
+        if v.__globals__ is not _globals:
+            return "<a function with other globals>"
+        cells = ()
+        if v.__closure__ is not None:
+            # Only the `__class__` cell of a method that uses `super()`.
+            if code.co_freevars != ("__class__",):
+                return "<a function with a closure>"
+            cells = _deep(v.__closure__[0].cell_contents, skip, seen, depth + 1)
+        return ("function", code.co_qualname, _digest(code),
+                _deep(v.__defaults__, skip, seen, depth + 1),
+                _deep(v.__kwdefaults__, skip, seen, depth + 1),
+                _deep(_dict(v.__dict__), skip, seen, depth + 1), _shown(v.__doc__), cells)
+    if t is _dict:
+        return ("dict", [(_shown(k), _deep(v[k], skip, seen, depth + 1)) for k in v]
+                if all(_type(k) is str for k in v) else "<a dict of other keys>")
+    if t is _module:
+        return "<module " + _str(_vars(v).get("__name__")) + ">"
+    if t in _plain_kinds:
+        return (t.__name__, _deep(v.__func__, skip, seen, depth + 1))
+    if t in _descriptors:
+        return (t.__name__, v.__name__)
+    if t in _operators:
+        return (t.__name__, _repr(v))
+    if isinstance(v, _property):
+        own = (_dict(v.__dict__) if _type(_getattr(v, "__dict__", None)) is _dict else {})
+        return ("property", _deep(t, skip, seen, depth + 1),
+                [_deep(f, skip, seen, depth + 1) for f in (v.fget, v.fset, v.fdel)],
+                _shown(v.__doc__), _deep(own, skip, seen, depth + 1))
+    if isinstance(v, type):
+        if t is not type:
+            return "<a class with a metaclass>"
+        if v.__module__ != _globals.get("__name__"):
+            if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
+                return "<type builtins." + v.__qualname__ + ">"
+            return "<a class of another module>"
+        return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
+                [(k, _deep(x, skip, seen, depth + 1)) for k, x in _vars(v).items()])
+    if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
+        return "<builtin " + _str(v.__module__) + "." + _str(v.__qualname__) + ">"
+    return "<an object of another type>"
+
+def _comparable(fp):
+    # Builtin types and builtin functions are named the same in both versions.
+    if _type(fp) is str:
+        return not fp.startswith("<") or fp.startswith(("<type builtins.", "<builtin "))
+    if _type(fp) in (_tuple, list):
+        return all(_comparable(x) for x in fp)
+    return True
+
+if _globals is not None:
+    _classes = [(_key, None) for _key, _line in _expect["classes"]]
+    _entry_fn = None
+    if _expect["method"] is not None:
+        _owner, _attr = _expect["method"]
+        _cls = _globals.get(_owner, _missing)
+        _value = _vars(_cls).get(_attr, _missing) if isinstance(_cls, type) else _missing
+        _entry_fn = _value
+        if _type(_value) in _plain_kinds:
+            _entry_fn = _value.__func__
+        elif isinstance(_value, _property):
+            _entry_fn = _value.fget
+        _classes.append((_owner, id(_entry_fn)))
+    for _key, _skip in _classes:
+        _fpc = _deep(_globals.get(_key, _missing), _skip, {})
+        if not _comparable(_fpc):
+            _problems.append(f"the class `{_key}` holds objects that cannot be compared")
+        else:
+            _prints["class " + _key] = _repr(_fpc)
+
+if _globals is not None:
+    _qual, _line = _expect["entry"]
+    if _expect["method"] is None:
+        _function_at(_qual, _qual, _line, False)
+    else:
+        _function_at(_qual, _qual, _line, False, _entry_fn)
+    for _key, (_qual, _line) in _expect["functions"]:
+        _function_at(_key, _qual, _line, True)
+    for _key, (_qual, _line) in _expect["relative"]:
+        _function_at(_key, _qual, _line, None)
+    for _key in _expect["constants"]:
+        _prints["constant " + _key] = _shown(_globals.get(_key, _missing))
+    for _key in _expect["builtins"]:
+        if _key in _globals:
+            _problems.append(f"the module binds `{_key}`, read as the builtin")
+        elif _vars(builtins).get(_key, _missing) is not _pristine.get(_key, _missing):
+            _problems.append(f"the builtin `{_key}` was replaced")
+    for _name, _parts, _own, _external, _stdlib in _expect["chains"]:
+        _shown_as = ".".join(_parts)
+        _seen = _walk(_parts, _name is None)
+        if _seen is None or _len(_seen) < _own:
+            _problems.append(f"`{_shown_as}` is not found by plain lookups in modules")
+            continue
+        if _name is not None and _globals.get(_name, _missing) is not _seen[_own - 1]:
+            _problems.append(f"`{_name}` is not `{'.'.join(_parts[:_own])}` once loaded")
+            continue
+        if _parts in _early and _early[_parts] is not _seen[-1]:
+            _problems.append(f"`{_shown_as}` was replaced while the module loaded")
+            continue
+        _last = _seen[-1]
+        if _type(_last) is _module and _vars(_last) is _globals:
+            _problems.append(f"`{_shown_as}` is the module under review")
+            continue
+        if not _external and _getattr(_last, "__module__", None) == _globals.get("__name__"):
+            _problems.append(f"`{_shown_as}` comes from the module under review")
+            continue
+        _prints["chain " + _shown_as] = (_len(_seen), _fp(_last), _external)
+_write(1, ("\\n%(marker)s" + _repr([_failed, _problems, _prints]) + "\\n").encode())
+"""
+
+
+@dataclass(frozen=True)
+class _Report:
+    failed: str | None
+    problems: tuple[str, ...]
+    prints: dict[str, object]
+
+
+def _load(source: str, request: dict[str, object], limits: Limits,
+          package: Package | None) -> _Report:
+    marker = f"veribot-relational-{secrets.token_hex(8)}: "
+    files = {_SUBJECT: source, _EXPECT: repr(request)}
+    subject, where = _SUBJECT, None
+    if package is not None:
+        tree_files, subject = package_files(_PACKAGE, package, source)
+        files = {**tree_files, _EXPECT: files[_EXPECT]}
+        where = (posixpath.join(_PACKAGE, package.root), package.module)
+    script = _SCRIPT % {"expect": _EXPECT, "subject": subject, "marker": marker,
+                        "shown": modulecheck._SHOWN, "package": where}
+    run = run_script(script, files, limits=limits,
+                     readonly=(_PACKAGE,) if package is not None else ())
+    if run.timed_out:
+        return _Report("importing it did not finish in the sandbox's time", (), {})
+    reports = [line for line in run.stdout.splitlines() if line.startswith(marker)]
+    if run.returncode != 0 or len(reports) != 1:
+        return _Report(f"importing it ended with status {run.returncode}", (), {})
+    try:
+        failed, problems, prints = ast.literal_eval(reports[0][len(marker):])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _Report("the sandbox's report was unreadable", (), {})
+    return _Report(failed, tuple(str(p) for p in problems), dict(prints))
+
+
+# The entries whose changed callees are being checked, to stop at a cycle (f calls g,
+# g calls f, both changed).
+_CHECKING: ContextVar[frozenset[str]] = ContextVar("relational_checking", default=frozenset())
+
+
+def check(
+    before: str,
+    after: str,
+    tree_a: ast.Module,
+    tree_b: ast.Module,
+    entry: str,
+    limits: Limits,
+    context: PairContext | None = None,
+    callee: Callable[[str], Result] | None = None,
+) -> Result | None:
+    """A verified result when the versions are the same code in the same environment,
+    confirmed by loading both in the sandbox; None when that is not shown (the caller
+    goes on as before). Never raises.
+
+    Where the function calls another function of the module that changed, the result
+    holds relative to it; ``callee`` decides that function in the same pair, and only a
+    verified callee lets the result stand (without ``callee``, None).
+    """
+    try:
+        found = plan(tree_a, tree_b, entry, context)
+    except Refused as why:
+        log.debug("relational check of %s does not apply: %s", entry, why)
+        return None
+    except (RecursionError, MemoryError):
+        log.debug("relational check of %s: the code is nested too deeply", entry)
+        return None
+    except Exception:  # the check's boundary: the existing path decides instead
+        log.exception("relational check of %s failed", entry)
+        return None
+    try:
+        pa, pb = (context.before, context.after) if context is not None else (None, None)
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="veribot-rel") as pool:
+            ja = pool.submit(_load, before, found.before, limits, pa)
+            jb = pool.submit(_load, after, found.after, limits, pb)
+            ra, rb = ja.result(), jb.result()
+    except Exception:
+        log.exception("relational check of %s: loading the modules failed", entry)
+        return None
+    unconfirmed = _mismatch(ra, rb, context)
+    if unconfirmed is not None:
+        log.debug("relational check of %s not confirmed: %s", entry, unconfirmed)
+        return None
+    assumptions = list(found.assumptions)
+    if found.relative_to:
+        checked = _callees(entry, found.relative_to, callee)
+        if checked is None:
+            return None
+        assumptions += checked
+    detail = ("the two versions are the same code in the same environment (compared "
+              "without a model of the code; both modules were loaded to confirm the names "
+              "it reads)")
+    return Result(Verdict.VERIFIED, Reason.PROOF, detail, assumptions=tuple(assumptions),
+                  method=METHOD)
+
+
+def _callees(
+    entry: str, names: tuple[str, ...], callee: Callable[[str], Result] | None
+) -> list[str] | None:
+    """Each changed callee decided on its own: what the result then rests on, or None
+    unless every one is verified."""
+    active = _CHECKING.get()
+    if callee is None or entry in active or any(n in active for n in names):
+        log.debug("relational check of %s: its changed callees are not checked here", entry)
+        return None
+    token = _CHECKING.set(active | {entry})
+    try:
+        out: list[str] = []
+        for name in names:
+            result = callee(name)
+            if result.verdict is not Verdict.VERIFIED:
+                log.debug("relational check of %s: the changed callee %s is %s", entry, name,
+                          result.verdict.value)
+                return None
+            out.append(f"`{name}` changed too and was verified ({result.method})")
+            out += [f"for `{name}`: {a}" for a in result.assumptions]
+        return out
+    finally:
+        _CHECKING.reset(token)
+
+
+def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | None:
+    """Why the loaded modules do not confirm the plan, or None if they do."""
+    for label, r in (("before", ra), ("after", rb)):
+        if r.failed is not None:
+            return f"the {label} version: {r.failed}"
+        if r.problems:
+            return f"the {label} version: {r.problems[0]}"
+    if ra.prints != rb.prints:
+        keys = sorted(k for k in ra.prints.keys() | rb.prints.keys()
+                      if ra.prints.get(k) != rb.prints.get(k))
+        return f"{keys[0]} differs once loaded"
+    for key, value in ra.prints.items():
+        text = repr(value)
+        if key.startswith(("function ", "constant ")) and "'<" in text:
+            return f"{key} holds objects that cannot be compared"
+        internal = isinstance(value, tuple) and value[-1] is False
+        if internal and "'<" in text and not _files_same(context):
+            return f"{key} is an object of the project, whose other files changed"
+    return None
+
+
+def _files_same(context: PairContext | None) -> bool:
+    """The project's other files are the same in both revisions, and none of them names
+    the module under review (through which it could read the names that changed)."""
+    if context is None:
+        return True
+    a, b = context.before, context.after
+    if a is None or b is None:
+        return a is b
+    if dict(a.files) != dict(b.files) or a.left_out or b.left_out:
+        return False
+    word = re.compile(r"\b" + re.escape(a.module.rpartition(".")[2]) + r"\b")
+    return not any(word.search(text) for _, text in a.files)
