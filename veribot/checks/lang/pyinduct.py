@@ -38,6 +38,7 @@ from veribot.checks.lang.pyexec import (
     State,
     merge_states,
 )
+from veribot.checks.lang import pygen
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS
 from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered
@@ -124,6 +125,8 @@ def _split(
     limits: Limits,
     helpers: Mapping[str, SharedCall],
 ) -> Side | None:
+    if pygen.is_generator(fn) or pygen.uses_iterators(fn):
+        return None  # the output and the iterators' cursors are not carried by induction
     body = _flatten(fn.body)
     loops = [i for i, s in enumerate(body) if isinstance(s, ast.For | ast.While)]
     if len(loops) != 1:
