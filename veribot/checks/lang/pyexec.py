@@ -286,7 +286,8 @@ class Executor(Builtins):
         elif isinstance(stmt, ast.If):
             self._if_chain(stmt, state, frame)
         elif isinstance(stmt, ast.For):
-            self.exec_for(stmt, state, frame)
+            if not pygen.exec_for_yield(self, stmt, state, frame):
+                self.exec_for(stmt, state, frame)
         elif isinstance(stmt, ast.While):
             self.exec_while(stmt, state, frame)
         elif isinstance(stmt, ast.Break):
@@ -972,7 +973,7 @@ class IterSource:
     enumerate: bool = False
     # Iterating an iterator (pygen.SIter): the env key of its cursor, and where it started.
     cursor: str | None = None
-    start: z3.ArithRef = z3.IntVal(0)
+    start: z3.ArithRef | int = 0
 
     def at(self, k: z3.ArithRef) -> V:
         item = self._item(k)

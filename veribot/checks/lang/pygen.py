@@ -47,7 +47,7 @@ from veribot.checks.lang.pyvalues import (
 )
 
 if TYPE_CHECKING:
-    from veribot.checks.lang.pyexec import Executor, IterSource, State
+    from veribot.checks.lang.pyexec import Executor, Frame, IterSource, State
 
 DRIVEN = (
     "a returned generator or iterator is driven by iteration (next), not by send, throw or "
@@ -115,10 +115,10 @@ def exec_yield(ex: Executor, node: ast.Yield | ast.YieldFrom, state: State) -> N
     """``yield v`` or ``yield from s`` as a statement of the entry generator."""
     if not ex.generator or ex.depth != 0:
         raise Unsupported("yield outside the generator under review", node.lineno)
-    if ex.catchers:
+    if any(c.sees_close for c in ex.catchers):
         # The consumer may stop after 1000 items and close the generator: GeneratorExit
-        # would then be raised at this yield, inside the try.
-        raise Unsupported("yield inside try", node.lineno)
+        # would then be raised at this yield, inside the try, and seen by it.
+        raise Unsupported("yield inside try ... finally or a bare except", node.lineno)
     if node.value is None:
         items: list[V] = [SNone()]
         _append(ex, state, items)
@@ -130,6 +130,34 @@ def exec_yield(ex: Executor, node: ast.Yield | ast.YieldFrom, state: State) -> N
         return
     seq = _items_of(ex, value, state, node.lineno)
     _extend(ex, state, seq)
+
+
+def exec_for_yield(ex: Executor, stmt: ast.For, state: State, frame: Frame) -> bool:
+    """``for x in s: yield x`` is ``yield from s`` (then ``x`` is the last item, if any),
+    with no loop bound; False where the loop is not of that shape."""
+    body = stmt.body
+    if not (
+        ex.generator
+        and ex.depth == 0
+        and not any(c.sees_close for c in ex.catchers)
+        and isinstance(stmt.target, ast.Name)
+        and len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Yield)
+        and isinstance(body[0].value.value, ast.Name)
+        and body[0].value.value.id == stmt.target.id
+        and not (isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Name))
+    ):
+        return False
+    value = ex.ev(stmt.iter, state)
+    seq = _items_of(ex, value, state, stmt.lineno)
+    _extend(ex, state, seq)
+    n = z3.Length(seq.e)
+    last = wrap(seq.elem, seq.e[n - 1])
+    before = state.env.get(stmt.target.id, SUnbound())
+    state.env[stmt.target.id] = merge_many([(n > 0, last)], before)
+    ex.exec_block(stmt.orelse, state, frame)
+    return True
 
 
 def _items_of(ex: Executor, value: V, state: State, line: int) -> SSeq:
@@ -144,8 +172,6 @@ def _items_of(ex: Executor, value: V, state: State, line: int) -> SSeq:
     if isinstance(value, SSeq | SStr | STuple):
         listed = ex.builtin("list", [value], state, line)
         assert isinstance(listed, SSeq)
-        if isinstance(value, SSeq):
-            ex._escape(value)
         return listed
     raise Unsupported(f"yield from a {type(value).__name__}", line)
 

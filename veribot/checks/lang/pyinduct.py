@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from veribot.checks.lang import pygen
 from veribot.checks.lang.pyexec import (
     Executor,
     Exit,
@@ -38,7 +39,6 @@ from veribot.checks.lang.pyexec import (
     State,
     merge_states,
 )
-from veribot.checks.lang import pygen
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pyops import FALSE, MUTATING_METHODS
 from veribot.checks.lang.pyprove import Outcome, Problem, exits_differ, uncovered

@@ -61,6 +61,9 @@ class Catcher:
 
     depth: int
     caught: list[Caught] = field(default_factory=list)
+    # Whether it would catch the GeneratorExit that closing a generator raises at a yield
+    # (a `finally`, a bare `except`, `except BaseException`).
+    sees_close: bool = True
 
 
 @dataclass
@@ -160,7 +163,7 @@ def _try_except(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None
     classes = [_handler_classes(ex, h) for h in stmt.handlers]
     for h in stmt.handlers:
         _check_name_uses(h)
-    catcher = Catcher(ex.depth)
+    catcher = Catcher(ex.depth, sees_close=any(BaseException in c for c in classes))
     ex.catchers.append(catcher)
     try:
         ex.exec_block(stmt.body, state, frame)
