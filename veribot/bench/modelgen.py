@@ -361,6 +361,7 @@ class _Writer:
             options.append((lambda: self.item_store(s, indent), 1))
         if nested:
             options.append((lambda: self.if_stmt(s, indent), 3))
+            options.append((lambda: self.try_stmt(s, indent), 1))
             if s.loop_depth < 2:
                 options.append((lambda: self.for_stmt(s, indent), 2))
                 options.append((lambda: self.while_stmt(s, indent), 1))
@@ -500,6 +501,41 @@ class _Writer:
                 n = self.pick(extra)
                 merged[n] = branches[0][n]
         s.vars = merged  # a name rebound with another type on some branch is forgotten
+
+    def try_stmt(self, s: _Scope, indent: int) -> None:
+        """try/except/else/finally; handlers by class, a tuple, a base class or bare."""
+        before = dict(s.vars)
+        self.emit(indent, "try:")
+        self.block(s, indent + 1, self.rng.randint(1, 3))
+        branches = [dict(s.vars)]
+        handlers = self.rng.choice((0, 1, 1, 2, 2, 3))
+        for k in range(handlers):
+            s.vars = dict(before)
+            clause = self.weighted([
+                (lambda: self.pick(EXCEPTIONS), 4),
+                (lambda: self.pick(("LookupError", "ArithmeticError", "Exception")), 2),
+                (lambda: f"({self.pick(EXCEPTIONS)}, {self.pick(EXCEPTIONS)})", 1),
+                (lambda: "", 0.5),
+            ])  # fmt: skip
+            if not clause and k < handlers - 1:
+                clause = "Exception"  # a bare except must be last
+            self.emit(indent, f"except {clause}:" if clause else "except:")
+            if self.chance(0.15):
+                self.emit(indent + 1, "raise")
+            else:
+                self.block(s, indent + 1, self.rng.randint(1, 2))
+            branches.append(dict(s.vars))
+        if handlers and self.chance(0.3):
+            s.vars = dict(branches[0])
+            self.emit(indent, "else:")
+            self.block(s, indent + 1, 1)
+            branches[0] = dict(s.vars)
+        if not handlers or self.chance(0.3):
+            s.vars = {n: t for n, t in before.items() if all(b.get(n) == t for b in branches)}
+            self.emit(indent, "finally:")
+            self.block(s, indent + 1, self.rng.randint(1, 2))
+            branches = [{**b, **s.vars} for b in branches]
+        s.vars = {n: t for n, t in branches[0].items() if all(b.get(n) == t for b in branches)}
 
     def for_stmt(self, s: _Scope, indent: int) -> None:
         var = s.fresh("x")

@@ -367,7 +367,7 @@ class Executor(Builtins):
         # neither is a builtin name the module binds (`class ValueError(Exception): ...`).
         if name is None or name not in BUILTIN_EXCEPTIONS:
             raise Unsupported("raise of this expression", stmt.lineno)
-        if self._shadowed(name):
+        if self._shadowed(name) or name in state.env:
             raise Unsupported(f"raise of '{name}', a name the module binds", stmt.lineno)
         self.raise_if(TRUE, name, state)
 

@@ -102,6 +102,8 @@ def returned(ex: Executor, value: V, state: State) -> V:
             if isinstance(value, SUnion):
                 raise Unsupported("returning what may be an iterator", ex.line)
             return _as_generated(_rest(ex, alt, state)[0])
+        if isinstance(alt, STuple):
+            check_argument(alt, ex.line)  # an iterator inside a returned tuple
     return value
 
 
@@ -296,10 +298,11 @@ def iteration(ex: Executor, value: V, state: State) -> tuple[z3.ArithRef, IterSo
 
 
 def check_argument(value: V, line: int) -> None:
-    """An iterator passed to an inlined call: its cursor would not come back."""
+    """An iterator passed to an inlined call (its cursor would not come back), or in a
+    returned tuple."""
     for _, alt in alternatives(value):
         if isinstance(alt, SIter):
-            raise Unsupported("an iterator passed to a function", line)
+            raise Unsupported("an iterator passed to a function or in a tuple", line)
         if isinstance(alt, STuple):
             for item in alt.items:
                 check_argument(item, line)

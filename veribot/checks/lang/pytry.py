@@ -116,7 +116,9 @@ def exec_try(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None:
         _try_except(ex, stmt, state, frame)
 
 
-def _handler_classes(ex: Executor, handler: ast.ExceptHandler) -> list[type[BaseException]]:
+def _handler_classes(
+    ex: Executor, handler: ast.ExceptHandler, state: State
+) -> list[type[BaseException]]:
     """The classes an ``except`` clause names (``BaseException`` for a bare one)."""
     node = handler.type
     if node is None:
@@ -126,7 +128,7 @@ def _handler_classes(ex: Executor, handler: ast.ExceptHandler) -> list[type[Base
     for n in names:
         if not isinstance(n, ast.Name) or n.id not in BUILTIN_EXCEPTIONS:
             raise Unsupported("an except clause naming a class that is not builtin", n.lineno)
-        if ex._shadowed(n.id):
+        if ex._shadowed(n.id) or n.id in state.env:
             raise Unsupported(f"an except clause naming '{n.id}', a name the module binds",
                               n.lineno)
         if n.id in UNMODELLED:
@@ -152,6 +154,9 @@ def _check_name_uses(handler: ast.ExceptHandler) -> None:
             raise Unsupported(f"a use of the exception object '{handler.name}'", node.lineno)
         if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
             raise Unsupported("a nested definition in an except clause", node.lineno)
+        if isinstance(node, ast.ExceptHandler) and node.name == handler.name:
+            # The inner clause deletes the name when it ends: a later `raise e` fails.
+            raise Unsupported(f"nested except clauses binding '{handler.name}'", node.lineno)
 
 
 def _try_except(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None:
@@ -160,7 +165,7 @@ def _try_except(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None
     if not stmt.handlers:
         ex.exec_block(stmt.body, state, frame)
         return
-    classes = [_handler_classes(ex, h) for h in stmt.handlers]
+    classes = [_handler_classes(ex, h, state) for h in stmt.handlers]
     for h in stmt.handlers:
         _check_name_uses(h)
     catcher = Catcher(ex.depth, sees_close=any(BaseException in c for c in classes))
@@ -223,7 +228,7 @@ def exec_raise(ex: Executor, stmt: ast.Raise, state: State) -> bool:
             or (handling is not None and isinstance(cause, ast.Name)
                 and cause.id == handling.name)
             or (isinstance(cause, ast.Name) and cause.id in BUILTIN_EXCEPTIONS
-                and not ex._shadowed(cause.id))
+                and not ex._shadowed(cause.id) and cause.id not in state.env)
         )
         if not ok:
             raise Unsupported("raise ... from this expression", stmt.lineno)
