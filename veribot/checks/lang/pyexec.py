@@ -322,6 +322,7 @@ class Executor(Builtins):
             return
         if frame.depth == 0:
             value = pygen.returned(self, value, state)
+            state.live = pygen.bounded(self, state.live, state)
             self.exits.append(Exit(state.live, value, None, self._snapshot(state), line))
         else:
             frame.returns.append((state.live, value, line))
@@ -382,6 +383,7 @@ class Executor(Builtins):
         if self.catchers:
             pytry.capture(self, guard, exc, state, exc_term)
         else:
+            guard = pygen.bounded(self, guard, state)
             self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
         state.live = z3.And(state.live, z3.Not(cond))
 

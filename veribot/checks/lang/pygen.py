@@ -45,6 +45,7 @@ from veribot.checks.lang.pyvalues import (
     term,
     wrap,
 )
+from veribot.checks.sandbox._child import MAX_YIELDS
 
 if TYPE_CHECKING:
     from veribot.checks.lang.pyexec import Executor, Frame, IterSource, State
@@ -105,6 +106,33 @@ def returned(ex: Executor, value: V, state: State) -> V:
         if isinstance(alt, STuple):
             check_argument(alt, ex.line)  # an iterator inside a returned tuple
     return value
+
+
+def bounded(ex: Executor, guard: z3.BoolRef, state: State) -> z3.BoolRef:
+    """Where a generator entry ends having yielded at most ``MAX_YIELDS`` items.
+
+    The comparison stops a generator at its next yield after that many items, so neither
+    its end nor the list arguments at its end are seen. Where the generator has mutated a
+    list argument, the arguments it was stopped with may not be the ones at its end: those
+    inputs are left aside (like a loop beyond the bound). Where it has not, what is seen
+    (the first items, whether there were more, the arguments as given) follows from the
+    model's full run.
+    """
+    if not ex.generator or not ex.mutated & set(ex.param_origins):
+        return guard
+    # Raised in an inlined call: the output is the generator's, at the call.
+    out = (state.env if ex.depth == 0 else ex.callers[0].env).get(OUTPUT)
+    if out is None:
+        return guard
+    lengths = [(g, SInt(z3.Length(alt.e))) for g, alt in alternatives(out) if isinstance(alt, SSeq)]
+    n = merge_many(lengths[:-1], lengths[-1][1])
+    assert isinstance(n, SInt)
+    from veribot.checks.lang.pyexec import Exhausted
+
+    over = z3.simplify(z3.And(guard, n.e > MAX_YIELDS))
+    if not z3.is_false(over):
+        ex.exhausted.append(Exhausted(over, "loop-bound", ex.line))
+    return z3.And(guard, n.e <= MAX_YIELDS)
 
 
 def _as_generated(seq: V) -> V:
