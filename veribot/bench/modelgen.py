@@ -89,6 +89,7 @@ class _Writer:
         self.rng = rng
         self.lines: list[str] = []
         self.statements = 0
+        self.yields: str | None = None  # the item type, when the function is a generator
 
     # -- choices ------------------------------------------------------------------------
 
@@ -367,6 +368,8 @@ class _Writer:
                 options.append((lambda: self.while_stmt(s, indent), 1))
         if s.in_loop:
             options.append((lambda: self.loop_jump(s, indent), 1.5))
+        if self.yields is not None:
+            options.append((lambda: self.yield_stmt(s, indent), 3))
         options.append((lambda: self.early_return(s, indent), 0.7))
         fns = [f for f, _ in options]
         self.rng.choices(fns, [w for _, w in options])[0]()
@@ -501,6 +504,17 @@ class _Writer:
                 n = self.pick(extra)
                 merged[n] = branches[0][n]
         s.vars = merged  # a name rebound with another type on some branch is forgotten
+
+    def yield_stmt(self, s: _Scope, indent: int) -> None:
+        t = self.yields
+        assert t is not None
+        sources = s.of(f"list[{t}]", "str") if t == "str" else s.of("list[int]", "tuple[int, ...]")
+        if sources and self.chance(0.3):
+            self.emit(indent, f"yield from {self.pick(sources)}")
+        elif t == "str" and self.chance(0.2):
+            self.emit(indent, f"yield from {self.expr('str', s)}")
+        else:
+            self.emit(indent, f"yield {self.expr(t, s)}")
 
     def try_stmt(self, s: _Scope, indent: int) -> None:
         """try/except/else/finally; handlers by class, a tuple, a base class or bare."""
@@ -652,6 +666,9 @@ def generate(seed: int, index: int) -> Program:
     params = tuple(zip(names, types, strict=True))
     s = _Scope({**constants, **dict(params)}, helpers)
     w.statements = 0
+    if rng.random() < 0.2:
+        # A generator: what it yields is its behaviour (the value of `return` is not).
+        w.yields = rng.choice(("int", "str"))
     w.block(s, 1, rng.randint(2, 6))
     w.emit(1, f"return {w.return_expr(s)}")
     header = "def f(" + ", ".join(f"{n}: {t}" for n, t in params) + "):"
