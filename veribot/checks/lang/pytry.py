@@ -71,7 +71,8 @@ class Handling:
     """An ``except`` body being executed, for a bare ``raise`` (None: in a ``finally``)."""
 
     depth: int
-    caught: list[Caught] | None
+    # Each exception it took: where it was raised, its class, a shared helper's outcome.
+    caught: list[tuple[z3.BoolRef, str, z3.ExprRef | None]] | None
     name: str | None = None
 
 
@@ -192,7 +193,8 @@ def _try_except(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None
         hs = merge_states([c.state for c in caught], state)
         if handler.name is not None:
             hs.env[handler.name] = SUnbound()  # only `raise e` reads it (checked above)
-        ex.handling.append(Handling(ex.depth, caught, handler.name))
+        taken_here = [(c.state.live, c.exc, c.exc_term) for c in caught]
+        ex.handling.append(Handling(ex.depth, taken_here, handler.name))
         try:
             ex.exec_block(handler.body, hs, frame)
         finally:
@@ -247,11 +249,10 @@ def exec_raise(ex: Executor, stmt: ast.Raise, state: State) -> bool:
     if handling is None or handling.caught is None or handling.depth != ex.depth:
         raise Unsupported("a bare raise outside an except clause", stmt.lineno)
     # Raise again the exception the handler took, on each path where it was taken.
-    for c in handling.caught:
-        cond = z3.And(state.live, c.state.live)
-        if z3.is_false(z3.simplify(cond)):
+    for where, exc_name, exc_term in handling.caught:
+        if z3.is_false(z3.simplify(z3.And(state.live, where))):
             continue
-        ex.raise_if(c.state.live, c.exc, state, c.exc_term)
+        ex.raise_if(where, exc_name, state, exc_term)
     state.live = FALSE
     return True
 
