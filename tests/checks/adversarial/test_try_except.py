@@ -27,7 +27,7 @@ def _run(src: str, args: tuple[object, ...]) -> tuple[str, object]:
     copied = tuple(list(a) if isinstance(a, list) else a for a in args)
     try:
         return "return", (fn(*copied), copied)
-    except Exception as exc:  # noqa: BLE001 - the behaviour under test
+    except Exception as exc:
         return "raise", (type(exc).__name__, copied)
 
 
@@ -176,7 +176,54 @@ EQUIVALENT = [
 ]
 
 
-@pytest.mark.parametrize(("before", "after"), EQUIVALENT, ids=[f"eq{n}" for n in range(9)])
+# The handler sees the locals of the try's own frame: not a comprehension's variable, not
+# an inlined helper's locals.
+HELPER = "def h(a: int) -> int:\n    b = 10 // a\n    return b\n\n\n"
+T3 = "a: int, xs: tuple[int, int, int]"
+EQUIVALENT += [
+    (
+        _f("x = 5\ntry:\n    ys = [10 // x for x in xs]\nexcept ZeroDivisionError:\n"
+           "    return x\nreturn -1", T3),
+        _f("return 5 if 0 in xs else -1", T3),
+    ),
+    (
+        HELPER + _f("b = 7\ntry:\n    b = h(a)\nexcept ZeroDivisionError:\n    return b\nreturn b"),
+        HELPER + _f("return 7 if a == 0 else 10 // a"),
+    ),
+    # `continue` in finally drops the exception in flight.
+    (
+        _f("n = 0\nfor x in xs:\n    try:\n        n += 10 // x\n    finally:\n"
+           "        continue\nreturn n", T3),
+        _f("n = 0\nfor x in xs:\n    if x:\n        n += 10 // x\nreturn n", T3),
+    ),
+]
+DIFFERENT_FRAMES = [
+    (
+        _f("x = 5\ntry:\n    ys = [10 // x for x in xs]\nexcept ZeroDivisionError:\n"
+           "    return x\nreturn -1", T3),
+        _f("return 0 if 0 in xs else -1", T3),
+        (0, (1, 0, 2)),
+    ),
+    (
+        HELPER + _f("b = 7\ntry:\n    b = h(a)\nexcept ZeroDivisionError:\n    return b\nreturn b"),
+        HELPER + _f("return 0 if a == 0 else 10 // a"),
+        (0, []),
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "witness"), DIFFERENT_FRAMES, ids=["comp", "helper"])
+def test_handler_frame_differences_are_refuted(
+    before: str, after: str, witness: tuple[object, ...]
+) -> None:
+    assert _run(before, witness) != _run(after, witness)
+    result = check_pair(before, after, "f", budget=FAST)
+    assert result.verdict is Verdict.REFUTED, result
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), EQUIVALENT, ids=[f"eq{n}" for n in range(len(EQUIVALENT))]
+)
 def test_equivalent_try_is_verified(before: str, after: str) -> None:
     result = check_pair(before, after, "f", budget=FAST)
     assert result.verdict is Verdict.VERIFIED, result
