@@ -285,8 +285,11 @@ def run_model(m: _Model, args: Sequence[object]) -> Behaviour | str:
     )
     if hit.value is None:
         return ("raise", hit.exc, lists)
-    if isinstance(hit.value, SSeq) and hit.value.kind == "generator":
-        items = concrete(model, SSeq("tuple", hit.value.elem, hit.value.e))
+    value = hit.value
+    if isinstance(value, SUnion):
+        value = next((alt for g, alt in value.alts if holds(g)), value)
+    if isinstance(value, SSeq) and value.kind == "generator":
+        items = concrete(model, SSeq("tuple", value.elem, value.e))
         assert isinstance(items, tuple)
         return ("return", canon(Drained(items)), lists)
     return ("return", canon(concrete(model, hit.value)), lists)

@@ -11,6 +11,7 @@ bounded result is never mistaken for a complete one. Anything outside the model 
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -710,7 +711,14 @@ class Executor(Builtins):
             raise Unsupported(f"the name '{name}'", self.line)
         unbound = [g for g, v in alternatives(value) if isinstance(v, SUnbound)]
         if unbound:
-            self.raise_if(z3.Or(unbound), "UnboundLocalError", state)
+            # Before 3.12 a comprehension's body is a nested function: the enclosing
+            # function's local is a free variable there, and reading it unbound is a
+            # NameError.
+            free = sys.version_info < (3, 12) and any(
+                depth == self.depth and name not in targets
+                for depth, targets, _ in self.comp_scopes
+            )
+            self.raise_if(z3.Or(unbound), "NameError" if free else "UnboundLocalError", state)
             bound = [(g, v) for g, v in alternatives(value) if not isinstance(v, SUnbound)]
             if not bound:
                 return SNone()
