@@ -50,7 +50,8 @@ def test_the_generator_reaches_every_construct_of_the_subset() -> None:
         ".append(", ".extend(", ".pop(", ".insert(", ".remove(", ".index(", ".count(",
         "raise ", "assert ", " for c", " if ", " and ", " or ", "not ", "len(", "abs(",
         "min(", "max(", "sum(", "any(", "all(", "range(", "list(", "tuple(", "[:", "//",
-        "%", " / ", "**", "is None", " in ", "def g(", "K0 = ",
+        "%", " / ", "**", "is None", " in ", "def g(", "K0 = ", "try:", "except ",
+        "except (", "except:", "finally:", "        raise\n", "yield ", "yield from ",
     ):  # fmt: skip
         assert token in text, token
 
@@ -143,6 +144,29 @@ REGRESSIONS: list[tuple[str, list[tuple[object, ...]], bool]] = [
     ("def f(xs: list[int]):\n    xs.append(xs.pop())\n    return xs\n", [([1, 2],)], False),
     # A literal power of two constants (10**20) is folded, not unsupported.
     ("def f(a: int):\n    return a < 10**20, 3**3\n", [(10**20 - 1,), (10**20,)], True),
+    # Before 3.12 a comprehension's body reads an unbound local as a free variable:
+    # NameError; its first iterable is read in the function: UnboundLocalError.
+    (
+        "def f(a: int):\n    if a:\n        v = [1]\n    return sum([x + v[0] for x in (1,)])\n",
+        [(0,), (1,)],
+        True,
+    ),
+    ("def f(a: int):\n    if a:\n        v = [1]\n    return [x for x in v]\n", [(0,), (1,)],
+     True),
+    # try/except/finally and generators (yield, yield from a string) drained.
+    (
+        "def f(a: int, c: list[int]):\n    try:\n        return c[a]\n"
+        "    except LookupError:\n        c.append(a)\n        raise\n"
+        "    finally:\n        c.append(0)\n",
+        [(0, []), (1, [1, 2]), (-3, [4]), (10**20, [1])],
+        True,
+    ),
+    (
+        "def f(a: int, s: str):\n    yield from s\n    if a:\n        yield 'x'\n"
+        "        return\n    yield s[a]\n",
+        [(0, ""), (0, "ab"), (1, "é")],
+        True,
+    ),
 ]
 
 

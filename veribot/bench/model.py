@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import itertools
 import math
 import sys
 import threading
@@ -27,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import FrameType, GeneratorType
 from typing import Any, TextIO
 
 import z3
@@ -56,6 +57,7 @@ from veribot.checks.lang.pyvalues import (
     str_val,
     wrap,
 )
+from veribot.checks.sandbox._child import MAX_YIELDS
 
 LOOP_BOUND = 6  # the prover's default (Budget.loop_bound)
 INPUT_S = 5.0  # seconds the model may take to evaluate one input
@@ -156,6 +158,9 @@ def run_python(fn: Callable[..., object], args: Sequence[object]) -> Behaviour |
     sys.settrace(tracer)
     try:
         value = fn(*call_args)
+        if isinstance(value, GeneratorType):
+            # Drained as the sandbox does: what it yields, up to its end.
+            value = Drained(itertools.islice(value, MAX_YIELDS + 1))
         outcome: tuple[str, object] = ("return", canon(value))
     except _Runaway:
         return None
@@ -167,8 +172,16 @@ def run_python(fn: Callable[..., object], args: Sequence[object]) -> Behaviour |
     return (*outcome, lists)
 
 
+class Drained(tuple[object, ...]):
+    """The items a generator yielded."""
+
+    __slots__ = ()
+
+
 def canon(value: object) -> object:
     """A comparable form: the type with the value; floats by their bits, NaN as one NaN."""
+    if isinstance(value, Drained):
+        return ("generator", tuple(canon(v) for v in value))
     if isinstance(value, float):
         return ("float", "nan" if math.isnan(value) else value.hex())
     if isinstance(value, list | tuple):
@@ -272,6 +285,13 @@ def run_model(m: _Model, args: Sequence[object]) -> Behaviour | str:
     )
     if hit.value is None:
         return ("raise", hit.exc, lists)
+    value = hit.value
+    if isinstance(value, SUnion):
+        value = next((alt for g, alt in value.alts if holds(g)), value)
+    if isinstance(value, SSeq) and value.kind == "generator":
+        items = concrete(model, SSeq("tuple", value.elem, value.e))
+        assert isinstance(items, tuple)
+        return ("return", canon(Drained(items)), lists)
     return ("return", canon(concrete(model, hit.value)), lists)
 
 

@@ -89,6 +89,7 @@ class _Writer:
         self.rng = rng
         self.lines: list[str] = []
         self.statements = 0
+        self.yields: str | None = None  # the item type, when the function is a generator
 
     # -- choices ------------------------------------------------------------------------
 
@@ -361,11 +362,14 @@ class _Writer:
             options.append((lambda: self.item_store(s, indent), 1))
         if nested:
             options.append((lambda: self.if_stmt(s, indent), 3))
+            options.append((lambda: self.try_stmt(s, indent), 1))
             if s.loop_depth < 2:
                 options.append((lambda: self.for_stmt(s, indent), 2))
                 options.append((lambda: self.while_stmt(s, indent), 1))
         if s.in_loop:
             options.append((lambda: self.loop_jump(s, indent), 1.5))
+        if self.yields is not None:
+            options.append((lambda: self.yield_stmt(s, indent), 3))
         options.append((lambda: self.early_return(s, indent), 0.7))
         fns = [f for f, _ in options]
         self.rng.choices(fns, [w for _, w in options])[0]()
@@ -501,6 +505,52 @@ class _Writer:
                 merged[n] = branches[0][n]
         s.vars = merged  # a name rebound with another type on some branch is forgotten
 
+    def yield_stmt(self, s: _Scope, indent: int) -> None:
+        t = self.yields
+        assert t is not None
+        sources = s.of(f"list[{t}]", "str") if t == "str" else s.of("list[int]", "tuple[int, ...]")
+        if sources and self.chance(0.3):
+            self.emit(indent, f"yield from {self.pick(sources)}")
+        elif t == "str" and self.chance(0.2):
+            self.emit(indent, f"yield from {self.expr('str', s)}")
+        else:
+            self.emit(indent, f"yield {self.expr(t, s)}")
+
+    def try_stmt(self, s: _Scope, indent: int) -> None:
+        """try/except/else/finally; handlers by class, a tuple, a base class or bare."""
+        before = dict(s.vars)
+        self.emit(indent, "try:")
+        self.block(s, indent + 1, self.rng.randint(1, 3))
+        branches = [dict(s.vars)]
+        handlers = self.rng.choice((0, 1, 1, 2, 2, 3))
+        for k in range(handlers):
+            s.vars = dict(before)
+            clause = self.weighted([
+                (lambda: self.pick(EXCEPTIONS), 4),
+                (lambda: self.pick(("LookupError", "ArithmeticError", "Exception")), 2),
+                (lambda: f"({self.pick(EXCEPTIONS)}, {self.pick(EXCEPTIONS)})", 1),
+                (lambda: "", 0.5),
+            ])  # fmt: skip
+            if not clause and k < handlers - 1:
+                clause = "Exception"  # a bare except must be last
+            self.emit(indent, f"except {clause}:" if clause else "except:")
+            if self.chance(0.15):
+                self.emit(indent + 1, "raise")
+            else:
+                self.block(s, indent + 1, self.rng.randint(1, 2))
+            branches.append(dict(s.vars))
+        if handlers and self.chance(0.3):
+            s.vars = dict(branches[0])
+            self.emit(indent, "else:")
+            self.block(s, indent + 1, 1)
+            branches[0] = dict(s.vars)
+        if not handlers or self.chance(0.3):
+            s.vars = {n: t for n, t in before.items() if all(b.get(n) == t for b in branches)}
+            self.emit(indent, "finally:")
+            self.block(s, indent + 1, self.rng.randint(1, 2))
+            branches = [{**b, **s.vars} for b in branches]
+        s.vars = {n: t for n, t in branches[0].items() if all(b.get(n) == t for b in branches)}
+
     def for_stmt(self, s: _Scope, indent: int) -> None:
         var = s.fresh("x")
         kind = self.pick(("range", "range", "seq", "seq", "str", "enumerate"))
@@ -616,6 +666,9 @@ def generate(seed: int, index: int) -> Program:
     params = tuple(zip(names, types, strict=True))
     s = _Scope({**constants, **dict(params)}, helpers)
     w.statements = 0
+    if rng.random() < 0.2:
+        # A generator: what it yields is its behaviour (the value of `return` is not).
+        w.yields = rng.choice(("int", "str"))
     w.block(s, 1, rng.randint(2, 6))
     w.emit(1, f"return {w.return_expr(s)}")
     header = "def f(" + ", ".join(f"{n}: {t}" for n, t in params) + "):"

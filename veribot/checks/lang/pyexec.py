@@ -11,13 +11,16 @@ bounded result is never mistaken for a complete one. Anything outside the model 
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import z3
 
+from veribot.checks.lang import pygen, pytry
 from veribot.checks.lang.pybuiltins import Builtins
 from veribot.checks.lang.pymodule import BUILTIN_EXCEPTIONS, MODELLED_BUILTINS, Module
 from veribot.checks.lang.pyops import (
@@ -135,6 +138,9 @@ class Frame:
     continues: list[list[State]] = field(default_factory=list)
     locals: frozenset[str] = frozenset()
     depth: int = 0
+    # Enclosing `try ... finally` statements of this activation (see pytry): a return
+    # inside one runs its `finally` first.
+    finals: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,16 @@ class Executor(Builtins):
         self.line = 0
         self.depth = 0  # inlining depth of the call being executed
         self.inlined = 0  # calls inlined so far
+        # try/except and generators (pytry, pygen): the enclosing `try` statements that
+        # catch what is raised, the caller's state at each inlining depth, the
+        # comprehensions being evaluated (their variables hide outer names), the
+        # exceptions being handled (for a bare `raise`), and whether the entry is a
+        # generator.
+        self.catchers: list[Any] = []
+        self.callers: list[State] = []
+        self.comp_scopes: list[tuple[int, frozenset[str], dict[str, V]]] = []
+        self.handling: list[Any] = []
+        self.generator = False
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -199,7 +215,8 @@ class Executor(Builtins):
                 # Lists nested in other arguments are not compared after the call, so
                 # mutating them is reported as unsupported.
                 self._escape(p)
-        _check_plain_function(fn)
+        if not pygen.is_generator(fn):
+            _check_plain_function(fn)
         # The entry is called with every parameter: positional ones by position, the
         # keyword-only ones by name (their defaults are part of the domain, see pyprove).
         n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
@@ -211,12 +228,21 @@ class Executor(Builtins):
 
     def run(self, fn: ast.FunctionDef, params: Sequence[V]) -> Result:
         """Execute ``fn`` on ``params`` and collect every exit."""
+        self.generator = pygen.is_generator(fn)
         state = self.start(fn, params)
+        if self.generator:
+            pygen.start(self, state)
         frame = Frame(locals=_local_names(fn), depth=0)
         self.exec_block(fn.body, state, frame)
         if not z3.is_false(state.live):
             end = fn.body[-1].end_lineno or fn.lineno
-            self.exits.append(Exit(state.live, SNone(), None, self._snapshot(state), end))
+            self._return(SNone(), state, frame, end)
+        if self.generator:
+            # PEP 479: a StopIteration leaving a generator's frame is a RuntimeError.
+            self.exits = [
+                replace(e, exc="RuntimeError") if e.exc == "StopIteration" else e
+                for e in self.exits
+            ]
         return Result(self.exits, self.exhausted, list(params))
 
     def _snapshot(self, state: State) -> tuple[z3.ExprRef, ...]:
@@ -240,6 +266,9 @@ class Executor(Builtins):
         if isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant):
                 return  # docstring or bare constant
+            if isinstance(stmt.value, ast.Yield | ast.YieldFrom):
+                pygen.exec_yield(self, stmt.value, state)
+                return
             self.ev(stmt.value, state)
         elif isinstance(stmt, ast.Assign):
             value = self.ev(stmt.value, state)
@@ -258,7 +287,8 @@ class Executor(Builtins):
         elif isinstance(stmt, ast.If):
             self._if_chain(stmt, state, frame)
         elif isinstance(stmt, ast.For):
-            self.exec_for(stmt, state, frame)
+            if not pygen.exec_for_yield(self, stmt, state, frame):
+                self.exec_for(stmt, state, frame)
         elif isinstance(stmt, ast.While):
             self.exec_while(stmt, state, frame)
         elif isinstance(stmt, ast.Break):
@@ -273,6 +303,8 @@ class Executor(Builtins):
             state.live = FALSE
         elif isinstance(stmt, ast.Pass):
             return
+        elif isinstance(stmt, ast.Try):
+            pytry.exec_try(self, stmt, state, frame)
         elif isinstance(stmt, ast.Raise):
             self.exec_raise(stmt, state)
         elif isinstance(stmt, ast.Assert):
@@ -286,7 +318,12 @@ class Executor(Builtins):
             raise Unsupported(_construct_name(stmt), stmt.lineno)
 
     def _return(self, value: V, state: State, frame: Frame, line: int) -> None:
+        if frame.finals:
+            pytry.intercept_return(self, value, state, frame, line)
+            return
         if frame.depth == 0:
+            value = pygen.returned(self, value, state)
+            state.live = pygen.bounded(self, state.live, state)
             self.exits.append(Exit(state.live, value, None, self._snapshot(state), line))
         else:
             frame.returns.append((state.live, value, line))
@@ -318,6 +355,8 @@ class Executor(Builtins):
         state.live, state.env, state.objects = joined.live, joined.env, joined.objects
 
     def exec_raise(self, stmt: ast.Raise, state: State) -> None:
+        if pytry.exec_raise(self, stmt, state):
+            return
         exc = stmt.exc
         name = None
         if isinstance(exc, ast.Call):
@@ -330,7 +369,7 @@ class Executor(Builtins):
         # neither is a builtin name the module binds (`class ValueError(Exception): ...`).
         if name is None or name not in BUILTIN_EXCEPTIONS:
             raise Unsupported("raise of this expression", stmt.lineno)
-        if self._shadowed(name):
+        if self._shadowed(name) or name in state.env:
             raise Unsupported(f"raise of '{name}', a name the module binds", stmt.lineno)
         self.raise_if(TRUE, name, state)
 
@@ -342,7 +381,11 @@ class Executor(Builtins):
         if z3.is_false(cond):
             return
         guard = z3.And(state.live, cond)
-        self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
+        if self.catchers:
+            pytry.capture(self, guard, exc, state, exc_term)
+        else:
+            guard = pygen.bounded(self, guard, state)
+            self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
         state.live = z3.And(state.live, z3.Not(cond))
 
     # -- assignment -----------------------------------------------------------------------
@@ -492,8 +535,12 @@ class Executor(Builtins):
             if len(node.args) != 1 or node.keywords:
                 raise Unsupported("enumerate with a start", self.line)
             n, inner = self.iteration(node.args[0], state)
-            return n, IterSource(inner.value, enumerate=True)
+            return n, replace(inner, enumerate=True)
         value = self.ev(node, state)
+        if isinstance(value, pygen.SIter) or any(
+            isinstance(alt, pygen.SIter) for _, alt in alternatives(value)
+        ):
+            return pygen.iteration(self, value, state)
         if isinstance(value, SRange):
             return value.length(), IterSource(value)
         if isinstance(value, SSeq | SStr):
@@ -507,6 +554,9 @@ class Executor(Builtins):
         self._escape_if_mutated(stmt, source)
 
         def enter(k: int, st: State) -> None:
+            if source.cursor is not None:
+                # Iterating an iterator consumes it: item k taken, the cursor is past it.
+                st.env[source.cursor] = SInt(source.start + k + 1)
             self.assign(stmt.target, source.at(z3.IntVal(k)), st)
 
         self._unroll(stmt, state, frame, lambda k, st: z3.IntVal(k) < n, enter)
@@ -661,7 +711,14 @@ class Executor(Builtins):
             raise Unsupported(f"the name '{name}'", self.line)
         unbound = [g for g, v in alternatives(value) if isinstance(v, SUnbound)]
         if unbound:
-            self.raise_if(z3.Or(unbound), "UnboundLocalError", state)
+            # Before 3.12 a comprehension's body is a nested function: the enclosing
+            # function's local is a free variable there, and reading it unbound is a
+            # NameError.
+            free = sys.version_info < (3, 12) and any(
+                depth == self.depth and name not in targets
+                for depth, targets, _ in self.comp_scopes
+            )
+            self.raise_if(z3.Or(unbound), "NameError" if free else "UnboundLocalError", state)
             bound = [(g, v) for g, v in alternatives(value) if not isinstance(v, SUnbound)]
             if not bound:
                 return SNone()
@@ -713,6 +770,8 @@ class Executor(Builtins):
             raise Unsupported("a comprehension with several 'for' clauses", node.lineno)
         gen = node.generators[0]
         n, source = self.iteration(gen.iter, state)
+        if source.cursor is not None:
+            raise Unsupported("a comprehension over an iterator", node.lineno)
         for sub in ast.walk(node):
             if (
                 isinstance(sub, ast.Call)
@@ -723,6 +782,23 @@ class Executor(Builtins):
         # The comprehension's variables live in their own scope: restore what they hid.
         targets = {t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)}
         hidden = {name: state.env[name] for name in targets if name in state.env}
+        self.comp_scopes.append((self.depth, frozenset(targets), hidden))
+        try:
+            return self._comprehension_items(node, state, lazy, n, source, targets, hidden)
+        finally:
+            self.comp_scopes.pop()
+
+    def _comprehension_items(
+        self,
+        node: ast.ListComp | ast.GeneratorExp,
+        state: State,
+        lazy: str | None,
+        n: z3.ArithRef,
+        source: IterSource,
+        targets: set[str],
+        hidden: dict[str, V],
+    ) -> V:
+        gen = node.generators[0]
         parts: list[tuple[z3.BoolRef, V]] = []
         decided: z3.BoolRef = FALSE  # lazy: an item so far decided any() or all()
         for k in range(self.limits.loop_bound + 1):
@@ -786,6 +862,8 @@ class Executor(Builtins):
         name = func.id
         if name in state.env:
             raise Unsupported(f"a call of the local variable '{name}'", node.lineno)
+        if name in ("iter", "next") and not self._shadowed(name):
+            return pygen.call(self, name, node, state)
         if name in self.module.functions:
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 raise Unsupported("keyword or * arguments in a call", node.lineno)
@@ -830,15 +908,20 @@ class Executor(Builtins):
             self.exhausted.append(Exhausted(state.live, "recursion-bound", node.lineno))
             state.live = FALSE
             return SNone()
+        if pygen.is_generator(fn):
+            raise Unsupported("a call of a generator function", node.lineno)
         for a in args:
+            pygen.check_argument(a, node.lineno)
             self._escape(a)
         callee_state = self._enter(fn, args, {}, state.objects, parent=state)
         frame = Frame(locals=_local_names(fn), depth=depth + 1)
         saved_line = self.line
         self.depth = depth + 1
+        self.callers.append(state)
         try:
             self.exec_block(fn.body, callee_state, frame)
         finally:
+            self.callers.pop()
             self.depth = depth
             self.line = saved_line
         returns = [(g, v) for g, v, _ in frame.returns]
@@ -898,6 +981,9 @@ class IterSource:
 
     value: V
     enumerate: bool = False
+    # Iterating an iterator (pygen.SIter): the env key of its cursor, and where it started.
+    cursor: str | None = None
+    start: z3.ArithRef | int = 0
 
     def at(self, k: z3.ArithRef) -> V:
         item = self._item(k)

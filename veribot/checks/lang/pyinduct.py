@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from veribot.checks.lang import pygen
 from veribot.checks.lang.pyexec import (
     Executor,
     Exit,
@@ -124,6 +125,8 @@ def _split(
     limits: Limits,
     helpers: Mapping[str, SharedCall],
 ) -> Side | None:
+    if pygen.is_generator(fn) or pygen.uses_iterators(fn):
+        return None  # the output and the iterators' cursors are not carried by induction
     body = _flatten(fn.body)
     loops = [i for i, s in enumerate(body) if isinstance(s, ast.For | ast.While)]
     if len(loops) != 1:

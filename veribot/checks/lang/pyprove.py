@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pyobject, pyprobe, pyshared, pysignature
+from veribot.checks.lang import pygen, pyobject, pyprobe, pyshared, pysignature, pytry
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
@@ -211,6 +211,11 @@ def build(
         notes.append("list arguments are distinct objects (they do not alias each other)")
     if any(isinstance(n, ast.Assert) for tree in (tree_a, tree_b) for n in ast.walk(tree)):
         notes.append(ASSERTS_ENABLED)
+    trees = (tree_a, tree_b)
+    if any(isinstance(n, ast.Try) for tree in trees for n in ast.walk(tree)):
+        notes.append(pytry.NOT_RAISED)
+    if any(pygen.is_generator(f) or pygen.uses_iterators(f) for f in (fn_a, fn_b)):
+        notes.append(pygen.DRIVEN)
     if names:
         notes.append(DOMAIN_ASSUMPTION)
     for name in sorted(helpers):
