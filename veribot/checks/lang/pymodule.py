@@ -31,7 +31,6 @@ class Module:
     star_import: bool = False  # `from m import *` may shadow any builtin
     imports: tuple[str, ...] = ()  # the module's import statements, as source text
     active_code: tuple[int, ...] = ()  # lines of module-level code that run at import
-    tampering: int | None = None  # line of module-level code that may rewrite definitions
     lines: dict[str, int] = field(default_factory=dict)  # where each function/constant is bound
     # Line of module-level code that runs this module's own functions or classes at import
     # (a call, a decorator, a class hook): only loading the module shows what it does.
@@ -68,7 +67,6 @@ class Module:
         lines: dict[str, int] = {}
         imports: list[str] = []
         active: list[int] = []
-        tampering: int | None = None
         runs_own: int | None = None
         names = _Names(
             bindings,
@@ -91,8 +89,6 @@ class Module:
                 imports.append(ast.unparse(node))
             elif not _inert(node, names):
                 active.append(node.lineno)
-                if tampering is None and _tampers(node):
-                    tampering = node.lineno
                 if runs_own is None and _runs_own_code(node, own):
                     runs_own = node.lineno
             if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1:
@@ -116,7 +112,7 @@ class Module:
             or name in BUILTIN_EXCEPTIONS
         )
         return Module(
-            functions, constants, rebound, star, tuple(imports), tuple(active), tampering,
+            functions, constants, rebound, star, tuple(imports), tuple(active),
             lines, runs_own,
         )
 
@@ -218,34 +214,6 @@ def _defines(stmt: ast.stmt, names: set[str]) -> bool:
     return isinstance(stmt, ast.AnnAssign) and (
         isinstance(stmt.target, ast.Name) and stmt.target.id in names
     )
-
-_TAMPERING_NAMES = {
-    "exec", "eval", "compile", "setattr", "delattr", "globals", "vars", "locals",
-    "__import__", "builtins", "__builtins__", "sys", "importlib", "inspect", "types",
-}  # fmt: skip
-
-def _tampers(node: ast.stmt) -> bool:
-    """Whether module-level code may rewrite functions, constants or builtins in place.
-
-    Binding a plain name is visible statically (the name stops being a constant); writes
-    through attributes or subscripts, ``del``, ``global`` and the reflective builtins are
-    not, so they make every proof in the module unsupported. Function bodies run only
-    when called: a call at import is the loaded module's check (``modulecheck``).
-    """
-    for sub in _at_import(node):
-        if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(
-            sub.ctx, ast.Store | ast.Del
-        ):
-            return True
-        if isinstance(sub, ast.Delete | ast.Global | ast.Nonlocal):
-            return True
-        if isinstance(sub, ast.Name) and sub.id in _TAMPERING_NAMES:
-            return True
-        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-            sub.decorator_list
-        ):
-            return True
-    return False
 
 # Names whose value in an annotation or as a base class is known without running code.
 _PLAIN_TYPES = {

@@ -18,6 +18,7 @@ import z3
 
 from veribot.checks.lang import pyprobe, pyshared, pysignature
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
+from veribot.checks.lang.pyinterfere import interference
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import ListT, PyType, domain, from_annotation, is_known
@@ -168,10 +169,12 @@ def build(
         entry not in module_a.functions or entry not in module_b.functions
     ):
         raise Unsupported("a function name that is bound more than once in its module")
-    for module in (module_a, module_b):
-        if module.tampering is not None:
+    for tree, module in ((tree_a, module_a), (tree_b, module_b)):
+        found = interference(tree, module, entry)
+        if found is not None:
             raise Unsupported(
-                "module-level code that may rewrite functions or builtins", module.tampering
+                f"module code that may change the function or a name it reads ({found.what})",
+                found.line,
             )
     if module_a.imports != module_b.imports:
         raise Unsupported("a change in the module's imports", fn_b.lineno)
