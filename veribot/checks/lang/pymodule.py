@@ -42,6 +42,7 @@ class Module:
         # `global` there rebinds a module name; a local of the same name only makes this
         # more conservative). A function or constant must be bound exactly once.
         bindings = _bindings(tree)
+        stubs = overload_stubs(tree)
         # `from m import *` may bind any name, at its line: no name is a known constant.
         star = any(
             isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
@@ -91,7 +92,9 @@ class Module:
                 active.append(node.lineno)
                 if runs_own is None and _runs_own_code(node, own):
                     runs_own = node.lineno
-            if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1:
+            if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1 and (
+                id(node) not in stubs
+            ):
                 functions[node.name] = node
                 lines[node.name] = node.lineno
             elif (
@@ -126,11 +129,13 @@ def _bindings(tree: ast.Module) -> Counter[str]:
     imports, `except ... as`, `match` capture patterns, and `global` declarations.
     """
     bindings: Counter[str] = Counter()
+    stubs = overload_stubs(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
             bindings[n.id] += 1
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bindings[n.name] += 1
+            if id(n) not in stubs:
+                bindings[n.name] += 1
         elif isinstance(n, ast.alias):
             bindings[(n.asname or n.name).split(".")[0]] += 1
         elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
@@ -141,6 +146,64 @@ def _bindings(tree: ast.Module) -> Counter[str]:
             for name in n.names:
                 bindings[name] += 1
     return bindings
+
+
+_TYPING = ("typing", "typing_extensions")
+
+
+def overload_stubs(tree: ast.Module) -> set[int]:
+    """The top-level ``@typing.overload`` definitions (by ``id``): each is replaced by the
+    next definition of its name, so only the last, undecorated one is the function.
+
+    ``overload`` must be typing's: imported from ``typing`` (or ``typing_extensions``)
+    or reached through the module, and bound nowhere else in the module.
+    """
+    imports: Counter[str] = Counter()
+    plain: set[str] = set()  # names bound to typing.overload
+    modules: set[str] = set()  # names bound to the typing module
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module in _TYPING and n.level == 0:
+            plain |= {a.asname or a.name for a in n.names if a.name == "overload"}
+        elif isinstance(n, ast.Import):
+            modules |= {a.asname or a.name for a in n.names if a.name in _TYPING}
+    for n in ast.walk(tree):  # every binding of those names, to see that there is one
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            imports[n.id] += 1
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            imports[n.name] += 1
+        elif isinstance(n, ast.alias):
+            imports[n.asname or n.name.split(".")[0]] += 1
+        elif isinstance(n, ast.arg):
+            imports[n.arg] += 1
+        elif isinstance(n, ast.Global):
+            imports.update(n.names)
+    star = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+               for n in ast.walk(tree))
+    if star:
+        return set()
+    plain = {p for p in plain if imports[p] == 1}
+    modules = {m for m in modules if imports[m] == 1}
+
+    def is_overload(d: ast.expr) -> bool:
+        if isinstance(d, ast.Name):
+            return d.id in plain
+        return (
+            isinstance(d, ast.Attribute) and d.attr == "overload"
+            and isinstance(d.value, ast.Name) and d.value.id in modules
+        )
+
+    # A stub after the last real definition is what the name holds: it is not skipped.
+    stubs: set[int] = set()
+    defined: set[str] = set()
+    for node in reversed(tree.body):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if len(node.decorator_list) == 1 and is_overload(node.decorator_list[0]):
+            if node.name in defined:
+                stubs.add(id(node))
+        else:
+            defined.add(node.name)
+    return stubs
 
 
 # Class attributes Python calls by itself when a class is defined, subclassed or

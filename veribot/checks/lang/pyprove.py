@@ -173,7 +173,7 @@ def build(
         found = interference(tree, module, entry)
         if found is not None:
             raise Unsupported(
-                f"module code that may change the function or a name it reads ({found.what})",
+                f"code that may change what the function reads ({found.what})",
                 found.line,
             )
     if module_a.imports != module_b.imports:
