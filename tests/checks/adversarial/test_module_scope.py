@@ -53,6 +53,10 @@ CHANGEABLE: list[tuple[str, str, str]] = [
     ("helper-code-swapped", "def h(y: int) -> int:\n    return y\n"
      "def g() -> None:\n    h.__code__ = (lambda y: 0).__code__\n"
      + _fn("x: int", "return h(x) + 2"), _fn("x: int", "return x + 2")),
+    ("dict-reached-by-getattr", "K = 2\ndef g(m: object) -> None:\n"
+     "    getattr(m, '__di' + 'ct__')['K'] = 3\n" + READS_K, K2),
+    ("dunder-setattr-on-an-object", "K = 2\ndef g(m: object) -> None:\n"
+     "    type(m).__setattr__(m, 'K', 3)\n" + READS_K, K2),
     ("setattr-passed-on", "K = 2\ndef g(m: object) -> None:\n    s = setattr\n"
      "    s(m, 'K', 3)\n" + READS_K, K2),
 ]

@@ -509,6 +509,17 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             return reflective(e.value)
         return False
 
+    def written(e: ast.expr) -> bool:
+        """Whether ``e``, written to, may write a namespace: also `getattr(m, "__dict__")`
+        or a `getattr` with a computed name, which may be one."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
+            e.func.id == "getattr" and e.func.id not in bound
+        ):
+            name = e.args[1] if len(e.args) > 1 else None
+            return not (isinstance(name, ast.Constant) and isinstance(name.value, str)
+                        and name.value not in _REFLECTIVE_ATTRS)
+        return reflective(e)
+
     # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding).
     changed = True
     while changed:
@@ -535,7 +546,7 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
         line = getattr(n, "lineno", 0)
         if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(
             n.ctx, ast.Store | ast.Del
-        ) and reflective(n.value):
+        ) and written(n.value):
             return Interference("a write through a reflective view of a namespace "
                                 "(`globals()`, `sys.modules`, `__dict__`, a frame)", line)
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and (
@@ -546,7 +557,7 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
         if isinstance(n, ast.Call):
             func = n.func
             if isinstance(func, ast.Attribute) and func.attr not in _READ_METHODS and (
-                reflective(func.value)
+                written(func.value)
             ):
                 return Interference(f"a call of `.{func.attr}` on a reflective view of a "
                                     "namespace", line)
