@@ -6,23 +6,30 @@ reader saw them (``pymodule``). What import-time code does is checked by loading
 call time: anywhere in the module, since other code may call it before the function.
 
 The check is scoped to the function: it and the module's functions and classes it names,
-transitively (its *closure*), read a set of module-level names. Code elsewhere blocks a
-proof only if it can
+transitively (its *closure*), read a set of free names (module-level names and builtins).
+Code anywhere in the module blocks a proof only if it can
 
-- rebind one of those names or replace a function of the closure: a ``global`` declaration
-  of it, an attribute write of that name (``mod.K = 3``, ``setattr(m, "K", 3)``, a
-  computed ``setattr`` name), a write to a function attribute (``f.__defaults__``);
-- reach the module's namespace by reflection and write through it: ``globals()``,
-  ``vars()``, ``sys.modules``, ``__dict__``, ``__globals__``, frames' ``f_globals``, a
-  module returned by ``import_module``, each used as the target of a write, the receiver of
-  a method that may write, an argument of a call that may keep it, or aliased to a name
-  that is so used; or run code from text (``exec``, ``eval``, ``compile``,
-  ``__import__``) or poke memory (``ctypes``, ``gc``);
-- mutate a mutable module-level object the closure reads: such a name (a list, dict or
-  set bound at module level) blocks the proof outright, since any alias may change it.
+- rebind one of those names or patch a function: a ``global`` declaration of the name;
+  an attribute write of that name (``mod.K = 3``, ``setattr(m, "K", 3)``,
+  ``m.__setattr__("K", 3)``; a builtin's name only where the module can reach the
+  ``builtins`` module); a ``setattr`` with a computed name or passed around; a write to a
+  function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
+  ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
+- write through a reflective view of a namespace: ``globals()``, ``vars()``,
+  ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
+  by ``getattr`` with that or a computed name), used as the target of a write, the
+  receiver of a method other than a read, an argument of a call that may keep it, a
+  returned value, or through a name aliased to it; or run code given as text (``exec``,
+  ``eval``, ``compile``, ``__import__`` other than of a literal name) or poke memory
+  (``ctypes``, ``gc``);
+- change a mutable module-level object the closure reads (a list, dict or set bound to a
+  literal): any use of it other than a read (indexing, ``in``, iteration, a read-only
+  method, a builtin that only reads), or any use at all if it holds mutable items.
 
-Uses of ``sys`` elsewhere, decorators on other functions (import-time code, which the
-loaded module is checked for) and writes to unrelated names no longer matter.
+Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
+class, never on a module. Uses of ``sys``, decorators on other functions (import-time
+code, which the loaded module is checked for) and writes to names the closure does not
+read do not matter.
 """
 
 from __future__ import annotations
