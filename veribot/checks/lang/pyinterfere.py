@@ -52,6 +52,9 @@ _SAFE_DUNDERS = {"__doc__", "__name__", "__qualname__", "__module__"}
 # Builtin names that run code given as text or reach the interpreter's own objects.
 _CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "__builtins__"}
 _POKING_MODULES = {"ctypes", "gc"}
+# What of `gc` cannot reach other objects (`gc.get_referrers` finds a module's globals).
+_GC_SAFE = {"collect", "enable", "disable", "isenabled", "get_count", "get_threshold",
+            "set_threshold", "freeze", "unfreeze", "get_freeze_count", "get_stats"}
 # Attribute reads that reach a module's namespace (or a function's), for writing.
 # A value read from one (`globals()["K"]`) is not a namespace: what can be done with it
 # (an attribute write, `setattr`) is caught by name.
@@ -352,7 +355,7 @@ def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interferenc
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
                        else [node.module or ""])
             for m in modules:
-                if m.split(".")[0] in _POKING_MODULES:
+                if m.split(".")[0] in _POKING_MODULES and not _harmless_gc(node, tree):
                     return Interference(f"an import of `{m}`", line)
         elif isinstance(node, ast.Call):
             setter = _builtin(node.func, {"setattr", "delattr"}, bound)
@@ -402,6 +405,20 @@ def _writes_on_self(tree: ast.Module) -> set[int]:
                 and isinstance(n.value, ast.Name) and n.value.id == first
             }
     return found
+
+
+def _harmless_gc(node: ast.Import | ast.ImportFrom, tree: ast.Module) -> bool:
+    """An import of `gc` whose every use is a function that cannot reach other objects."""
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "gc" and all(a.name in _GC_SAFE for a in node.names)
+    if [a.name for a in node.names] != ["gc"]:
+        return False
+    name = node.names[0].asname or "gc"
+    attrs = {id(n.value) for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and n.attr in _GC_SAFE}
+    return all(
+        id(n) in attrs for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+    )
 
 
 def _root(node: ast.expr) -> str | None:
@@ -490,6 +507,21 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
         yield _Scope(nodes, top)
 
 
+def _leaves(target: ast.expr) -> Iterator[ast.expr]:
+    """The single targets of an assignment target (tuples and starred unpacked)."""
+    if isinstance(target, ast.Tuple | ast.List):
+        for e in target.elts:
+            yield from _leaves(e)
+    elif isinstance(target, ast.Starred):
+        yield from _leaves(target.value)
+    else:
+        yield target
+
+
+def _plain_targets(target: ast.expr) -> set[str]:
+    return {t.id for t in _leaves(target) if isinstance(t, ast.Name)}
+
+
 def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
     """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...)."""
     calls = _REFLECTIVE_CALLS | ({"locals"} if scope.top else set())
@@ -544,9 +576,10 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             for target, value in pairs:
                 if not reflective(value):
                     continue
-                for t in ast.walk(target):
-                    if isinstance(t, ast.Name) and t.id not in aliases:
-                        aliases.add(t.id)
+                # Only plain names alias it; a store into an object is an escape (below).
+                for t in _plain_targets(target):
+                    if t not in aliases:
+                        aliases.add(t)
                         changed = True
 
     for n in scope.nodes:
@@ -568,7 +601,7 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             ):
                 return Interference(f"a call of `.{func.attr}` on a reflective view of a "
                                     "namespace", line)
-            keeps = not (isinstance(func, ast.Name) and func.id in _READ_CALLS
+            keeps = not (isinstance(func, ast.Name) and func.id in _CONSUMING_CALLS
                          and func.id not in bound)
             if keeps and any(
                 reflective(a) for a in (*n.args, *(k.value for k in n.keywords))
@@ -579,4 +612,12 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             reflective(n.value)
         ):
             return Interference("a reflective view of a namespace returned to callers", line)
+        if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None and (
+            reflective(n.value)
+        ) and any(
+            not isinstance(t, ast.Name)
+            for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            for t in _leaves(target)
+        ):
+            return Interference("a reflective view of a namespace stored in an object", line)
     return None
