@@ -10,6 +10,7 @@ from veribot.checks.difftest import (
     code_constants,
     entry_parameters,
     parse_report,
+    regex_patterns,
     search,
     type_to_json,
 )
@@ -178,3 +179,19 @@ def test_type_tree_and_constants_and_report_parsing() -> None:
     report = parse_report(out)
     assert report is not None and report.status == "none" and report.tried == 3
     assert parse_report("nothing here") is None
+
+
+def test_text_matching_a_changed_module_level_regex_is_tried() -> None:
+    # Random text almost never holds an escape sequence; text drawn from the patterns does.
+    head = "import re\nfrom re import sub as resub\n"
+    fn = "\ndef strip(s: str) -> str:\n    return _ansi.sub('', s)\n"
+    before = head + '_ansi = re.compile(r"\\033\\[[;?0-9]*[a-zA-Z]")' + fn
+    after = head + '_ansi = re.compile(r"\\033\\[[0-?]*[ -/]*[@-~]")' + fn
+    assert regex_patterns(before, after) == [r"\033\[[;?0-9]*[a-zA-Z]", r"\033\[[0-?]*[ -/]*[@-~]"]
+    assert regex_patterns("import re as r\nx = r.sub('a+', '', y)\nz = resub('b', '', y)\n") == [
+        "a+"
+    ]
+    outcome = search(before, after, "strip", types(s="str"), deadline_s=8, limits=FAST)
+    assert outcome.counterexample is not None, outcome.note
+    value = ast.literal_eval(outcome.counterexample.args[0])
+    assert "\x1b[" in value

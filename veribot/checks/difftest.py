@@ -284,6 +284,41 @@ def code_constants(*sources: str) -> tuple[list[int], list[str]]:
     return sorted(ints)[:24], sorted(strs)[:24]
 
 
+# `re` functions whose first argument is a pattern.
+_RE_FUNCTIONS = {"compile", "match", "search", "fullmatch", "sub", "subn", "split", "findall",
+                 "finditer"}
+
+
+def regex_patterns(*sources: str) -> list[str]:
+    """String patterns the sources give to ``re`` (``re.compile(r"...")``, ``re.sub``): text
+    matching them is worth trying, since random text rarely does (a changed module-level
+    regular expression changes every function that uses it)."""
+    found: list[str] = []
+    for source in sources:
+        try:
+            tree = pysource.parse(source)
+        except SyntaxError:
+            continue
+        names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                 for a in n.names if a.name == "re"}
+        direct = {a.asname or a.name for n in ast.walk(tree)
+                  if isinstance(n, ast.ImportFrom) and n.module == "re"
+                  for a in n.names if a.name in _RE_FUNCTIONS}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            is_re = (isinstance(func, ast.Attribute) and func.attr in _RE_FUNCTIONS
+                     and isinstance(func.value, ast.Name) and func.value.id in names) or (
+                isinstance(func, ast.Name) and func.id in direct)
+            first = node.args[0]
+            if is_re and isinstance(first, ast.Constant) and isinstance(first.value, str) and (
+                len(first.value) <= 300 and first.value not in found
+            ):
+                found.append(first.value)
+    return found[:8]
+
+
 def build_spec(
     before_src: str,
     after_src: str,
@@ -317,6 +352,7 @@ def build_spec(
         "max_examples": max_examples,
         "int_constants": ints,
         "str_constants": strs,
+        "regexes": regex_patterns(before_src, after_src),
         "max_candidates": _MAX_CANDIDATES,
         "receiver": receiver_spec(before_src, entry),
     }
@@ -623,6 +659,23 @@ def floats():
     )
 
 
+def _regex_texts():
+    """Text containing a match of each pattern the code gives to `re`, where Hypothesis
+    can generate one."""
+    found = []
+    for pattern in spec.get("regexes", []):
+        try:
+            strategy = st.from_regex(pattern)
+            strategy.validate()
+        except Exception:
+            continue
+        found.append(strategy)
+    return found
+
+
+REGEX_TEXTS = _regex_texts()
+
+
 def texts():
     chars = "".join(sorted({ch for s in STRS for ch in s})) + "ab ()[]01-+.,"
     parts = [st.text(alphabet=chars, max_size=8), st.text(max_size=8)]
@@ -631,7 +684,7 @@ def texts():
         # What the code looks for, within other text: "x" + "\x1b[0m" + "y".
         piece = st.one_of(st.sampled_from(STRS), st.text(alphabet=chars, max_size=3))
         parts.insert(1, st.lists(piece, min_size=2, max_size=4).map("".join))
-    return st.one_of(*parts)
+    return st.one_of(*REGEX_TEXTS, *parts)
 
 
 def anything(top):

@@ -31,7 +31,6 @@ class Module:
     star_import: bool = False  # `from m import *` may shadow any builtin
     imports: tuple[str, ...] = ()  # the module's import statements, as source text
     active_code: tuple[int, ...] = ()  # lines of module-level code that run at import
-    tampering: int | None = None  # line of module-level code that may rewrite definitions
     lines: dict[str, int] = field(default_factory=dict)  # where each function/constant is bound
     # Line of module-level code that runs this module's own functions or classes at import
     # (a call, a decorator, a class hook): only loading the module shows what it does.
@@ -43,6 +42,7 @@ class Module:
         # `global` there rebinds a module name; a local of the same name only makes this
         # more conservative). A function or constant must be bound exactly once.
         bindings = _bindings(tree)
+        stubs = overload_stubs(tree)
         # `from m import *` may bind any name, at its line: no name is a known constant.
         star = any(
             isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
@@ -68,7 +68,6 @@ class Module:
         lines: dict[str, int] = {}
         imports: list[str] = []
         active: list[int] = []
-        tampering: int | None = None
         runs_own: int | None = None
         names = _Names(
             bindings,
@@ -91,11 +90,11 @@ class Module:
                 imports.append(ast.unparse(node))
             elif not _inert(node, names):
                 active.append(node.lineno)
-                if tampering is None and _tampers(node):
-                    tampering = node.lineno
                 if runs_own is None and _runs_own_code(node, own):
                     runs_own = node.lineno
-            if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1:
+            if isinstance(node, ast.FunctionDef) and bindings[node.name] == 1 and (
+                id(node) not in stubs
+            ):
                 functions[node.name] = node
                 lines[node.name] = node.lineno
             elif (
@@ -116,7 +115,7 @@ class Module:
             or name in BUILTIN_EXCEPTIONS
         )
         return Module(
-            functions, constants, rebound, star, tuple(imports), tuple(active), tampering,
+            functions, constants, rebound, star, tuple(imports), tuple(active),
             lines, runs_own,
         )
 
@@ -130,11 +129,13 @@ def _bindings(tree: ast.Module) -> Counter[str]:
     imports, `except ... as`, `match` capture patterns, and `global` declarations.
     """
     bindings: Counter[str] = Counter()
+    stubs = overload_stubs(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
             bindings[n.id] += 1
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bindings[n.name] += 1
+            if id(n) not in stubs:
+                bindings[n.name] += 1
         elif isinstance(n, ast.alias):
             bindings[(n.asname or n.name).split(".")[0]] += 1
         elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
@@ -145,6 +146,64 @@ def _bindings(tree: ast.Module) -> Counter[str]:
             for name in n.names:
                 bindings[name] += 1
     return bindings
+
+
+_TYPING = ("typing", "typing_extensions")
+
+
+def overload_stubs(tree: ast.Module) -> set[int]:
+    """The top-level ``@typing.overload`` definitions (by ``id``): each is replaced by the
+    next definition of its name, so only the last, undecorated one is the function.
+
+    ``overload`` must be typing's: imported from ``typing`` (or ``typing_extensions``)
+    or reached through the module, and bound nowhere else in the module.
+    """
+    imports: Counter[str] = Counter()
+    plain: set[str] = set()  # names bound to typing.overload
+    modules: set[str] = set()  # names bound to the typing module
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module in _TYPING and n.level == 0:
+            plain |= {a.asname or a.name for a in n.names if a.name == "overload"}
+        elif isinstance(n, ast.Import):
+            modules |= {a.asname or a.name for a in n.names if a.name in _TYPING}
+    for n in ast.walk(tree):  # every binding of those names, to see that there is one
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            imports[n.id] += 1
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            imports[n.name] += 1
+        elif isinstance(n, ast.alias):
+            imports[n.asname or n.name.split(".")[0]] += 1
+        elif isinstance(n, ast.arg):
+            imports[n.arg] += 1
+        elif isinstance(n, ast.Global):
+            imports.update(n.names)
+    star = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+               for n in ast.walk(tree))
+    if star:
+        return set()
+    plain = {p for p in plain if imports[p] == 1}
+    modules = {m for m in modules if imports[m] == 1}
+
+    def is_overload(d: ast.expr) -> bool:
+        if isinstance(d, ast.Name):
+            return d.id in plain
+        return (
+            isinstance(d, ast.Attribute) and d.attr == "overload"
+            and isinstance(d.value, ast.Name) and d.value.id in modules
+        )
+
+    # A stub after the last real definition is what the name holds: it is not skipped.
+    stubs: set[int] = set()
+    defined: set[str] = set()
+    for node in reversed(tree.body):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if len(node.decorator_list) == 1 and is_overload(node.decorator_list[0]):
+            if node.name in defined:
+                stubs.add(id(node))
+        else:
+            defined.add(node.name)
+    return stubs
 
 
 # Class attributes Python calls by itself when a class is defined, subclassed or
@@ -218,34 +277,6 @@ def _defines(stmt: ast.stmt, names: set[str]) -> bool:
     return isinstance(stmt, ast.AnnAssign) and (
         isinstance(stmt.target, ast.Name) and stmt.target.id in names
     )
-
-_TAMPERING_NAMES = {
-    "exec", "eval", "compile", "setattr", "delattr", "globals", "vars", "locals",
-    "__import__", "builtins", "__builtins__", "sys", "importlib", "inspect", "types",
-}  # fmt: skip
-
-def _tampers(node: ast.stmt) -> bool:
-    """Whether module-level code may rewrite functions, constants or builtins in place.
-
-    Binding a plain name is visible statically (the name stops being a constant); writes
-    through attributes or subscripts, ``del``, ``global`` and the reflective builtins are
-    not, so they make every proof in the module unsupported. Function bodies run only
-    when called: a call at import is the loaded module's check (``modulecheck``).
-    """
-    for sub in _at_import(node):
-        if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(
-            sub.ctx, ast.Store | ast.Del
-        ):
-            return True
-        if isinstance(sub, ast.Delete | ast.Global | ast.Nonlocal):
-            return True
-        if isinstance(sub, ast.Name) and sub.id in _TAMPERING_NAMES:
-            return True
-        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-            sub.decorator_list
-        ):
-            return True
-    return False
 
 # Names whose value in an annotation or as a base class is known without running code.
 _PLAIN_TYPES = {

@@ -18,6 +18,7 @@ import z3
 
 from veribot.checks.lang import pygen, pyobject, pyprobe, pyshared, pysignature, pytry
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
+from veribot.checks.lang.pyinterfere import interference
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import ListT, PyType, domain, from_annotation, is_known
@@ -180,11 +181,6 @@ def build(
         entry not in module_a.functions or entry not in module_b.functions
     ):
         raise Unsupported("a function name that is bound more than once in its module")
-    for module in (module_a, module_b):
-        if module.tampering is not None:
-            raise Unsupported(
-                "module-level code that may rewrite functions or builtins", module.tampering
-            )
     if module_a.imports != module_b.imports:
         raise Unsupported("a change in the module's imports", fn_b.lineno)
     if module_a.imports:
@@ -207,6 +203,13 @@ def build(
     ex_b = Executor(module_b, fresh, limits, calls)
     result_a = ex_a.run(fn_a, inputs)
     result_b = ex_b.run(fn_b, inputs)
+    # After the model ran: where it stops on the code itself, that is the better reason.
+    for tree, module in ((tree_a, module_a), (tree_b, module_b)):
+        found = interference(tree, module, entry)
+        if found is not None:
+            raise Unsupported(
+                f"code that may change what the function reads ({found.what})", found.line
+            )
     if any(isinstance(t, ListT) for t in types):
         notes.append("list arguments are distinct objects (they do not alias each other)")
     if any(isinstance(n, ast.Assert) for tree in (tree_a, tree_b) for n in ast.walk(tree)):

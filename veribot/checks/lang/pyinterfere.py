@@ -1,0 +1,623 @@
+"""What code of a module can change, after import, the function under review or its names.
+
+A proof models the function as written and the module-level names it reads as the static
+reader saw them (``pymodule``). What import-time code does is checked by loading the module
+(``modulecheck``); this module finds, statically, code that can change them later, at
+call time: anywhere in the module, since other code may call it before the function.
+
+The check is scoped to the function: it and the module's functions and classes it names,
+transitively (its *closure*), read a set of free names (module-level names and builtins).
+Code anywhere in the module blocks a proof only if it can
+
+- rebind one of those names or patch a function: a ``global`` declaration of the name;
+  an attribute write of that name (``mod.K = 3``, ``setattr(m, "K", 3)``,
+  ``m.__setattr__("K", 3)``; a builtin's name only where the module can reach the
+  ``builtins`` module); a ``setattr`` with a computed name or passed around; a write to a
+  function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
+  ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
+- write through a reflective view of a namespace: ``globals()``, ``vars()``,
+  ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
+  by ``getattr`` with that or a computed name), used as the target of a write, the
+  receiver of a method other than a read, an argument of a call that may keep it, a
+  returned value, or through a name aliased to it; or run code given as text (``exec``,
+  ``eval``, ``compile``, ``__import__`` other than of a literal name) or poke memory
+  (``ctypes``, ``gc``);
+- change a mutable module-level object the closure reads (a list, dict or set bound to a
+  literal): any use of it other than a read (indexing, ``in``, iteration, a read-only
+  method, a builtin that only reads), or any use at all if it holds mutable items.
+
+Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
+class, never on a module. Uses of ``sys``, decorators on other functions (import-time
+code, which the loaded module is checked for) and writes to names the closure does not
+read do not matter.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from veribot.checks.lang.pymodule import Module
+
+# Attributes whose change alters what a call of any function does (or reaches its
+# globals, or an object's class); other dunders count when written on a name the
+# function reads (`C.__eq__ = ...`).
+_FUNCTION_STATE = {
+    "__code__", "__defaults__", "__kwdefaults__", "__dict__", "__class__", "__globals__",
+    "__closure__", "__builtins__", "cell_contents",
+}  # fmt: skip
+# Attributes no call reads: a write to one, even on this module, changes no behaviour.
+_SAFE_DUNDERS = {"__doc__", "__name__", "__qualname__", "__module__"}
+# Builtin names that run code given as text or reach the interpreter's own objects.
+_CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "__builtins__"}
+_POKING_MODULES = {"ctypes", "gc"}
+# What of `gc` cannot reach other objects (`gc.get_referrers` finds a module's globals).
+_GC_SAFE = {"collect", "enable", "disable", "isenabled", "get_count", "get_threshold",
+            "set_threshold", "freeze", "unfreeze", "get_freeze_count", "get_stats"}
+# Attribute reads that reach a module's namespace (or a function's), for writing.
+# A value read from one (`globals()["K"]`) is not a namespace: what can be done with it
+# (an attribute write, `setattr`) is caught by name.
+_REFLECTIVE_ATTRS = {
+    "modules", "__dict__", "__globals__", "f_globals", "f_locals", "f_builtins",
+    "__builtins__",
+}  # fmt: skip
+_REFLECTIVE_CALLS = {"globals", "vars"}
+# Methods that only read a mapping (globals(), a module's __dict__).
+_READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__"}
+# Builtins that neither keep nor change their arguments.
+_READ_CALLS = {
+    "len", "isinstance", "issubclass", "hasattr", "repr", "str", "bool", "id", "type",
+    "sorted", "print", "callable",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Interference:
+    """Code that can change the function under review, or what it reads, after import."""
+
+    what: str
+    line: int
+
+
+def interference(tree: ast.Module, module: Module, entry: str) -> Interference | None:
+    """The first code of ``tree`` that can change ``entry`` or a name it reads; else None."""
+    closure, reads = _closure(tree, entry)
+    names = closure | reads
+    bound = _bound_names(tree)
+    module_bound = _module_bound(tree)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    for name in sorted(reads):
+        value = module.constants.get(name)
+        if value is None or _immutable(value):
+            continue
+        shallow = all(_immutable(v) for v in _items(value))
+        use = None if shallow else module.lines.get(name, 0)
+        if use is None:
+            use = _changing_use(tree, name, parents, bound)
+        if use is not None:
+            return Interference(
+                f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
+                "module may change after import", use,
+            )
+    found = _targeted(tree, names, module_bound)
+    if found is not None:
+        return found
+    for scope in _scopes(tree):
+        found = _reflective_write(scope, module_bound)
+        if found is not None:
+            return found
+    return None
+
+
+def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
+    """The module's functions and classes ``entry`` names, transitively, and the free
+    names they read (module-level names and builtins)."""
+    defs: dict[str, list[ast.stmt]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs.setdefault(node.name, []).append(node)
+    closure: set[str] = set()
+    reads: set[str] = set()
+    todo = [entry]
+    while todo:
+        name = todo.pop()
+        if name in closure:
+            continue
+        closure.add(name)
+        for node in defs.get(name, ()):
+            free = _free_names(node)
+            reads |= free
+            todo.extend(n for n in free if n in defs)
+    return closure, reads
+
+
+_SCOPES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+    ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)
+
+
+def _free_names(scope: ast.AST) -> set[str]:
+    """Names ``scope`` (a def, class, lambda or comprehension) reads from outside itself,
+    with those of the scopes nested in it that it does not bind (Python's scoping rules;
+    a class body's names are not visible in its methods)."""
+    local: set[str] = set()
+    declared: set[str] = set()
+    loads: set[str] = set()
+    nested: set[str] = set()
+    stack: list[ast.AST] = []
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        a = scope.args
+        local |= {p.arg for p in (*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg)
+                  if p is not None}
+        # Decorators, defaults and annotations are read where the def runs: outside.
+        outer: list[ast.AST] = [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+        if not isinstance(scope, ast.Lambda):
+            outer += scope.decorator_list
+            outer += [p.annotation for p in (*a.posonlyargs, *a.args, a.vararg,
+                                             *a.kwonlyargs, a.kwarg)
+                      if p is not None and p.annotation is not None]
+            if scope.returns is not None:
+                outer.append(scope.returns)
+        for o in outer:
+            nested |= {n.id for n in ast.walk(o) if isinstance(n, ast.Name)}
+        stack = [scope.body] if isinstance(scope, ast.Lambda) else list(scope.body)
+    elif isinstance(scope, ast.ClassDef):
+        for o in (*scope.decorator_list, *scope.bases, *(k.value for k in scope.keywords)):
+            nested |= {n.id for n in ast.walk(o) if isinstance(n, ast.Name)}
+        stack = list(scope.body)
+    else:  # a comprehension: its first iterable is read outside, the rest inside
+        assert isinstance(scope, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp)
+        first, *rest = scope.generators
+        nested |= _free_in(first.iter)
+        stack = [first.target, *first.ifs, *rest]
+        stack += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                local.add(n.name)
+            nested |= _free_names(n)
+            continue
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else local).add(n.id)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            declared |= set(n.names)
+        elif isinstance(n, ast.alias):
+            local.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+            local.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            local.add(n.rest)
+        stack.extend(ast.iter_child_nodes(n))
+    local -= declared
+    if isinstance(scope, ast.ClassDef):
+        return (loads - local) | nested | declared
+    return ((loads | nested) - local) | declared
+
+
+def _free_in(node: ast.AST) -> set[str]:
+    """Free names of an expression that may hold nested scopes."""
+    if isinstance(node, _SCOPES):
+        return _free_names(node)
+    found: set[str] = set()
+    for n in ast.iter_child_nodes(node):
+        found |= _free_in(n)
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        found.add(node.id)
+    return found
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Names the module binds anywhere, in any scope (a call of such a name may not be
+    the builtin)."""
+    bound: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            bound.add(n.id)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(n.name)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+    return bound
+
+
+def _module_bound(tree: ast.Module) -> set[str]:
+    """Names bound at module level (or declared ``global``): a free name of a function
+    that is not one of these is the builtin. Nested scopes' own names are left out."""
+    bound: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(n.name)
+            stack.extend(n.decorator_list)
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Global):
+                    bound |= set(sub.names)
+            continue
+        if isinstance(n, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp
+                      | ast.GeneratorExp):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            bound.add(n.id)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            bound.add(n.rest)
+        stack.extend(ast.iter_child_nodes(n))
+    return bound
+
+
+def _items(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [*value.keys(), *value.values()]
+    return list(value) if isinstance(value, list | set | tuple | frozenset) else [value]
+
+
+# What may be done with a list, dict or set of immutable items without changing it.
+_READ_ONLY_METHODS = {"get", "keys", "values", "items", "copy", "count", "index",
+                      "__contains__", "__getitem__", "__len__", "issubset", "issuperset",
+                      "isdisjoint", "union", "intersection", "difference",
+                      "symmetric_difference"}
+_CONSUMING_CALLS = _READ_CALLS | {
+    "sorted", "list", "tuple", "set", "frozenset", "dict", "min", "max", "sum", "any", "all",
+    "enumerate", "zip", "iter", "reversed",
+}  # fmt: skip
+
+
+def _changing_use(
+    tree: ast.Module, name: str, parents: dict[int, ast.AST], bound: set[str]
+) -> int | None:
+    """The line of a use of the module-level ``name`` (a list, dict or set of immutable
+    items) that may change it or let it escape; None if every use only reads it."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            use: ast.expr = n
+        elif isinstance(n, ast.Attribute) and n.attr == name:
+            use = n  # `module.name`, through an import of the module itself
+        else:
+            continue
+        parent = parents.get(id(use))
+        if isinstance(parent, ast.Subscript) and parent.value is use and isinstance(
+            parent.ctx, ast.Load
+        ):
+            continue
+        if isinstance(parent, ast.Compare | ast.BinOp) or (
+            isinstance(parent, ast.comprehension | ast.For) and parent.iter is use
+        ):
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in _READ_ONLY_METHODS:
+            call = parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                continue
+        if isinstance(parent, ast.Call) and use is not parent.func and isinstance(
+            parent.func, ast.Name
+        ) and parent.func.id in _CONSUMING_CALLS and parent.func.id not in bound:
+            continue
+        return getattr(use, "lineno", 0)
+    return None
+
+
+def _immutable(value: object) -> bool:
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
+    return isinstance(value, type(None) | bool | int | float | complex | str | bytes)
+
+
+def _builtin(node: ast.expr, names: set[str], bound: set[str]) -> str | None:
+    if isinstance(node, ast.Name) and node.id in names and node.id not in bound:
+        return node.id
+    return None
+
+
+def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interference | None:
+    """A write that names one of ``names`` or a function attribute, or runs text as code."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    # A builtin the closure reads can be replaced by an attribute write only on the
+    # builtins module; a module-level name, on this module (imported by itself).
+    targets = {n for n in names if n in bound or _reaches_builtins(tree)} - _SAFE_DUNDERS
+    on_self = _writes_on_self(tree)
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Global):
+            hit = sorted(set(node.names) & names)
+            if hit:
+                return Interference(f"`global {hit[0]}` in a function, which may rebind it",
+                                    line)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            if node.attr in _FUNCTION_STATE or (
+                node.attr in targets and id(node) not in on_self
+            ) or (
+                node.attr.startswith("__") and node.attr not in _SAFE_DUNDERS
+                and _root(node.value) in names
+            ):
+                return Interference(f"a write to an attribute named `{node.attr}`", line)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            runner = _builtin(node, _CODE_RUNNERS, bound)
+            if runner == "__import__" and id(node) in called and _imports_by_name(node, tree):
+                runner = None  # `__import__("pkg.mod")` only imports, as `import` does
+            if runner is not None:
+                return Interference(f"`{runner}`, which runs code given as text", line)
+            setter = _builtin(node, {"setattr", "delattr"}, bound)
+            if setter is not None and id(node) not in called:
+                return Interference(f"`{setter}` used other than in a direct call", line)
+        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__delattr__") and (
+            id(node) not in called
+        ):
+            return Interference(f"`{node.attr}` used other than in a direct call", line)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""])
+            for m in modules:
+                if m.split(".")[0] in _POKING_MODULES and not _harmless_gc(node, tree):
+                    return Interference(f"an import of `{m}`", line)
+        elif isinstance(node, ast.Call):
+            setter = _builtin(node.func, {"setattr", "delattr"}, bound)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "__setattr__", "__delattr__"
+            ):
+                setter = node.func.attr
+            if setter is None:
+                continue
+            attr = _setattr_name(node)
+            if attr is None:
+                return Interference(f"`{setter}` with a computed attribute name", line)
+            obj = node.args[0] if node.args and setter in ("setattr", "delattr") else None
+            if attr in targets or attr in _FUNCTION_STATE or (
+                attr.startswith("__") and attr not in _SAFE_DUNDERS
+                and (obj is None or _root(obj) in names)
+            ):
+                return Interference(f"`{setter}` of an attribute named `{attr}`", line)
+    return None
+
+
+def _writes_on_self(tree: ast.Module) -> set[int]:
+    """Attribute writes on a method's ``self`` or ``cls`` (its first parameter), which is
+    taken to be an instance or subclass of its class, never a module."""
+    found: set[int] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list
+            ):
+                continue
+            params = [*fn.args.posonlyargs, *fn.args.args]
+            if not params or params[0].arg not in ("self", "cls"):
+                continue
+            first = params[0].arg
+            rebound = any(
+                isinstance(n, ast.Name) and n.id == first and not isinstance(n.ctx, ast.Load)
+                for n in ast.walk(fn)
+            )
+            if rebound:
+                continue
+            found |= {
+                id(n) for n in ast.walk(fn)
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store | ast.Del)
+                and isinstance(n.value, ast.Name) and n.value.id == first
+            }
+    return found
+
+
+def _harmless_gc(node: ast.Import | ast.ImportFrom, tree: ast.Module) -> bool:
+    """An import of `gc` whose every use is a function that cannot reach other objects."""
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "gc" and all(a.name in _GC_SAFE for a in node.names)
+    if [a.name for a in node.names] != ["gc"]:
+        return False
+    name = node.names[0].asname or "gc"
+    attrs = {id(n.value) for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and n.attr in _GC_SAFE}
+    return all(
+        id(n) in attrs for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+    )
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name an attribute or subscript chain starts from (`a` in `a.b[0].c`)."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _reaches_builtins(tree: ast.Module) -> bool:
+    """Whether the module may get hold of the builtins module (to write to it)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.alias) and n.name.split(".")[0] in ("builtins", "importlib"):
+            return True
+        if isinstance(n, ast.Name | ast.Attribute | ast.Constant):
+            text = n.id if isinstance(n, ast.Name) else (
+                n.attr if isinstance(n, ast.Attribute) else n.value
+            )
+            if isinstance(text, str) and ("builtins" in text or text in (
+                "modules", "import_module", "__import__"
+            )):
+                return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
+            n.func.id == "getattr"
+        ) and not (
+            len(n.args) > 1 and isinstance(n.args[1], ast.Constant)
+        ):
+            return True  # `getattr(sys, name)` may be `sys.modules`
+    return False
+
+
+def _imports_by_name(name: ast.Name, tree: ast.Module) -> bool:
+    """Whether ``name`` is called with one string literal: a plain import."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and n.func is name:
+            return len(n.args) == 1 and not n.keywords and isinstance(
+                n.args[0], ast.Constant
+            ) and isinstance(n.args[0].value, str)
+    return False
+
+
+def _setattr_name(call: ast.Call) -> str | None:
+    """The attribute name a ``setattr``-like call writes, when it is a string literal."""
+    at = 0 if isinstance(call.func, ast.Attribute) and not isinstance(
+        call.func.value, ast.Name
+    ) else 1
+    # `obj.__setattr__(name, v)` names it first; `object.__setattr__(obj, name, v)` second.
+    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+        at = 1 if call.func.value.id in ("object", "type") else 0
+    if len(call.args) <= at:
+        return None
+    arg = call.args[at]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return None
+
+
+@dataclass
+class _Scope:
+    """The nodes of one scope (the module's own code, or a function's body)."""
+
+    nodes: list[ast.AST]
+    top: bool  # module level (or a class body at module level): locals() is the namespace
+
+
+def _scopes(tree: ast.Module) -> Iterator[_Scope]:
+    """The module level, then each function or lambda, each without nested functions."""
+    roots: list[tuple[ast.AST, bool]] = [(tree, True)]
+    while roots:
+        root, top = roots.pop()
+        nodes: list[ast.AST] = []
+        stack = list(ast.iter_child_nodes(root))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                roots.append((n, False))
+                # Defaults and decorators run in the enclosing scope.
+                a = n.args
+                stack.extend(a.defaults)
+                stack.extend(d for d in a.kw_defaults if d is not None)
+                if not isinstance(n, ast.Lambda):
+                    stack.extend(n.decorator_list)
+                continue
+            nodes.append(n)
+            stack.extend(ast.iter_child_nodes(n))
+        yield _Scope(nodes, top)
+
+
+def _leaves(target: ast.expr) -> Iterator[ast.expr]:
+    """The single targets of an assignment target (tuples and starred unpacked)."""
+    if isinstance(target, ast.Tuple | ast.List):
+        for e in target.elts:
+            yield from _leaves(e)
+    elif isinstance(target, ast.Starred):
+        yield from _leaves(target.value)
+    else:
+        yield target
+
+
+def _plain_targets(target: ast.expr) -> set[str]:
+    return {t.id for t in _leaves(target) if isinstance(t, ast.Name)}
+
+
+def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
+    """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...)."""
+    calls = _REFLECTIVE_CALLS | ({"locals"} if scope.top else set())
+    aliases: set[str] = set()
+
+    def reflective(e: ast.expr) -> bool:
+        """Whether ``e`` may be a namespace, a module or a frame reached by reflection."""
+        if isinstance(e, ast.Name):
+            return e.id in aliases
+        if isinstance(e, ast.Call):
+            func = e.func
+            return isinstance(func, ast.Name) and func.id in calls and func.id not in bound
+        if isinstance(e, ast.Attribute):
+            return e.attr in _REFLECTIVE_ATTRS
+        if isinstance(e, ast.IfExp):
+            return reflective(e.body) or reflective(e.orelse)
+        if isinstance(e, ast.BoolOp):
+            return any(reflective(v) for v in e.values)
+        if isinstance(e, ast.NamedExpr):
+            return reflective(e.value)
+        if isinstance(e, ast.Tuple | ast.List | ast.Set):
+            return any(reflective(v) for v in e.elts)
+        if isinstance(e, ast.Starred):
+            return reflective(e.value)
+        return False
+
+    def written(e: ast.expr) -> bool:
+        """Whether ``e``, written to, may write a namespace: also `getattr(m, "__dict__")`
+        or a `getattr` with a computed name, which may be one."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
+            e.func.id == "getattr" and e.func.id not in bound
+        ):
+            name = e.args[1] if len(e.args) > 1 else None
+            return not (isinstance(name, ast.Constant) and isinstance(name.value, str)
+                        and name.value not in _REFLECTIVE_ATTRS)
+        return reflective(e)
+
+    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding).
+    changed = True
+    while changed:
+        changed = False
+        for n in scope.nodes:
+            pairs: list[tuple[ast.expr, ast.expr]] = []
+            if isinstance(n, ast.Assign):
+                pairs = [(t, n.value) for t in n.targets]
+            elif isinstance(n, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and n.value:
+                pairs = [(n.target, n.value)]
+            elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+                pairs = [(n.target, n.iter)]
+            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+                pairs = [(n.optional_vars, n.context_expr)]
+            for target, value in pairs:
+                if not reflective(value):
+                    continue
+                # Only plain names alias it; a store into an object is an escape (below).
+                for t in _plain_targets(target):
+                    if t not in aliases:
+                        aliases.add(t)
+                        changed = True
+
+    for n in scope.nodes:
+        line = getattr(n, "lineno", 0)
+        if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(
+            n.ctx, ast.Store | ast.Del
+        ) and written(n.value):
+            return Interference("a write through a reflective view of a namespace "
+                                "(`globals()`, `sys.modules`, `__dict__`, a frame)", line)
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and (
+            n.target.id in aliases
+        ):
+            return Interference("an in-place update of a reflective view of a namespace",
+                                line)
+        if isinstance(n, ast.Call):
+            func = n.func
+            if isinstance(func, ast.Attribute) and func.attr not in _READ_METHODS and (
+                written(func.value)
+            ):
+                return Interference(f"a call of `.{func.attr}` on a reflective view of a "
+                                    "namespace", line)
+            keeps = not (isinstance(func, ast.Name) and func.id in _CONSUMING_CALLS
+                         and func.id not in bound)
+            if keeps and any(
+                reflective(a) for a in (*n.args, *(k.value for k in n.keywords))
+            ):
+                return Interference("a reflective view of a namespace passed to a call",
+                                    line)
+        if isinstance(n, ast.Return | ast.Yield | ast.YieldFrom) and n.value is not None and (
+            reflective(n.value)
+        ):
+            return Interference("a reflective view of a namespace returned to callers", line)
+        if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None and (
+            reflective(n.value)
+        ) and any(
+            not isinstance(t, ast.Name)
+            for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            for t in _leaves(target)
+        ):
+            return Interference("a reflective view of a namespace stored in an object", line)
+    return None
