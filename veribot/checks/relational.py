@@ -40,7 +40,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pyinterfere, pysource
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
@@ -777,6 +778,14 @@ def plan(
     same_doc = _header_key(fn_a) == _header_key(fn_b)
     if classes and not same_doc:
         raise Refused("a method whose docstring or annotations changed")
+    # Code of the module that can change, after import, what the function reads (a
+    # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
+    # then the same code in the same environment at import is not the same later on.
+    # For a method, everything its class reads counts.
+    for tree in (tree_a, tree_b):
+        meddling = pyinterfere.interference(tree, Module.of(tree), classes[0] if classes else name)
+        if meddling is not None:
+            raise Refused(f"code of the module may change what it reads: {meddling.what} (line {meddling.line})")
     pair.entry = classes[0] if classes else name
     if same_doc and not classes:
         pair.same.add(name)  # it may call itself: the same, as far as it is the same code
@@ -804,6 +813,7 @@ def plan(
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    _no_attribute_writes(tree_a, tree_b, (*pair.side_a.chains, *pair.side_b.chains))
     assumptions = [
         "the code is the same up to its docstring, formatting, a consistent renaming of "
         "local variables and names that resolve to the same imported object"
@@ -824,6 +834,30 @@ def plan(
                            "the same objects")
     return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
                 tuple(assumptions))
+
+
+def _no_attribute_writes(tree_a: ast.Module, tree_b: ast.Module, chains: tuple[Chain, ...]) -> None:
+    """Refuse when code of either module may reassign an attribute a resolved name stands for.
+
+    ``itertools.zip_longest`` read at call time and ``zip_longest`` bound at import are the
+    same object only while nobody assigns ``itertools.zip_longest``; the assumption that
+    nobody does is listed, but code of the module under review that does it (or may, by
+    ``setattr`` or a namespace dictionary) is seen here and refuses.
+    """
+    attrs = {part for c in chains for part in c.parts[1:]}
+    if not attrs:
+        return
+    for tree in (tree_a, tree_b):
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
+                    and node.attr in attrs):
+                raise Refused(f"code of the module assigns an attribute `{node.attr}` "
+                              f"(line {node.lineno})")
+            if ((isinstance(node, ast.Name) and node.id in ("setattr", "delattr", "vars"))
+                    or (isinstance(node, ast.Attribute)
+                        and node.attr in ("__dict__", "__setattr__", "__delattr__"))):
+                raise Refused(f"code of the module may assign attributes by name "
+                              f"(line {node.lineno})")
 
 
 def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:

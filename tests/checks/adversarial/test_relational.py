@@ -243,6 +243,22 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "import inspect\nclass H:\n    def peek(self):\n"
      "        return sorted(inspect.stack()[1][0].f_locals)\n"
      "def f(x):\n    b = x\n    return H().peek()\n", "f"),
+    # Code elsewhere in the module that changes, after import, what f reads: the same
+    # code in the same environment at import is not the same once `g()` has run.
+    ("module-attribute-patched-by-a-helper",
+     "import math\ndef g():\n    math.pi = 3\ndef f(x):\n    return math.pi + x\n",
+     "import math\ndef g():\n    math.pi = 4\ndef f(x):\n    return math.pi + x\n", "f"),
+    ("module-attribute-patched-by-setattr",
+     "import math\ndef g():\n    setattr(math, 'pi', 3)\ndef f(x):\n    return math.pi + x\n",
+     "from math import pi\ndef g():\n    setattr(math, 'pi', 3)\ndef f(x):\n    return pi + x\n",
+     "f"),
+    ("constant-rebound-by-a-helper",
+     "K = 2\ndef g():\n    global K\n    K = 5\ndef f(x):\n    return x + K\n",
+     "K = 2\ndef g():\n    global K\n    K = 6\ndef f(x):\n    return x + K\n", "f"),
+    ("module-list-mutated-by-a-helper",
+     "L = [1]\ndef g():\n    L.append(2)\ndef f(x):\n    return len(L) + x\n",
+     "L = [1]\ndef g():\n    L.append(3)\n    L.append(3)\ndef f(x):\n    return len(L) + x\n",
+     "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
