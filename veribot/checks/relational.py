@@ -783,9 +783,11 @@ def plan(
     # then the same code in the same environment at import is not the same later on.
     # For a method, everything its class reads counts.
     for tree in (tree_a, tree_b):
-        meddling = pyinterfere.interference(tree, Module.of(tree), classes[0] if classes else name)
+        meddling = pyinterfere.interference(tree, Module.of(tree),
+                                            classes[0] if classes else name)
         if meddling is not None:
-            raise Refused(f"code of the module may change what it reads: {meddling.what} (line {meddling.line})")
+            raise Refused(f"code of the module may change what it reads: {meddling.what} "
+                          f"(line {meddling.line})")
     pair.entry = classes[0] if classes else name
     if same_doc and not classes:
         pair.same.add(name)  # it may call itself: the same, as far as it is the same code
@@ -836,7 +838,9 @@ def plan(
                 tuple(assumptions))
 
 
-def _no_attribute_writes(tree_a: ast.Module, tree_b: ast.Module, chains: tuple[Chain, ...]) -> None:
+def _no_attribute_writes(
+    tree_a: ast.Module, tree_b: ast.Module, chains: tuple[Chain, ...]
+) -> None:
     """Refuse when code of either module may reassign an attribute a resolved name stands for.
 
     ``itertools.zip_longest`` read at call time and ``zip_longest`` bound at import are the
