@@ -35,7 +35,11 @@ sandbox's doing rather than the code's:
 * a version raises ``ImportError`` or ``ModuleNotFoundError``: undecided
   (``sandbox-limit``); the sandbox may lack files or packages the project has.
 * returned objects of other types are compared by their attributes, leaving out dunder
-  bookkeeping such as the ``__doc__`` a ``@contextmanager`` object copies.
+  bookkeeping such as the ``__doc__`` a ``@contextmanager`` object copies. An object
+  (returned, or ``self`` after a method call) whose only difference is attributes that
+  the after version has and the before version lacks is undecided: an added attribute
+  extends the class (code written for the before version cannot read it), so it is
+  neither a difference nor the same. A removed or changed attribute is a difference.
 * a **crash** of the interpreter (a signal, ``os._exit``) against a version that
   finished: a difference. Two crashes, a crash against a hang, or a call that was never
   run are never called equal: they are *undecided* (``same_behaviour`` is False and
@@ -202,6 +206,9 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
                                      f"the after version raises {after}")
         before, after = a.text, b.text
         if _is_state(a.value) and _is_state(b.value):
+            added = _only_added(a.value, b.value)
+            if added:
+                return Comparison(False, undecided=_ADDED.format(", ".join(added)))
             return Comparison(False, "the versions build different objects: "
                               + _state_difference(a.value, b.value))
         if before == after:  # same repr, different type or hidden detail
@@ -213,6 +220,9 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
     if a.args_after != b.args_after:
         verb = "return" if a.kind is BehaviourKind.RETURNED else "raise"
         state_a, state_b = _self_state(a.args_after), _self_state(b.args_after)
+        added = _only_added(state_a, state_b) if state_a != state_b else None
+        if added and _without_self(a.args_after) == _without_self(b.args_after):
+            return Comparison(False, undecided=_ADDED.format(", ".join(added)))
         if state_a != state_b:
             return Comparison(
                 False,
@@ -226,6 +236,41 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
             f"{render(b.args_after)} after the after version",
         )
     return Comparison(True)
+
+
+_ADDED = ("the after version's object has attributes the before version's lacks ({}) and "
+          "is otherwise the same: an added attribute extends the class (code written for "
+          "the before version cannot use it), so it is neither a difference nor the same")
+
+
+def _table(pairs: object) -> dict[str, object]:
+    if not isinstance(pairs, tuple):
+        return {}
+    return {str(kv[0]): kv[1] for kv in pairs if isinstance(kv, tuple) and len(kv) == 2}
+
+
+def _only_added(a: object, b: object) -> list[str] | None:
+    """The attributes only the after state has, when that is all that differs; else None.
+
+    A removed or changed attribute, another class, or changed class data is a difference.
+    """
+    if not (_is_state(a) and _is_state(b)):
+        return None
+    assert isinstance(a, tuple) and isinstance(b, tuple)
+    if a[1] != b[1] or a[3] != b[3]:
+        return None
+    x, y = _table(a[2]), _table(b[2])
+    if any(key not in y or y[key] != value for key, value in x.items()):
+        return None
+    return sorted(y.keys() - x.keys()) or None
+
+
+def _without_self(args_after: object) -> object:
+    """The arguments after a method call, without the state of ``self``."""
+    if _self_state(args_after) is None:
+        return args_after
+    assert isinstance(args_after, tuple)
+    return args_after[1][1:]
 
 
 def _self_state(args_after: object) -> object:

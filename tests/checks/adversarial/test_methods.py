@@ -237,3 +237,28 @@ def test_the_aliasing_of_list_attributes_is_an_assumption() -> None:
     # Verified only because the verdict assumes `self.items is not xs`.
     assert result.verdict is Verdict.VERIFIED, result.detail
     assert any("distinct" in a and "attributes" in a for a in result.assumptions)
+
+
+def test_an_added_attribute_is_neither_a_difference_nor_the_same() -> None:
+    # The after version keeps a cache the before version lacked; nothing else changed.
+    before = _cls(*INIT, "def get(self, d: int) -> int:", "    return self.x + d")
+    after = _cls(*INIT, "def get(self, d: int) -> int:", "    self.cache = d",
+                 "    return self.x + d")
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is Verdict.INCONCLUSIVE, result
+    init_after = _cls("def __init__(self, x: int) -> None:", "    self.x = x",
+                      "    self.cache = None")
+    result = check_pair(_cls(*INIT), init_after, "C.__init__", budget=BUDGET)
+    assert result.verdict is Verdict.INCONCLUSIVE, result
+
+
+def test_a_removed_or_changed_attribute_is_a_difference() -> None:
+    before = _cls(*INIT, "def get(self, d: int) -> int:", "    self.cache = d",
+                  "    return self.x + d")
+    after = _cls(*INIT, "def get(self, d: int) -> int:", "    return self.x + d")
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is Verdict.REFUTED, result
+    after = _cls(*INIT, "def get(self, d: int) -> int:", "    self.cache = d + 1",
+                 "    self.extra = 0", "    return self.x + d")
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is Verdict.REFUTED, result
