@@ -83,8 +83,13 @@ def test_reviews_a_commit_of_a_bundle_against_its_parent(
     assert real.summarise_file(out.read_text().splitlines()) == {
         "refactor": {"verified": 1, "refuted": 1}
     }
+    assert units["mod.py::dec"]["counterexample"]  # the input that shows it, as literals
+    assert isinstance(units["mod.py::inc"]["assumptions"], list)
     summary = capsys.readouterr().out
     assert "refactor" in summary and "all" in summary
+    # One commit, flagged: a changed non-test function was refuted.
+    row = next(line for line in summary.splitlines() if line.startswith("refactor"))
+    assert row.split()[1:3] == ["1", "1"]
 
 
 def test_a_missing_bundle_is_a_usage_error(

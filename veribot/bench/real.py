@@ -4,8 +4,9 @@ Reads commit records (``repo``, ``commit``, ``intent``, ``subject``; see
 ``shared/bench/real/README.md``), clones each repository's bundle ``DIR/<repo>.bundle``
 once into a temporary folder, reviews every commit against its first parent with the same
 pipeline as ``veribot review`` (no agent), writes one JSON record per unit and prints, per
-intent: the changed non-test functions, how many were verified, refuted and inconclusive
-(by reason), and the time per commit (median, p90).
+intent: the commits, how many were flagged (at least one changed non-test function
+refuted), the changed non-test functions, how many were verified, refuted and
+inconclusive (by reason), and the time per commit (median, p90).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class IntentSummary:
     inconclusive: Counter[str] = field(default_factory=Counter)
     seconds: list[float] = field(default_factory=list)  # per commit
     errors: int = 0  # commits that could not be reviewed
+    flagged: int = 0  # commits with at least one refuted counted unit
 
 
 def read_records(path: Path) -> list[CommitRecord]:
@@ -130,6 +132,9 @@ def run(
                 continue
             elapsed = time.monotonic() - started
             summary.seconds.append(elapsed)
+            if any(is_counted(it) and it.result.verdict is Verdict.REFUTED
+                   for it in report.items):
+                summary.flagged += 1
             for item in report.items:
                 res = item.result
                 _write(
@@ -143,6 +148,9 @@ def run(
                     kind=item.unit.kind.value,
                     counted=is_counted(item),
                     method=res.method,
+                    assumptions=res.assumptions,
+                    counterexample=(res.counterexample.args
+                                    if res.counterexample is not None else None),
                 )
                 if is_counted(item):
                     summary.units += 1
@@ -175,6 +183,8 @@ def _write(
     kind: str = "",
     counted: bool = False,
     method: str = "",
+    assumptions: Sequence[str] = (),
+    counterexample: Sequence[str] | None = None,
 ) -> None:
     record = {
         "repo": rec.repo,
@@ -187,6 +197,8 @@ def _write(
         "reason": reason,
         "detail": detail,
         "method": method,
+        "assumptions": list(assumptions),
+        "counterexample": None if counterexample is None else list(counterexample),
         "time": round(seconds, 3),
     }
     out.write(json.dumps(record) + "\n")
@@ -210,15 +222,16 @@ def format_summary(summaries: dict[str, IntentSummary]) -> str:
         total.inconclusive.update(s.inconclusive)
         total.seconds.extend(s.seconds)
         total.errors += s.errors
+        total.flagged += s.flagged
     lines = [
-        f"{'intent':<18}{'commits':>8}{'units':>7}{'verified':>9}{'refuted':>8}"
+        f"{'intent':<18}{'commits':>8}{'flagged':>8}{'units':>7}{'verified':>9}{'refuted':>8}"
         f"{'inconcl.':>9}{'median s':>9}{'p90 s':>7}  inconclusive by reason"
     ]
     for name, s in [*sorted(summaries.items()), ("all", total)]:
         reasons = ", ".join(f"{r} {n}" for r, n in s.inconclusive.most_common())
         errors = f" ({s.errors} commit(s) not reviewed)" if s.errors else ""
         lines.append(
-            f"{name:<18}{s.commits:>8}{s.units:>7}{s.verdicts['verified']:>9}"
+            f"{name:<18}{s.commits:>8}{s.flagged:>8}{s.units:>7}{s.verdicts['verified']:>9}"
             f"{s.verdicts['refuted']:>8}{s.verdicts['inconclusive']:>9}"
             f"{statistics.median(s.seconds) if s.seconds else 0.0:>9.1f}"
             f"{_percentile(s.seconds, 0.9):>7.1f}  {reasons}{errors}"
