@@ -84,6 +84,25 @@ def test_a_generator_stopped_after_1000_items_never_ran_its_end() -> None:
     assert result.verdict is not Verdict.VERIFIED, result
 
 
+def test_next_on_the_iterator_a_loop_runs_over_is_not_verified() -> None:
+    """`for x in it: ... next(it)` skips items: the loop takes fewer turns (was verified
+    against the pairwise sum over a tuple, whose loop the model unrolled in full)."""
+    before = (
+        "def f(t: tuple[int, int, int]) -> int:\n    it = iter(t)\n    n = 0\n"
+        "    for x in it:\n        n = n * 7 + x + next(it, 100)\n    return n\n"
+    )
+    after = (
+        "def f(t: tuple[int, int, int]) -> int:\n    a, b, c = t\n"
+        "    return ((a + b) * 7 + b + c) * 7 + c + 100\n"
+    )
+    assert _run(before, ((1, 2, 3),)) != _run(after, ((1, 2, 3),))
+    proof_only = Budget(timeout_s=8, search=False, execute=False)
+    result = check_pair(before, after, "f", budget=proof_only)
+    assert result.verdict is not Verdict.VERIFIED, result
+    result = check_pair(before, after, "f", budget=FAST)
+    assert result.verdict is Verdict.REFUTED, result
+
+
 @pytest.mark.parametrize(
     ("before", "after", "witness"), DIFFERENT, ids=[f"pair{n}" for n in range(len(DIFFERENT))]
 )
