@@ -18,6 +18,7 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.verdict import Verdict
 
 FAST = Budget(timeout_s=8)
+PROOF_ONLY = Budget(timeout_s=8, search=False, execute=False)
 
 
 def _g(body: str, params: str = "a: int, xs: list[int], s: str") -> str:
@@ -96,11 +97,28 @@ def test_next_on_the_iterator_a_loop_runs_over_is_not_verified() -> None:
         "    return ((a + b) * 7 + b + c) * 7 + c + 100\n"
     )
     assert _run(before, ((1, 2, 3),)) != _run(after, ((1, 2, 3),))
-    proof_only = Budget(timeout_s=8, search=False, execute=False)
-    result = check_pair(before, after, "f", budget=proof_only)
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
     assert result.verdict is not Verdict.VERIFIED, result
     result = check_pair(before, after, "f", budget=FAST)
     assert result.verdict is Verdict.REFUTED, result
+
+
+# Each was verified: the model said `x in it` raises TypeError and `it == it` is False.
+ITERATOR_TESTS = [
+    _g("it = iter(xs)\ntry:\n    return 1 if a in it else 0\nexcept TypeError:\n    return 5"),
+    _g("it = iter(s)\ntry:\n    return 1 if 'a' in it else 0\nexcept TypeError:\n    return 5"),
+    _g("it = iter(xs)\nreturn 1 if it == it else 5"),
+    _g("it = iter(xs)\nreturn 1 if it in (it, a) else 5"),
+]
+
+
+@pytest.mark.parametrize("before", ITERATOR_TESTS, ids=[f"it{n}" for n in range(4)])
+def test_membership_in_and_equality_of_an_iterator_are_not_verified(before: str) -> None:
+    after = _g("return 5")
+    assert _run(before, (2, [2], "a")) != _run(after, (2, [2], "a"))
+    # Proof only (as under pull_request_target): a run of the code would catch the defect.
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
+    assert result.verdict is not Verdict.VERIFIED, result
 
 
 @pytest.mark.parametrize(
