@@ -303,6 +303,12 @@ MODEL_WRONG: list[tuple[str, str, str, str]] = [
      _cls("def __init__(self, xs: list[int]) -> None:", "    self.a = xs", "    self.b = xs",
           "def get(self) -> int:", "    n = len(self.b)", "    self.a.append(1)",
           "    return n"), "C([]).get()"),
+    ("a-default-not-of-the-declared-type",
+     _cls("x: int", "def __init__(self, x: int = None) -> None:", "    self.x = x",
+          "def get(self) -> int:", "    try:", "        return self.x + 1",
+          "    except TypeError:", "        return 0"),
+     _cls("x: int", "def __init__(self, x: int = None) -> None:", "    self.x = x",
+          "def get(self) -> int:", "    return self.x + 1"), "C().get()"),
     ("class-attribute-copied-onto-the-instance",
      _cls("count = 0", "def get(self) -> int:", "    self.count = self.count", "    return 0"),
      _cls("count = 0", "def get(self) -> int:", "    return 0"),
@@ -315,7 +321,7 @@ def _cpython(src: str, call: str) -> object:
     exec(compile(src, "<pair>", "exec"), namespace)
     try:
         return eval(call, namespace)
-    except AttributeError as exc:
+    except (AttributeError, TypeError) as exc:
         return type(exc)
 
 

@@ -361,17 +361,7 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
     """Types ``__init__`` gives attributes: ``self.x = x`` of an annotated parameter, or
     ``self.x: T = ...``."""
     args = init.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults: dict[str, ast.expr | None] = dict.fromkeys(a.arg for a in positional)
-    defaults.update(zip((a.arg for a in positional[len(positional) - len(args.defaults):]),
-                        args.defaults, strict=True))
-    defaults.update(zip((a.arg for a in args.kwonlyargs), args.kw_defaults, strict=True))
-    params: dict[str, ast.expr | None] = {}
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        default = defaults.get(a.arg)
-        # A default not of the declared type (`x: int = None`) leaves the type unknown.
-        if default is None or a.annotation is None or _fits(default, a.annotation):
-            params[a.arg] = a.annotation
+    params = _typed_params(init)
     own = [*args.posonlyargs, *args.args][:1]
     if not own:
         return
@@ -387,6 +377,23 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
             annotation = params.get(stmt.value.id)
             if annotation is not None and _reassigned(init, stmt.value.id) == 0:
                 _declare(types, target.attr, annotation, stmt.lineno)
+
+
+def _typed_params(fn: ast.FunctionDef) -> dict[str, ast.expr | None]:
+    """The parameters of ``fn`` whose values are of their annotation (or unannotated)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr | None] = dict.fromkeys(a.arg for a in positional)
+    defaults.update(zip((a.arg for a in positional[len(positional) - len(args.defaults):]),
+                        args.defaults, strict=True))
+    defaults.update(zip((a.arg for a in args.kwonlyargs), args.kw_defaults, strict=True))
+    params: dict[str, ast.expr | None] = {}
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        default = defaults.get(a.arg)
+        # A default not of the declared type (`x: int = None`) leaves the type unknown.
+        if default is None or a.annotation is None or _fits(default, a.annotation):
+            params[a.arg] = a.annotation
+    return params
 
 
 def _fits(value: ast.expr, annotation: ast.expr) -> bool:
@@ -649,9 +656,8 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
             continue
         seen.add(fn.name)
         me = _self_name(fn)
-        params = {a.arg: a.annotation for a in (*fn.args.posonlyargs, *fn.args.args,
-                                                *fn.args.kwonlyargs)
-                  if a.annotation is not None and _reassigned(fn, a.arg) == 0}
+        params = {a: t for a, t in _typed_params(fn).items()
+                  if t is not None and _reassigned(fn, a) == 0}
         parents: dict[ast.AST, ast.AST] = {}
         for n in ast.walk(fn):
             for child in ast.iter_child_nodes(n):
@@ -660,7 +666,8 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
             if not (isinstance(n, ast.Name) and n.id == me):
                 continue
             parent = parents.get(n)
-            if not isinstance(parent, ast.Attribute):
+            if not isinstance(parent, ast.Attribute) or (
+                    parent.attr.startswith("__") and parent.attr.endswith("__")):
                 for attr in cls.types:
                     cls.unknown[attr] = ("`self`, which the constructor hands to other code "
                                          f"(line {n.lineno})")
