@@ -204,7 +204,9 @@ class Operators:
 
     def repeat(self, seq: SSeq | SStr | STuple, count: V, state: State) -> V:
         """``seq * count``: a new sequence, ``count`` copies of ``seq`` (none if negative)."""
-        if not isinstance(count, SInt | SBool):
+        if isinstance(count, SUnion):
+            raise Unsupported("sequence repetition by a count of several types", self.line)
+        if not isinstance(count, SInt | SBool | SIntB):
             self.raise_if(TRUE, "TypeError", state)  # can't multiply sequence by non-int
             return SNone()
         n_s = z3.simplify(self._as_int(count, state))
