@@ -103,6 +103,17 @@ def test_next_on_the_iterator_a_loop_runs_over_is_not_verified() -> None:
     assert result.verdict is Verdict.REFUTED, result
 
 
+def test_an_exception_after_the_1000th_item_is_not_seen() -> None:
+    """Both raise ValueError in full, but the comparison stops the first after 1001 items:
+    it never raises there (was verified: the model compared the exceptions only)."""
+    before = _g("yield from xs\nraise ValueError", "xs: list[int]")
+    after = _g("raise ValueError\nyield 0", "xs: list[int]")
+    assert _run(before, (list(range(1001)),)) != _run(after, (list(range(1001)),))
+    assert _run(before, ([1],)) == _run(after, ([1],))
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
+    assert result.verdict is not Verdict.VERIFIED, result
+
+
 # Each was verified: the model said `x in it` raises TypeError and `it == it` is False.
 ITERATOR_TESTS = [
     _g("it = iter(xs)\ntry:\n    return 1 if a in it else 0\nexcept TypeError:\n    return 5"),

@@ -384,7 +384,7 @@ class Executor(Builtins):
         if self.catchers:
             pytry.capture(self, guard, exc, state, exc_term)
         else:
-            guard = pygen.bounded(self, guard, state)
+            guard = pygen.bounded(self, guard, state, raising=True)
             self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
         state.live = z3.And(state.live, z3.Not(cond))
 
