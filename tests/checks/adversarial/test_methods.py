@@ -309,6 +309,15 @@ MODEL_WRONG: list[tuple[str, str, str, str]] = [
           "    except TypeError:", "        return 0"),
      _cls("x: int", "def __init__(self, x: int = None) -> None:", "    self.x = x",
           "def get(self) -> int:", "    return self.x + 1"), "C().get()"),
+    ("an-instance-attribute-hides-a-helper-method",
+     "def other() -> int:\n    return 99\n\n\n"
+     + _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.helper = other",
+            "def helper(self) -> int:", "    return self.x",
+            "def get(self) -> int:", "    return self.helper()"),
+     "def other() -> int:\n    return 99\n\n\n"
+     + _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.helper = other",
+            "def helper(self) -> int:", "    return self.x",
+            "def get(self) -> int:", "    return self.x"), "C(1).get()"),
     ("class-attribute-copied-onto-the-instance",
      _cls("count = 0", "def get(self) -> int:", "    self.count = self.count", "    return 0"),
      _cls("count = 0", "def get(self) -> int:", "    return 0"),

@@ -66,6 +66,8 @@ class _Class:
     present: frozenset[str] = frozenset()
     own: frozenset[str] = frozenset()
     unknown: dict[str, str] = field(default_factory=dict)
+    # The attributes building the object may set on it (None: any, `self` escapes).
+    ctor_writes: frozenset[str] | None = frozenset()
 
 
 def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
@@ -88,6 +90,11 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
     for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
         _not_overridden(tree, cls, called | {name})
         _untouched(tree, cls)
+        for method in sorted(called):
+            if cls.ctor_writes is None or method in cls.ctor_writes:
+                # An attribute of the object named like the method hides it.
+                raise Unsupported(f"`self.{method}()`, which building the object may "
+                                  "replace by an attribute", fn_b.lineno)
     for attr in sorted(used):
         ta, tb = cls_a.types.get(attr), cls_b.types.get(attr)
         if ta is None or tb is None:
@@ -645,10 +652,13 @@ def _construction(cls: _Class) -> None:
     cls.own = frozenset(own)
     cls.present = frozenset(own | class_level)
     _construction_types(cls, ctor)
+    if "__new__" in defined or ("__init__" in defined and init is None):
+        cls.ctor_writes = None  # code the lowering does not read builds the object
 
 
 def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
     sources: dict[str, set[str]] = {}
+    writes: set[str] = set()
     todo, seen = list(ctor), set()
     while todo:
         fn = todo.pop()
@@ -671,6 +681,7 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
                 for attr in cls.types:
                     cls.unknown[attr] = ("`self`, which the constructor hands to other code "
                                          f"(line {n.lineno})")
+                cls.ctor_writes = None
                 return
             grand = parents.get(parent)
             if isinstance(grand, ast.Call) and grand.func is parent \
@@ -680,6 +691,8 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
             if isinstance(parent.ctx, ast.Load | ast.Del):
                 continue  # a deleted attribute is not `present`
             attr, stmt = parent.attr, grand
+            writes.add(attr)
+            cls.ctor_writes = frozenset(writes)
             declared = cls.types.get(attr)
             if declared is None:
                 continue
