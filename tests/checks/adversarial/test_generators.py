@@ -18,6 +18,7 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.verdict import Verdict
 
 FAST = Budget(timeout_s=8)
+PROOF_ONLY = Budget(timeout_s=8, search=False, execute=False)
 
 
 def _g(body: str, params: str = "a: int, xs: list[int], s: str") -> str:
@@ -81,6 +82,53 @@ def test_a_generator_stopped_after_1000_items_never_ran_its_end() -> None:
     assert _run(before, (list(range(1001)),)) != _run(after, (list(range(1001)),))
     assert _run(before, ([1, 2],)) == _run(after, ([1, 2],))
     result = check_pair(before, after, "f", budget=FAST)
+    assert result.verdict is not Verdict.VERIFIED, result
+
+
+def test_next_on_the_iterator_a_loop_runs_over_is_not_verified() -> None:
+    """`for x in it: ... next(it)` skips items: the loop takes fewer turns (was verified
+    against the pairwise sum over a tuple, whose loop the model unrolled in full)."""
+    before = (
+        "def f(t: tuple[int, int, int]) -> int:\n    it = iter(t)\n    n = 0\n"
+        "    for x in it:\n        n = n * 7 + x + next(it, 100)\n    return n\n"
+    )
+    after = (
+        "def f(t: tuple[int, int, int]) -> int:\n    a, b, c = t\n"
+        "    return ((a + b) * 7 + b + c) * 7 + c + 100\n"
+    )
+    assert _run(before, ((1, 2, 3),)) != _run(after, ((1, 2, 3),))
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
+    assert result.verdict is not Verdict.VERIFIED, result
+    result = check_pair(before, after, "f", budget=FAST)
+    assert result.verdict is Verdict.REFUTED, result
+
+
+def test_an_exception_after_the_1000th_item_is_not_seen() -> None:
+    """Both raise ValueError in full, but the comparison stops the first after 1001 items:
+    it never raises there (was verified: the model compared the exceptions only)."""
+    before = _g("yield from xs\nraise ValueError", "xs: list[int]")
+    after = _g("raise ValueError\nyield 0", "xs: list[int]")
+    assert _run(before, (list(range(1001)),)) != _run(after, (list(range(1001)),))
+    assert _run(before, ([1],)) == _run(after, ([1],))
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
+    assert result.verdict is not Verdict.VERIFIED, result
+
+
+# Each was verified: the model said `x in it` raises TypeError and `it == it` is False.
+ITERATOR_TESTS = [
+    _g("it = iter(xs)\ntry:\n    return 1 if a in it else 0\nexcept TypeError:\n    return 5"),
+    _g("it = iter(s)\ntry:\n    return 1 if 'a' in it else 0\nexcept TypeError:\n    return 5"),
+    _g("it = iter(xs)\nreturn 1 if it == it else 5"),
+    _g("it = iter(xs)\nreturn 1 if it in (it, a) else 5"),
+]
+
+
+@pytest.mark.parametrize("before", ITERATOR_TESTS, ids=[f"it{n}" for n in range(4)])
+def test_membership_in_and_equality_of_an_iterator_are_not_verified(before: str) -> None:
+    after = _g("return 5")
+    assert _run(before, (2, [2], "a")) != _run(after, (2, [2], "a"))
+    # Proof only (as under pull_request_target): a run of the code would catch the defect.
+    result = check_pair(before, after, "f", budget=PROOF_ONLY)
     assert result.verdict is not Verdict.VERIFIED, result
 
 

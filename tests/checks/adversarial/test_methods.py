@@ -262,3 +262,83 @@ def test_a_removed_or_changed_attribute_is_a_difference() -> None:
                  "    self.extra = 0", "    return self.x + d")
     result = check_pair(before, after, "C.get", budget=BUDGET)
     assert result.verdict is Verdict.REFUTED, result
+
+
+# Each was verified by the model alone: it took every attribute it reads as present, of
+# the type its first assignment in `__init__` gave, and list attributes as distinct.
+def _hoist(*head: str) -> tuple[str, str]:
+    """`self.x` read only where d > 0, against read at once: they differ where the object
+    has no `x` (AttributeError)."""
+    return (_cls(*head, "def get(self, d: int) -> int:", "    if d > 0:",
+                 "        return self.x", "    return 0"),
+            _cls(*head, "def get(self, d: int) -> int:", "    v = self.x",
+                 "    return v if d > 0 else 0"))
+
+
+PROOF_ONLY = Budget(timeout_s=8, search=False, execute=False)
+MODEL_WRONG: list[tuple[str, str, str, str]] = [
+    ("set-only-on-some-paths",
+     *_hoist("x: int", "def __init__(self, a: int) -> None:", "    if a > 0:",
+             "        self.x = a"), "C(0).get(0)"),
+    ("annotated-in-the-class-never-set", *_hoist("x: int"), "C().get(0)"),
+    ("set-then-deleted",
+     *_hoist("def __init__(self, x: int) -> None:", "    self.x = x", "    del self.x"),
+     "C(1).get(0)"),
+    ("set-after-an-early-return",
+     *_hoist("def __init__(self, x: int) -> None:", "    if x < 0:", "        return",
+             "    self.x = x"), "C(-1).get(0)"),
+    ("assigned-again-with-another-type",
+     _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.x = str(x)",
+          "def get(self) -> int:", "    return self.x * 0"),
+     _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.x = str(x)",
+          "def get(self) -> int:", "    return 0"), "C(1).get()"),
+    ("annotation-not-of-the-value",
+     _cls("def __init__(self, x: int) -> None:", "    self.y: int = str(x)",
+          "def get(self) -> int:", "    return self.y * 0"),
+     _cls("def __init__(self, x: int) -> None:", "    self.y: int = str(x)",
+          "def get(self) -> int:", "    return 0"), "C(1).get()"),
+    ("two-list-attributes-one-list",
+     _cls("def __init__(self, xs: list[int]) -> None:", "    self.a = xs", "    self.b = xs",
+          "def get(self) -> int:", "    self.a.append(1)", "    return len(self.b)"),
+     _cls("def __init__(self, xs: list[int]) -> None:", "    self.a = xs", "    self.b = xs",
+          "def get(self) -> int:", "    n = len(self.b)", "    self.a.append(1)",
+          "    return n"), "C([]).get()"),
+    ("a-default-not-of-the-declared-type",
+     _cls("x: int", "def __init__(self, x: int = None) -> None:", "    self.x = x",
+          "def get(self) -> int:", "    try:", "        return self.x + 1",
+          "    except TypeError:", "        return 0"),
+     _cls("x: int", "def __init__(self, x: int = None) -> None:", "    self.x = x",
+          "def get(self) -> int:", "    return self.x + 1"), "C().get()"),
+    ("an-instance-attribute-hides-a-helper-method",
+     "def other() -> int:\n    return 99\n\n\n"
+     + _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.helper = other",
+            "def helper(self) -> int:", "    return self.x",
+            "def get(self) -> int:", "    return self.helper()"),
+     "def other() -> int:\n    return 99\n\n\n"
+     + _cls("def __init__(self, x: int) -> None:", "    self.x = x", "    self.helper = other",
+            "def helper(self) -> int:", "    return self.x",
+            "def get(self) -> int:", "    return self.x"), "C(1).get()"),
+    ("class-attribute-copied-onto-the-instance",
+     _cls("count = 0", "def get(self) -> int:", "    self.count = self.count", "    return 0"),
+     _cls("count = 0", "def get(self) -> int:", "    return 0"),
+     "(lambda c: (c.get(), vars(c)))(C())"),
+]
+
+
+def _cpython(src: str, call: str) -> object:
+    namespace: dict[str, object] = {}
+    exec(compile(src, "<pair>", "exec"), namespace)
+    try:
+        return eval(call, namespace)
+    except (AttributeError, TypeError) as exc:
+        return type(exc)
+
+
+@pytest.mark.parametrize(("before", "after", "call"), [m[1:] for m in MODEL_WRONG],
+                         ids=[m[0] for m in MODEL_WRONG])
+def test_what_building_the_object_leaves_is_not_assumed(
+        before: str, after: str, call: str) -> None:
+    assert _cpython(before, call) != _cpython(after, call)
+    result = check_pair(before, after, "C.get", budget=PROOF_ONLY)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+    assert result.reason.startswith("unsupported"), result.reason

@@ -247,3 +247,15 @@ def test_what_the_model_cannot_follow_is_not_verified(src: str) -> None:
     # so this asks the model alone.
     result = check_pair(src, src + "\n", "f", budget=dataclasses.replace(FAST, execute=False))
     assert result.verdict is not Verdict.VERIFIED, result
+
+
+def test_an_exception_the_model_wrongly_raised_is_not_handled_into_a_proof() -> None:
+    """`t * a` with `a: int` (an int or a bool) was modelled as a TypeError, so a handler
+    for it made the pair equal to the handler's value alone (verified, wrongly)."""
+    params = "t: tuple[int, int], a: int"
+    before = _f("try:\n    return len(t * a)\nexcept TypeError:\n    return -1", params)
+    after = _f("return -1", params)
+    assert _run(before, ((1, 2), 2)) != _run(after, ((1, 2), 2))
+    proof_only = Budget(timeout_s=8, search=False, execute=False)
+    result = check_pair(before, after, "f", budget=proof_only)
+    assert result.verdict is not Verdict.VERIFIED, result

@@ -384,7 +384,7 @@ class Executor(Builtins):
         if self.catchers:
             pytry.capture(self, guard, exc, state, exc_term)
         else:
-            guard = pygen.bounded(self, guard, state)
+            guard = pygen.bounded(self, guard, state, raising=True)
             self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
         state.live = z3.And(state.live, z3.Not(cond))
 
@@ -559,7 +559,18 @@ class Executor(Builtins):
                 st.env[source.cursor] = SInt(source.start + k + 1)
             self.assign(stmt.target, source.at(z3.IntVal(k)), st)
 
-        self._unroll(stmt, state, frame, lambda k, st: z3.IntVal(k) < n, enter)
+        def condition(k: int, st: State) -> z3.BoolRef:
+            if source.cursor is not None and k > 0:
+                # The trip count was taken when the loop started: the body must leave
+                # the iterator where the loop put it (no next() on it inside).
+                for _, alt in alternatives(st.env.get(source.cursor, SUnbound())):
+                    at = source.start + k
+                    if not (isinstance(alt, SInt) and z3.is_true(z3.simplify(alt.e == at))):
+                        raise Unsupported("advancing an iterator inside a loop over it",
+                                          stmt.lineno)
+            return z3.IntVal(k) < n
+
+        self._unroll(stmt, state, frame, condition, enter)
 
     def exec_while(self, stmt: ast.While, state: State, frame: Frame) -> None:
         self._unroll(

@@ -108,7 +108,7 @@ def returned(ex: Executor, value: V, state: State) -> V:
     return value
 
 
-def bounded(ex: Executor, guard: z3.BoolRef, state: State) -> z3.BoolRef:
+def bounded(ex: Executor, guard: z3.BoolRef, state: State, raising: bool = False) -> z3.BoolRef:
     """Where a generator entry ends having yielded at most ``MAX_YIELDS`` items.
 
     The comparison stops a generator at its next yield after that many items, so neither
@@ -116,9 +116,10 @@ def bounded(ex: Executor, guard: z3.BoolRef, state: State) -> z3.BoolRef:
     list argument, the arguments it was stopped with may not be the ones at its end: those
     inputs are left aside (like a loop beyond the bound). Where it has not, what is seen
     (the first items, whether there were more, the arguments as given) follows from the
-    model's full run.
+    model's full run. An exception (``raising``) after that many items is never seen: the
+    comparison has stopped the generator before it.
     """
-    if not ex.generator or not ex.mutated & set(ex.param_origins):
+    if not ex.generator or not (raising or ex.mutated & set(ex.param_origins)):
         return guard
     # Raised in an inlined call: the output is the generator's, at the call.
     out = (state.env if ex.depth == 0 else ex.callers[0].env).get(OUTPUT)

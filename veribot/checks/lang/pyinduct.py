@@ -196,6 +196,8 @@ def _prove(
             side.n, side.source = side.ex.iteration(side.loop.iter, state)
             # A list mutated while it is iterated changes the trip count under us.
             side.ex._escape_if_mutated(side.loop, side.source)
+            if side.source.cursor is not None:
+                return None  # an iterator's position is not part of the loop's state here
         side.entry = state
         prefix_exits.append(list(side.ex.exits))
         if side.ex.exhausted:

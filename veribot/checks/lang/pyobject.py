@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from veribot.checks.lang import pysignature
 from veribot.checks.lang.pytypes import ListT, PyType, UnionT, domain, from_annotation, is_known
@@ -61,6 +61,13 @@ class _Class:
     members: set[str]  # every other name the class body binds (properties, constants, ...)
     frozen: bool
     slots: frozenset[str] | None
+    # What building an object leaves: the attributes it surely has (on the instance or
+    # its class), those surely on the instance, and why an attribute's type is not known.
+    present: frozenset[str] = frozenset()
+    own: frozenset[str] = frozenset()
+    unknown: dict[str, str] = field(default_factory=dict)
+    # The attributes building the object may set on it (None: any, `self` escapes).
+    ctor_writes: frozenset[str] | None = frozenset()
 
 
 def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
@@ -83,6 +90,11 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
     for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
         _not_overridden(tree, cls, called | {name})
         _untouched(tree, cls)
+        for method in sorted(called):
+            if cls.ctor_writes is None or method in cls.ctor_writes:
+                # An attribute of the object named like the method hides it.
+                raise Unsupported(f"`self.{method}()`, which building the object may "
+                                  "replace by an attribute", fn_b.lineno)
     for attr in sorted(used):
         ta, tb = cls_a.types.get(attr), cls_b.types.get(attr)
         if ta is None or tb is None:
@@ -96,6 +108,17 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
                               fn_b.lineno)
         if attr in written and isinstance(t, _MUTABLE):
             raise Unsupported(f"rebinding the list attribute `self.{attr}`", fn_b.lineno)
+        for cls in (cls_a, cls_b):
+            if attr in cls.unknown:
+                raise Unsupported(cls.unknown[attr], fn_b.lineno)
+            if attr not in cls.present:
+                raise Unsupported(f"the attribute `self.{attr}`, which building the object "
+                                  "may leave unset (AttributeError)", fn_b.lineno)
+            if attr in written and attr not in cls.own and attr in _reads(cls, called | {name}):
+                # `self.n = self.n` adds an attribute equal to the class's: the model, which
+                # sees only values, would miss it.
+                raise Unsupported(f"writing `self.{attr}`, which the object may not hold "
+                                  "itself (the write would add it)", fn_b.lineno)
     for cls in (cls_a, cls_b):
         if written and cls.frozen:
             raise Unsupported("writing an attribute of a frozen dataclass", fn_b.lineno)
@@ -266,7 +289,9 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
             raise Unsupported(f"`{name}`, both an attribute and a member of the class",
                               node.lineno)
     qualified = ".".join(path)
-    return _Class(node, qualified, types, methods, members, frozen, slots)
+    cls = _Class(node, qualified, types, methods, members, frozen, slots)
+    _construction(cls)
+    return cls
 
 
 def _base(node: ast.expr) -> str:
@@ -343,17 +368,7 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
     """Types ``__init__`` gives attributes: ``self.x = x`` of an annotated parameter, or
     ``self.x: T = ...``."""
     args = init.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults: dict[str, ast.expr | None] = dict.fromkeys(a.arg for a in positional)
-    defaults.update(zip((a.arg for a in positional[len(positional) - len(args.defaults):]),
-                        args.defaults, strict=True))
-    defaults.update(zip((a.arg for a in args.kwonlyargs), args.kw_defaults, strict=True))
-    params: dict[str, ast.expr | None] = {}
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        default = defaults.get(a.arg)
-        # A default not of the declared type (`x: int = None`) leaves the type unknown.
-        if default is None or a.annotation is None or _fits(default, a.annotation):
-            params[a.arg] = a.annotation
+    params = _typed_params(init)
     own = [*args.posonlyargs, *args.args][:1]
     if not own:
         return
@@ -369,6 +384,23 @@ def _init_types(init: ast.FunctionDef, types: dict[str, ast.expr]) -> None:
             annotation = params.get(stmt.value.id)
             if annotation is not None and _reassigned(init, stmt.value.id) == 0:
                 _declare(types, target.attr, annotation, stmt.lineno)
+
+
+def _typed_params(fn: ast.FunctionDef) -> dict[str, ast.expr | None]:
+    """The parameters of ``fn`` whose values are of their annotation (or unannotated)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr | None] = dict.fromkeys(a.arg for a in positional)
+    defaults.update(zip((a.arg for a in positional[len(positional) - len(args.defaults):]),
+                        args.defaults, strict=True))
+    defaults.update(zip((a.arg for a in args.kwonlyargs), args.kw_defaults, strict=True))
+    params: dict[str, ast.expr | None] = {}
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        default = defaults.get(a.arg)
+        # A default not of the declared type (`x: int = None`) leaves the type unknown.
+        if default is None or a.annotation is None or _fits(default, a.annotation):
+            params[a.arg] = a.annotation
+    return params
 
 
 def _fits(value: ast.expr, annotation: ast.expr) -> bool:
@@ -557,3 +589,146 @@ class _Rewrite(ast.NodeTransformer):
                 raise Unsupported("writing an attribute of `self`", node.lineno)
             return ast.copy_location(name, node)
         return self.generic_visit(node)
+
+
+def _construction(cls: _Class) -> None:
+    """What calling the class surely leaves on the object, and which declared types the
+    code run while building it may break (a second assignment, a value of another type,
+    two list attributes bound to the same list)."""
+    node = cls.node
+    class_level: set[str] = set()
+    generated: set[str] = set()  # set on the instance by a dataclass's own __init__
+    dataclass_init = False
+    for d in node.decorator_list:
+        dataclass_init = not (isinstance(d, ast.Call) and any(
+            k.arg == "init" for k in d.keywords))
+    defined = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign):
+            class_level.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            name, value = stmt.target.id, stmt.value
+            is_classvar = _unwrap_classvar(stmt.annotation) is not stmt.annotation
+            if "InitVar" in ast.unparse(stmt.annotation):
+                continue
+            is_field = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and value.func.id == "field"
+            if value is not None and not is_field:
+                class_level.add(name)
+            if not (dataclass_init and "__init__" not in defined and not is_classvar):
+                continue
+            if is_field:
+                assert isinstance(value, ast.Call)
+                keys = {k.arg: k.value for k in value.keywords}
+                init_kw = keys.get("init")
+                if value.args or (init_kw is not None and not (
+                        isinstance(init_kw, ast.Constant) and init_kw.value is True)
+                        and not {"default", "default_factory"} & set(keys)):
+                    continue
+            generated.add(name)
+    own: set[str] = set(generated)
+    init = cls.methods.get("__init__")
+    ctor = [m for m in (init, cls.methods.get("__post_init__")) if m is not None]
+    if "__new__" in defined or ("__init__" in defined and init is None):
+        ctor, own = [], set()
+    elif init is not None:
+        me = _self_name(init)
+        if _reassigned(init, me) == 0:
+            for stmt in init.body:
+                if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+                    break
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+                    [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value else [])
+                for t in targets:
+                    for part in t.elts if isinstance(t, ast.Tuple) else [t]:
+                        if _is_self_attr(part, me):
+                            assert isinstance(part, ast.Attribute)
+                            own.add(part.attr)
+    deleted = {t.attr for n in ast.walk(node) if isinstance(n, ast.Delete)
+               for t in n.targets if isinstance(t, ast.Attribute)}
+    if any(isinstance(n, ast.Name) and n.id == "delattr" for n in ast.walk(node)):
+        deleted |= own
+    own -= deleted
+    cls.own = frozenset(own)
+    cls.present = frozenset(own | class_level)
+    _construction_types(cls, ctor)
+    if "__new__" in defined or ("__init__" in defined and init is None):
+        cls.ctor_writes = None  # code the lowering does not read builds the object
+
+
+def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
+    sources: dict[str, set[str]] = {}
+    writes: set[str] = set()
+    todo, seen = list(ctor), set()
+    while todo:
+        fn = todo.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        me = _self_name(fn)
+        params = {a: t for a, t in _typed_params(fn).items()
+                  if t is not None and _reassigned(fn, a) == 0}
+        parents: dict[ast.AST, ast.AST] = {}
+        for n in ast.walk(fn):
+            for child in ast.iter_child_nodes(n):
+                parents[child] = n
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Name) and n.id == me):
+                continue
+            parent = parents.get(n)
+            if not isinstance(parent, ast.Attribute) or (
+                    parent.attr.startswith("__") and parent.attr.endswith("__")):
+                for attr in cls.types:
+                    cls.unknown[attr] = ("`self`, which the constructor hands to other code "
+                                         f"(line {n.lineno})")
+                cls.ctor_writes = None
+                return
+            grand = parents.get(parent)
+            if isinstance(grand, ast.Call) and grand.func is parent \
+                    and parent.attr in cls.methods:
+                todo.append(cls.methods[parent.attr])
+                continue
+            if isinstance(parent.ctx, ast.Load | ast.Del):
+                continue  # a deleted attribute is not `present`
+            attr, stmt = parent.attr, grand
+            writes.add(attr)
+            cls.ctor_writes = frozenset(writes)
+            declared = cls.types.get(attr)
+            if declared is None:
+                continue
+            value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+            fits = False
+            if isinstance(stmt, ast.Assign | ast.AnnAssign) and value is not None and (
+                    not isinstance(stmt, ast.Assign) or stmt.targets == [parent]):
+                if isinstance(value, ast.Name) and value.id in params:
+                    fits = ast.dump(params[value.id]) == ast.dump(declared)
+                    sources.setdefault(value.id, set()).add(attr)
+                else:
+                    fits = _fits(value, declared)
+            if not fits:
+                cls.unknown[attr] = (f"the attribute `self.{attr}`, which the constructor "
+                                     f"sets to a value that may not be of its declared type "
+                                     f"(line {parent.lineno})")
+    for attrs in sources.values():
+        lists = [a for a in attrs if isinstance(from_annotation(cls.types[a]), ListT)]
+        if len(lists) > 1:
+            for a in lists:
+                cls.unknown[a] = ("list attributes the constructor binds to the same list ("
+                                  + ", ".join(f"`self.{x}`" for x in sorted(lists)) + ")")
+
+
+def _reads(cls: _Class, names: set[str]) -> set[str]:
+    """The attributes of ``self`` that these methods read (``self.x += 1`` too)."""
+    read: set[str] = set()
+    for name in names:
+        fn = cls.methods.get(name)
+        if fn is None:
+            continue
+        me = _self_name(fn)
+        for n in ast.walk(fn):
+            target = n.target if isinstance(n, ast.AugAssign) else n
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == me and (isinstance(n, ast.AugAssign)
+                                                   or isinstance(target.ctx, ast.Load)):
+                read.add(target.attr)
+    return read

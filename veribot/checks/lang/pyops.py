@@ -204,7 +204,9 @@ class Operators:
 
     def repeat(self, seq: SSeq | SStr | STuple, count: V, state: State) -> V:
         """``seq * count``: a new sequence, ``count`` copies of ``seq`` (none if negative)."""
-        if not isinstance(count, SInt | SBool):
+        if isinstance(count, SUnion):
+            raise Unsupported("sequence repetition by a count of several types", self.line)
+        if not isinstance(count, SInt | SBool | SIntB):
             self.raise_if(TRUE, "TypeError", state)  # can't multiply sequence by non-int
             return SNone()
         n_s = z3.simplify(self._as_int(count, state))
@@ -338,6 +340,10 @@ class Operators:
         return SBool(z3.simplify(result))
 
     def compare_op(self, op: ast.cmpop, a: V, b: V, state: State) -> z3.BoolRef:
+        none_test = isinstance(op, ast.Is | ast.IsNot) and SNone in (type(a), type(b))
+        if not none_test and (_holds_iterator(a) or _holds_iterator(b)):
+            # `x in it` consumes it; `it == it` is True: neither is modelled.
+            raise Unsupported("comparing an iterator or testing membership in it", self.line)
         if isinstance(op, ast.In | ast.NotIn):
             inside = self.contains(b, a, state)
             return inside if isinstance(op, ast.In) else z3.Not(inside)
@@ -695,3 +701,14 @@ def _list_origins(v: V) -> list[int]:
 
 def _is_none_union(a: V, b: V) -> bool:
     return any(isinstance(x, SNone) for v in (a, b) for _, x in alternatives(v))
+
+
+def _holds_iterator(value: V) -> bool:
+    from veribot.checks.lang.pygen import SIter
+
+    for _, alt in alternatives(value):
+        if isinstance(alt, SIter):
+            return True
+        if isinstance(alt, STuple) and any(_holds_iterator(item) for item in alt.items):
+            return True
+    return False
