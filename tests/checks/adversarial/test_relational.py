@@ -101,6 +101,13 @@ EQUIVALENT += [
      "        return str(err)\n", "f"),
 ]
 
+EQUIVALENT += [
+    ("class-read-with-unrelated-attribute-writes",
+     CLASS + "def g(o):\n    o.other = 1\ndef f(x):\n    m = H().get()\n    return m + x\n",
+     CLASS + "def g(o):\n    o.other = 1\ndef f(x):\n    n = H().get()\n    return n + x\n",
+     "f"),
+]
+
 # (name, before, after, entry): not the same code in the same environment.
 DIFFERING: list[tuple[str, str, str, str]] = [
     ("two-locals-merged",
@@ -282,6 +289,31 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "    def __exit__(self, t, v, tb):\n        self.m = str(v)\n        return True\n"
      "def f(c):\n    if c:\n        z = 1\n    with R() as r:\n        z\n    return r.m\n",
      "f"),
+    # Code run after import that rewrites a class the function reads (by attribute name).
+    ("class-attribute-written-by-a-helper",
+     "class C:\n    k = 1\ndef g():\n    C.k = 2\ndef f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\ndef g():\n    C.k = 3\ndef f(x):\n    z = x\n    return C.k + z\n",
+     "f"),
+    ("method-patched-by-a-helper",
+     "class C:\n    def get(self):\n        return 1\ndef g():\n    C.get = lambda self: 2\n"
+     "def f(x):\n    y = x\n    return C().get() + y\n",
+     "class C:\n    def get(self):\n        return 1\ndef g():\n    C.get = lambda self: 3\n"
+     "def f(x):\n    z = x\n    return C().get() + z\n", "f"),
+    ("class-attribute-set-by-setattr",
+     "class C:\n    k = 1\ndef g():\n    setattr(C, 'k', 2)\n"
+     "def f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\ndef g():\n    setattr(C, 'k', 3)\n"
+     "def f(x):\n    z = x\n    return C.k + z\n", "f"),
+    ("own-class-attribute-written-by-a-helper",
+     "class C:\n    k = 1\n    def get(self, x):\n        y = x\n        return self.k + y\n"
+     "def g():\n    C.k = 2\n",
+     "class C:\n    k = 1\n    def get(self, x):\n        z = x\n        return self.k + z\n"
+     "def g():\n    C.k = 3\n", "C.get"),
+    ("class-attribute-written-through-type-of-self",
+     "class C:\n    k = 1\n    def bump(self):\n        type(self).k = 2\n"
+     "def f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\n    def bump(self):\n        type(self).k = 3\n"
+     "def f(x):\n    z = x\n    return C.k + z\n", "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),

@@ -100,7 +100,7 @@ def interference(tree: ast.Module, module: Module, entry: str) -> Interference |
                 f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
                 "module may change after import", use,
             )
-    found = _targeted(tree, names, module_bound)
+    found = _targeted(tree, names, module_bound, _class_attributes(tree, closure))
     if found is not None:
         return found
     for scope in _scopes(tree):
@@ -130,6 +130,29 @@ def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
             reads |= free
             todo.extend(n for n in free if n in defs)
     return closure, reads
+
+
+def _class_attributes(tree: ast.Module, closure: set[str]) -> set[str]:
+    """Attribute names through which code may change a class of the closure after import
+    (``C.k = 2`` in a helper, ``type(self).k = 2``, ``setattr(C, "get", ...)``): what the
+    classes' bodies bind, and every attribute the closure reads (an instance's read may
+    fall back to its class). Empty when the closure holds no class."""
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in closure]
+    if not classes:
+        return set()
+    defs = [n for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name in closure]
+    found = {n.attr for d in defs for n in ast.walk(d)
+             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    for cls in classes:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.add(stmt.name)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return found
 
 
 _SCOPES = (
@@ -316,12 +339,16 @@ def _builtin(node: ast.expr, names: set[str], bound: set[str]) -> str | None:
     return None
 
 
-def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interference | None:
-    """A write that names one of ``names`` or a function attribute, or runs text as code."""
+def _targeted(
+    tree: ast.Module, names: set[str], bound: set[str], attributes: set[str]
+) -> Interference | None:
+    """A write that names one of ``names`` or ``attributes`` (of the closure's classes) or
+    a function attribute, or runs text as code."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # A builtin the closure reads can be replaced by an attribute write only on the
     # builtins module; a module-level name, on this module (imported by itself).
     targets = {n for n in names if n in bound or _reaches_builtins(tree)} - _SAFE_DUNDERS
+    targets |= attributes - _SAFE_DUNDERS
     on_self = _writes_on_self(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
