@@ -24,6 +24,8 @@ def _fn(params: str, *body: str) -> str:
 K2 = _fn("x: int", "return x + 2")
 READS_K = _fn("x: int", "return x + K")
 SCALE = _fn("x: int, k: int = 2", "return x * k")
+KW = _fn("x: int, *, k: int = 2", "return x * k")
+KW_SWAPPED = _fn("x: int, *, k: int = 2", "return k * x")
 
 # (name, before, after): `f` is the same on a freshly imported module, but other code of
 # the before version can change what it computes once it has run.
@@ -59,6 +61,14 @@ CHANGEABLE: list[tuple[str, str, str]] = [
      "    type(m).__setattr__(m, 'K', 3)\n" + READS_K, K2),
     ("setattr-passed-on", "K = 2\ndef g(m: object) -> None:\n    s = setattr\n"
      "    s(m, 'K', 3)\n" + READS_K, K2),
+    ("kwdefaults-changed-in-place", KW + "def g() -> None:\n    f.__kwdefaults__['k'] = 5\n",
+     KW_SWAPPED),
+    ("dict-by-a-computed-getattr-then-written", "K = 2\ndef g(m: object) -> None:\n"
+     "    d = getattr(m, '__di' + 'ct__')\n    d['K'] = 3\n" + READS_K, K2),
+    ("dict-by-getattribute", "K = 2\ndef g(m: object) -> None:\n"
+     "    m.__getattribute__('__dict__')['K'] = 3\n" + READS_K, K2),
+    ("getattr-aliased", "K = 2\ndef g(m: object) -> None:\n    ga = getattr\n"
+     "    ga(m, '__dict__')['K'] = 3\n" + READS_K, K2),
 ]
 
 

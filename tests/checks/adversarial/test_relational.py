@@ -314,6 +314,10 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "def f(x):\n    y = x\n    return C.k + y\n",
      "class C:\n    k = 1\n    def bump(self):\n        type(self).k = 3\n"
      "def f(x):\n    z = x\n    return C.k + z\n", "f"),
+    ("keyword-defaults-changed-in-place",
+     "def f(x, *, k=2):\n    y = x\n    return y + k\ndef g():\n    f.__kwdefaults__['k'] = 5\n",
+     "def f(x, *, k=2):\n    z = x\n    return z + k\ndef g():\n    f.__kwdefaults__['k'] = 6\n",
+     "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),

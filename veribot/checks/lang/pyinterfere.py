@@ -15,6 +15,9 @@ Code anywhere in the module blocks a proof only if it can
   ``builtins`` module); a ``setattr`` with a computed name or passed around; a write to a
   function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
   ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
+  any use of ``__defaults__`` or ``__kwdefaults__`` (their contents change in place); an
+  attribute write named like an attribute of a class in the closure (what its body binds,
+  or any attribute the closure reads), other than on a method's ``self``;
 - write through a reflective view of a namespace: ``globals()``, ``vars()``,
   ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
   by ``getattr`` with that or a computed name), used as the target of a write, the
@@ -47,6 +50,8 @@ _FUNCTION_STATE = {
     "__code__", "__defaults__", "__kwdefaults__", "__dict__", "__class__", "__globals__",
     "__closure__", "__builtins__", "cell_contents",
 }  # fmt: skip
+# A function's defaults: a dict, and a tuple whose items may be mutable.
+_DEFAULTS = {"__defaults__", "__kwdefaults__"}
 # Attributes no call reads: a write to one, even on this module, changes no behaviour.
 _SAFE_DUNDERS = {"__doc__", "__name__", "__qualname__", "__module__"}
 # Builtin names that run code given as text or reach the interpreter's own objects.
@@ -365,18 +370,25 @@ def _targeted(
                 and _root(node.value) in names
             ):
                 return Interference(f"a write to an attribute named `{node.attr}`", line)
+        elif isinstance(node, ast.Constant) and node.value in _DEFAULTS:
+            return Interference(f"`{node.value}` named in a string", line)
+        elif isinstance(node, ast.Attribute) and node.attr in _DEFAULTS:
+            # Read, not written: `f.__kwdefaults__["k"] = 5` or `f.__defaults__[0].append(1)`
+            # changes the defaults in place, whatever function the expression names.
+            return Interference(f"a use of `{node.attr}`, through which the defaults of a "
+                                "function may change in place", line)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             runner = _builtin(node, _CODE_RUNNERS, bound)
             if runner == "__import__" and id(node) in called and _imports_by_name(node, tree):
                 runner = None  # `__import__("pkg.mod")` only imports, as `import` does
             if runner is not None:
                 return Interference(f"`{runner}`, which runs code given as text", line)
-            setter = _builtin(node, {"setattr", "delattr"}, bound)
+            setter = _builtin(node, {"setattr", "delattr", "getattr"}, bound)
             if setter is not None and id(node) not in called:
                 return Interference(f"`{setter}` used other than in a direct call", line)
-        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__delattr__") and (
-            id(node) not in called
-        ):
+        elif isinstance(node, ast.Attribute) and node.attr in (
+            "__setattr__", "__delattr__", "__getattribute__"
+        ) and id(node) not in called:
             return Interference(f"`{node.attr}` used other than in a direct call", line)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
@@ -384,6 +396,13 @@ def _targeted(
             for m in modules:
                 if m.split(".")[0] in _POKING_MODULES and not _harmless_gc(node, tree):
                     return Interference(f"an import of `{m}`", line)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            node.func.attr == "__getattribute__"
+        ):
+            # `m.__getattribute__("__dict__")` reaches what `m.__dict__` does.
+            attr = _setattr_name(node)
+            if attr is None or attr in _REFLECTIVE_ATTRS or attr in _DEFAULTS:
+                return Interference("`__getattribute__` of a namespace or a computed name", line)
         elif isinstance(node, ast.Call):
             setter = _builtin(node.func, {"setattr", "delattr"}, bound)
             if isinstance(node.func, ast.Attribute) and node.func.attr in (
@@ -578,6 +597,8 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
     def written(e: ast.expr) -> bool:
         """Whether ``e``, written to, may write a namespace: also `getattr(m, "__dict__")`
         or a `getattr` with a computed name, which may be one."""
+        if isinstance(e, ast.Name) and e.id in weak:
+            return True
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
             e.func.id == "getattr" and e.func.id not in bound
         ):
@@ -586,7 +607,10 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
                         and name.value not in _REFLECTIVE_ATTRS)
         return reflective(e)
 
-    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding).
+    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding). A
+    # name bound to a `getattr` with a computed name (`weak`) may be one: writes through
+    # it count, returning or passing it on does not.
+    weak: set[str] = set()
     changed = True
     while changed:
         changed = False
@@ -601,6 +625,10 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             elif isinstance(n, ast.withitem) and n.optional_vars is not None:
                 pairs = [(n.optional_vars, n.context_expr)]
             for target, value in pairs:
+                if written(value):
+                    for t in _plain_targets(target) - weak:
+                        weak.add(t)
+                        changed = True
                 if not reflective(value):
                     continue
                 # Only plain names alias it; a store into an object is an escape (below).
