@@ -842,8 +842,9 @@ def plan(
         "local variables and names that resolve to the same imported object"
     ]
     if renamed:
-        assumptions.append("code outside this module does not read its callers' local "
-                           "variables by name (through their frames)")
+        assumptions.append("code outside this module does not read local variables' names "
+                           "(through callers' frames, or the code objects of functions it "
+                           "is given)")
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:
