@@ -1343,10 +1343,14 @@ if _globals is not None:
             _problems.append(f"`{_shown_as}` was replaced while the module loaded")
             continue
         _last = _seen[-1]
-        if _type(_last) is _module and _vars(_last) is _globals:
-            _problems.append(f"`{_shown_as}` is the module under review")
+        _self = False
+        for _o in _seen:  # `import subject` in `subject` itself is not outside it
+            if _type(_o) is _module and _vars(_o) is _globals:
+                _self = True
+        if _self:
+            _problems.append(f"`{_shown_as}` is read through the module under review")
             continue
-        if not _external and _getattr(_last, "__module__", None) == _globals.get("__name__"):
+        if _getattr(_last, "__module__", None) == _globals.get("__name__"):
             _problems.append(f"`{_shown_as}` comes from the module under review")
             continue
         _prints["chain " + _shown_as] = (_len(_seen), _fp(_last), _external)

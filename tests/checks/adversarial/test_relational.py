@@ -318,6 +318,10 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "def f(x, *, k=2):\n    y = x\n    return y + k\ndef g():\n    f.__kwdefaults__['k'] = 5\n",
      "def f(x, *, k=2):\n    z = x\n    return z + k\ndef g():\n    f.__kwdefaults__['k'] = 6\n",
      "f"),
+    # A lone source is loaded as `subject`: importing that name imports the module itself.
+    ("changed-helper-read-through-a-self-import",
+     "import subject\ndef h(x):\n    return x + 1\ndef f(x):\n    return subject.h(x)\n",
+     "import subject\ndef h(x):\n    return x + 2\ndef f(x):\n    return subject.h(x)\n", "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
