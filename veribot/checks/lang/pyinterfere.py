@@ -299,11 +299,23 @@ _CONSUMING_CALLS = _READ_CALLS | {
 }  # fmt: skip
 
 
+# Builtins whose result keeps a reference to the list they are given.
+_ITERATORS = {"iter", "reversed", "enumerate", "zip"}
+# Methods through which the other operand of an operator receives a module-level object.
+_OPERAND_HOOKS = {
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
+    *(f"__r{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod",
+                              "divmod", "pow", "lshift", "rshift", "and", "xor", "or")),
+}  # fmt: skip
+
+
 def _changing_use(
     tree: ast.Module, name: str, parents: dict[int, ast.AST], bound: set[str]
 ) -> int | None:
     """The line of a use of the module-level ``name`` (a list, dict or set of immutable
     items) that may change it or let it escape; None if every use only reads it."""
+    operators = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and n.name in _OPERAND_HOOKS for n in ast.walk(tree))
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
             use: ast.expr = n
@@ -316,9 +328,9 @@ def _changing_use(
             parent.ctx, ast.Load
         ):
             continue
-        if isinstance(parent, ast.Compare | ast.BinOp) or (
-            isinstance(parent, ast.comprehension | ast.For) and parent.iter is use
-        ):
+        if isinstance(parent, ast.Compare | ast.BinOp) and not operators:
+            continue  # (an operand's `__eq__`/`__radd__`/`__contains__` would get it)
+        if isinstance(parent, ast.comprehension | ast.For) and parent.iter is use:
             continue
         if isinstance(parent, ast.Attribute) and parent.attr in _READ_ONLY_METHODS:
             call = parents.get(id(parent))
@@ -327,7 +339,13 @@ def _changing_use(
         if isinstance(parent, ast.Call) and use is not parent.func and isinstance(
             parent.func, ast.Name
         ) and parent.func.id in _CONSUMING_CALLS and parent.func.id not in bound:
-            continue
+            # An iterator over the list hands it back (`iter(L).__reduce__()`) unless it
+            # is consumed at once by a loop.
+            grand = parents.get(id(parent))
+            if parent.func.id not in _ITERATORS or (
+                isinstance(grand, ast.comprehension | ast.For) and grand.iter is parent
+            ):
+                continue
         return getattr(use, "lineno", 0)
     return None
 
