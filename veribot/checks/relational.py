@@ -10,7 +10,11 @@ the top of a block), and when every other global name it reads is bound the same
 both modules: an unchanged plain constant, function or class (recursively, through the
 names they read), or another function of the module that changed, in which case the
 equivalence is *relative* to it, and stands only if that function, decided on its own in
-the same pair, is verified too. A method's class must be the same apart from the method.
+the same pair, is verified by this check too (a model's proof holds for its parameter
+types, distinct lists and exception types only, which the caller's calls need not meet),
+and nothing the function reads catches exceptions. A renamed local is refused where an
+exception its read raises (whose message names it) can reach code that reads it (a
+handler's name, a `with`). A method's class must be the same apart from the method.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the

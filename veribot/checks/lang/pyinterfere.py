@@ -27,7 +27,9 @@ Code anywhere in the module blocks a proof only if it can
   (``ctypes``, ``gc``);
 - change a mutable module-level object the closure reads (a list, dict or set bound to a
   literal): any use of it other than a read (indexing, ``in``, iteration, a read-only
-  method, a builtin that only reads), or any use at all if it holds mutable items.
+  method, a builtin that only reads; an iterator over it only where a loop consumes it;
+  an operand of an operator only where the module defines no operand hook such as
+  ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
 class, never on a module. Uses of ``sys``, decorators on other functions (import-time
