@@ -179,8 +179,12 @@ def _decide(
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
     if inferred:  # the proof, if any, holds only for these types
+        # pyprove names a type it was handed "given": these were guessed, not given.
+        guessed = {f"`{k}`: {i.type.text()} (given)": f"`{k}`: {i.type.text()} (inferred)"
+                   for k, i in inferred.items() if k not in (param_types or {})}
         outcome = dataclasses.replace(
-            outcome, assumptions=(*outcome.assumptions, pyinfer.assumption(inferred)))
+            outcome, assumptions=(*(guessed.get(a, a) for a in outcome.assumptions),
+                                  pyinfer.assumption(inferred)))
     if outcome.kind == "proved":
         unchecked = _module_unchecked(
             (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline, context
@@ -223,10 +227,15 @@ def _decide(
                     assumptions=outcome.assumptions,
                 )
             notes.append(wire.note)
+        detail = outcome.detail
+        if inferred:  # shown with the verdict, not only among the assumptions
+            detail += (" (only for the inferred parameter types "
+                       + ", ".join(f"`{k}: {i.type.text()}`" for k, i in inferred.items())
+                       + "; the parameters are not annotated)")
         return Result(
             Verdict.VERIFIED,
             Reason.PROOF,
-            outcome.detail,
+            detail,
             assumptions=outcome.assumptions,
             method=outcome.method,
             notes=tuple(notes),

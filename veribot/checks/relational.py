@@ -10,7 +10,11 @@ the top of a block), and when every other global name it reads is bound the same
 both modules: an unchanged plain constant, function or class (recursively, through the
 names they read), or another function of the module that changed, in which case the
 equivalence is *relative* to it, and stands only if that function, decided on its own in
-the same pair, is verified too. A method's class must be the same apart from the method.
+the same pair, is verified by this check too (a model's proof holds for its parameter
+types, distinct lists and exception types only, which the caller's calls need not meet),
+and nothing the function reads catches exceptions. A renamed local is refused where an
+exception its read raises (whose message names it) can reach code that reads it (a
+handler's name, a `with`). A method's class must be the same apart from the method.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the
@@ -440,6 +444,8 @@ def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
 
 def _observing_origin(parts: tuple[str, ...]) -> bool:
     """Whether an imported object (or module) can see names, frames or sources."""
+    if parts[:2] == ("sys", "exception"):
+        return True  # the exception being handled, whose message may name a local
     if parts[0] != "inspect":
         return parts[0] in _OBSERVING_MODULES
     return len(parts) < 2 or parts[1] not in _SAFE_INSPECT
@@ -810,19 +816,39 @@ def plan(
         for local in sorted(renamed):
             if any(re.search(r"\b" + re.escape(local) + r"\b", t) for t in texts):
                 raise Refused(f"a string names the renamed local `{local}`")
+    # An exception's message names what raised it: an UnboundLocalError names the local,
+    # and a changed callee's exceptions were compared by type only. Code that reads a
+    # caught exception (a handler's name, a context manager's `__exit__`) sees the text.
+    seen = _sees_exceptions(fn_a) or _sees_exceptions(fn_b)
+    if renamed and seen is not None:
+        guarded = _guarded_read(fn_a, renamed) or _guarded_read(fn_b, renamed)
+        if guarded is not None:
+            raise Refused(f"a renamed local's name may show in an exception it reads "
+                          f"({seen}; {guarded})")
     qual = entry
     line_a = fn_a.decorator_list[0].lineno if fn_a.decorator_list else fn_a.lineno
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    if pair.relative:
+        # The function, or a helper or class it reads, may catch what a changed callee raises.
+        for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
+            for read in (pair.entry, *side.functions, *side.classes):
+                node = module.defs.get(read)
+                if seen is None and node is not None:
+                    seen = _sees_exceptions(node)
+        if seen is not None:
+            raise Refused(f"it reads exceptions ({seen}), which a changed callee's proof "
+                          "compared by type only")
     _no_attribute_writes(tree_a, tree_b, (*pair.side_a.chains, *pair.side_b.chains))
     assumptions = [
         "the code is the same up to its docstring, formatting, a consistent renaming of "
         "local variables and names that resolve to the same imported object"
     ]
     if renamed:
-        assumptions.append("code outside this module does not read its callers' local "
-                           "variables by name (through their frames)")
+        assumptions.append("code outside this module does not read local variables' names "
+                           "(through callers' frames, or the code objects of functions it "
+                           "is given)")
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:
@@ -836,6 +862,42 @@ def plan(
                            "the same objects")
     return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
                 tuple(assumptions))
+
+
+def _sees_exceptions(fn: ast.AST) -> str | None:
+    """Where ``fn`` may read an exception object it caught, or None: a `with` (whose
+    ``__exit__`` gets it), or a handler's name used other than to raise it again."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.With | ast.AsyncWith):
+            return f"`with` at line {n.lineno}"
+        if isinstance(n, ast.ExceptHandler) and n.name:
+            raised = {id(r.exc) for r in ast.walk(n) if isinstance(r, ast.Raise)}
+            raised |= {id(r.cause) for r in ast.walk(n) if isinstance(r, ast.Raise)}
+            if any(isinstance(u, ast.Name) and u.id == n.name and id(u) not in raised
+                   for u in ast.walk(n)):
+                return f"`except ... as {n.name}` at line {n.lineno}"
+    return None
+
+
+def _guarded_read(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> str | None:
+    """Where a read of one of ``names`` (which may raise an exception naming it) happens
+    inside the body of a `try` or `with` that may hand the exception to code, or None.
+    A nested function, lambda or generator expression reading one of them may run from
+    any call there."""
+    def reads(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+    lazy = any(isinstance(n, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
+                          | ast.GeneratorExp) and n is not fn and reads(n) for n in ast.walk(fn))
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Try | ast.TryStar | ast.With | ast.AsyncWith):
+            for stmt in n.body:
+                for m in ast.walk(stmt):
+                    if isinstance(m, ast.Name) and m.id in names:
+                        return f"`{m.id}` read at line {m.lineno}"
+                    if lazy and isinstance(m, ast.Call):
+                        return f"a call at line {m.lineno} may run a nested scope reading it"
+    return None
 
 
 def _no_attribute_writes(
@@ -1285,10 +1347,14 @@ if _globals is not None:
             _problems.append(f"`{_shown_as}` was replaced while the module loaded")
             continue
         _last = _seen[-1]
-        if _type(_last) is _module and _vars(_last) is _globals:
-            _problems.append(f"`{_shown_as}` is the module under review")
+        _self = False
+        for _o in _seen:  # `import subject` in `subject` itself is not outside it
+            if _type(_o) is _module and _vars(_o) is _globals:
+                _self = True
+        if _self:
+            _problems.append(f"`{_shown_as}` is read through the module under review")
             continue
-        if not _external and _getattr(_last, "__module__", None) == _globals.get("__name__"):
+        if _getattr(_last, "__module__", None) == _globals.get("__name__"):
             _problems.append(f"`{_shown_as}` comes from the module under review")
             continue
         _prints["chain " + _shown_as] = (_len(_seen), _fp(_last), _external)
@@ -1402,7 +1468,10 @@ def _callees(
         out: list[str] = []
         for name in names:
             result = callee(name)
-            if result.verdict is not Verdict.VERIFIED:
+            # Only a relational proof holds for whatever the caller passes: a model's proof
+            # rests on the callee's parameter types and distinct list arguments, which the
+            # caller's calls need not meet (`g(xs, xs)`, a float for an `int`).
+            if result.verdict is not Verdict.VERIFIED or result.method != METHOD:
                 log.debug("relational check of %s: the changed callee %s is %s", entry, name,
                           result.verdict.value)
                 return None

@@ -219,6 +219,17 @@ NOT_PROVEN: list[tuple[str, str, str]] = [
     ("self-as-a-value",
      _typed("def m(self) -> int:", "    return len([self])"),
      _typed("def m(self) -> int:", "    return 1")),
+    # Another method rewrites the class constant the method reads: `C().bump()` first.
+    ("class-constant-written-through-type-of-self",
+     "class C:\n    k = 1\n    def m(self, x: int) -> int:\n        return x + self.k\n"
+     "    def bump(self) -> None:\n        type(self).k = 5\n",
+     "class C:\n    k = 1\n    def m(self, x: int) -> int:\n        return self.k + x\n"
+     "    def bump(self) -> None:\n        type(self).k = 6\n"),
+    ("class-constant-written-by-a-helper",
+     "class C:\n    k = 1\n    def m(self, x: int) -> int:\n        return x + self.k\n"
+     "def g(c: type) -> None:\n    c.k = 5\n",
+     "class C:\n    k = 1\n    def m(self, x: int) -> int:\n        return self.k + x\n"
+     "def g(c: type) -> None:\n    c.k = 6\n"),
 ]
 
 

@@ -8,10 +8,14 @@ nothing the function uses must not.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang import pyinterfere
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=6)
@@ -24,6 +28,8 @@ def _fn(params: str, *body: str) -> str:
 K2 = _fn("x: int", "return x + 2")
 READS_K = _fn("x: int", "return x + K")
 SCALE = _fn("x: int, k: int = 2", "return x * k")
+KW = _fn("x: int, *, k: int = 2", "return x * k")
+KW_SWAPPED = _fn("x: int, *, k: int = 2", "return k * x")
 
 # (name, before, after): `f` is the same on a freshly imported module, but other code of
 # the before version can change what it computes once it has run.
@@ -59,6 +65,14 @@ CHANGEABLE: list[tuple[str, str, str]] = [
      "    type(m).__setattr__(m, 'K', 3)\n" + READS_K, K2),
     ("setattr-passed-on", "K = 2\ndef g(m: object) -> None:\n    s = setattr\n"
      "    s(m, 'K', 3)\n" + READS_K, K2),
+    ("kwdefaults-changed-in-place", KW + "def g() -> None:\n    f.__kwdefaults__['k'] = 5\n",
+     KW_SWAPPED),
+    ("dict-by-a-computed-getattr-then-written", "K = 2\ndef g(m: object) -> None:\n"
+     "    d = getattr(m, '__di' + 'ct__')\n    d['K'] = 3\n" + READS_K, K2),
+    ("dict-by-getattribute", "K = 2\ndef g(m: object) -> None:\n"
+     "    m.__getattribute__('__dict__')['K'] = 3\n" + READS_K, K2),
+    ("getattr-aliased", "K = 2\ndef g(m: object) -> None:\n    ga = getattr\n"
+     "    ga(m, '__dict__')['K'] = 3\n" + READS_K, K2),
 ]
 
 
@@ -129,3 +143,25 @@ def test_a_method_writing_an_attribute_named_like_a_constant_keeps_the_proof() -
     prefix = "K = 2\nclass Box:\n    def __init__(self) -> None:\n        self.K = 5\n"
     result = check_pair(prefix + READS_K, prefix + PLUS_K, "f", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+# A module-level list the function reads, handed to other code without a visible write:
+# an iterator gives it back (`__reduce__`), an operand's hook receives it. (The model
+# does not read module-level lists yet; the rule is checked on its own.)
+LIST_LEAKS: list[tuple[str, str]] = [
+    ("iterator-reduced", "def g() -> None:\n    iter(L).__reduce__()[1][0][0] = 5\n"),
+    ("reversed-kept", "def g() -> None:\n    it = reversed(L)\n    it.__reduce__()[1][0][0] = 5\n"),
+    ("operand-hook", "class E:\n    def __eq__(self, o: object) -> bool:\n"
+     "        o[0] = 5\n        return True\ndef g() -> None:\n    E() == L\n"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in LIST_LEAKS], ids=[n for n, _ in LIST_LEAKS])
+def test_a_module_level_list_handed_on_may_change(code: str) -> None:
+    tree = ast.parse("L = [2]\n" + code + _fn("x: int", "return x + L[0]"))
+    assert pyinterfere.interference(tree, Module.of(tree), "f") is not None
+
+
+def test_a_module_level_list_read_by_loops_and_operators_is_unchanged() -> None:
+    tree = ast.parse("L = [2]\n" + _fn("x: int", "return sum(v for v in iter(L)) + (L == [x])"))
+    assert pyinterfere.interference(tree, Module.of(tree), "f") is None

@@ -48,10 +48,11 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      "import itertools\ndef pad(a, b):\n    return list(itertools.zip_longest(a, b))\n",
      "from itertools import zip_longest\ndef pad(a, b):\n    return list(zip_longest(a, b))\n",
      "pad"),
+    # The helper changed by a renaming only: itself verified relationally, for any input.
     ("relative-to-a-changed-helper",
-     "import itertools\ndef helper(x: int) -> int:\n    return x + 1\n"
+     "import itertools\ndef helper(x: int) -> int:\n    y = x + 1\n    return y\n"
      "def f(xs):\n    return [helper(x) for x in itertools.chain(xs)]\n",
-     "import itertools\ndef helper(x: int) -> int:\n    return 1 + x\n"
+     "import itertools\ndef helper(x: int) -> int:\n    z = x + 1\n    return z\n"
      "def f(xs):\n    return [helper(y) for y in itertools.chain(xs)]\n", "f"),
 ]
 
@@ -98,6 +99,13 @@ EQUIVALENT += [
      "        return str(e)\n",
      "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as err:\n"
      "        return str(err)\n", "f"),
+]
+
+EQUIVALENT += [
+    ("class-read-with-unrelated-attribute-writes",
+     CLASS + "def g(o):\n    o.other = 1\ndef f(x):\n    m = H().get()\n    return m + x\n",
+     CLASS + "def g(o):\n    o.other = 1\ndef f(x):\n    n = H().get()\n    return n + x\n",
+     "f"),
 ]
 
 # (name, before, after, entry): not the same code in the same environment.
@@ -259,6 +267,61 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "L = [1]\ndef g():\n    L.append(2)\ndef f(x):\n    return len(L) + x\n",
      "L = [1]\ndef g():\n    L.append(3)\n    L.append(3)\ndef f(x):\n    return len(L) + x\n",
      "f"),
+    # An exception's message names the local whose read raised it; code that reads the
+    # exception (a handler's name, `__context__`, a context manager's `__exit__`) sees it.
+    ("unbound-local-message-read",
+     "def f(c):\n    if c:\n        y = 1\n    try:\n        return y\n"
+     "    except UnboundLocalError as e:\n        return str(e)\n",
+     "def f(c):\n    if c:\n        z = 1\n    try:\n        return z\n"
+     "    except UnboundLocalError as e:\n        return str(e)\n", "f"),
+    ("unbound-local-message-through-context",
+     "def f(c):\n    if c:\n        y = 1\n    try:\n        try:\n            y\n"
+     "        finally:\n            raise ValueError\n    except ValueError as e:\n"
+     "        return str(e.__context__)\n",
+     "def f(c):\n    if c:\n        z = 1\n    try:\n        try:\n            z\n"
+     "        finally:\n            raise ValueError\n    except ValueError as e:\n"
+     "        return str(e.__context__)\n", "f"),
+    ("unbound-local-message-in-exit",
+     "class R:\n    def __enter__(self):\n        return self\n"
+     "    def __exit__(self, t, v, tb):\n        self.m = str(v)\n        return True\n"
+     "def f(c):\n    if c:\n        y = 1\n    with R() as r:\n        y\n    return r.m\n",
+     "class R:\n    def __enter__(self):\n        return self\n"
+     "    def __exit__(self, t, v, tb):\n        self.m = str(v)\n        return True\n"
+     "def f(c):\n    if c:\n        z = 1\n    with R() as r:\n        z\n    return r.m\n",
+     "f"),
+    # Code run after import that rewrites a class the function reads (by attribute name).
+    ("class-attribute-written-by-a-helper",
+     "class C:\n    k = 1\ndef g():\n    C.k = 2\ndef f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\ndef g():\n    C.k = 3\ndef f(x):\n    z = x\n    return C.k + z\n",
+     "f"),
+    ("method-patched-by-a-helper",
+     "class C:\n    def get(self):\n        return 1\ndef g():\n    C.get = lambda self: 2\n"
+     "def f(x):\n    y = x\n    return C().get() + y\n",
+     "class C:\n    def get(self):\n        return 1\ndef g():\n    C.get = lambda self: 3\n"
+     "def f(x):\n    z = x\n    return C().get() + z\n", "f"),
+    ("class-attribute-set-by-setattr",
+     "class C:\n    k = 1\ndef g():\n    setattr(C, 'k', 2)\n"
+     "def f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\ndef g():\n    setattr(C, 'k', 3)\n"
+     "def f(x):\n    z = x\n    return C.k + z\n", "f"),
+    ("own-class-attribute-written-by-a-helper",
+     "class C:\n    k = 1\n    def get(self, x):\n        y = x\n        return self.k + y\n"
+     "def g():\n    C.k = 2\n",
+     "class C:\n    k = 1\n    def get(self, x):\n        z = x\n        return self.k + z\n"
+     "def g():\n    C.k = 3\n", "C.get"),
+    ("class-attribute-written-through-type-of-self",
+     "class C:\n    k = 1\n    def bump(self):\n        type(self).k = 2\n"
+     "def f(x):\n    y = x\n    return C.k + y\n",
+     "class C:\n    k = 1\n    def bump(self):\n        type(self).k = 3\n"
+     "def f(x):\n    z = x\n    return C.k + z\n", "f"),
+    ("keyword-defaults-changed-in-place",
+     "def f(x, *, k=2):\n    y = x\n    return y + k\ndef g():\n    f.__kwdefaults__['k'] = 5\n",
+     "def f(x, *, k=2):\n    z = x\n    return z + k\ndef g():\n    f.__kwdefaults__['k'] = 6\n",
+     "f"),
+    # A lone source is loaded as `subject`: importing that name imports the module itself.
+    ("changed-helper-read-through-a-self-import",
+     "import subject\ndef h(x):\n    return x + 1\ndef f(x):\n    return subject.h(x)\n",
+     "import subject\ndef h(x):\n    return x + 2\ndef f(x):\n    return subject.h(x)\n", "f"),
     ("unchanged-helper-reads-changed-constant",
      "K = 1\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n",
      "K = 2\ndef h(x):\n    return x + K\ndef f(x):\n    return h(x)\n", "f"),
@@ -348,3 +411,47 @@ def test_module_under_review_read_through_a_self_import_is_not_verified() -> Non
     after = "from pkg import mod as me\nK = 2\ndef f(x):\n    return getattr(me, x)\n"
     assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
                             relational.Limits(), context) is None
+
+
+# A changed callee verified by the model holds for its own domain: its annotated types and
+# distinct list arguments, exceptions compared by type. The caller's calls need not meet it.
+CALLEE_OUTSIDE_ITS_PROOF: list[tuple[str, str, str]] = [
+    ("aliased-list-arguments",
+     "def g(a: list[int], b: list[int]) -> int:\n    a.append(1)\n    return len(b)\n"
+     "def f(xs: list[int]):\n    return g(xs, xs)\n",
+     "def g(a: list[int], b: list[int]) -> int:\n    n = len(b)\n    a.append(1)\n    return n\n"
+     "def f(xs: list[int]):\n    return g(xs, xs)\n"),
+    ("a-float-for-an-int",
+     "def g(x: int) -> bool:\n    return x % 2 == 1\n"
+     "def f(xs: list[float]):\n    return [g(x) for x in xs]\n",
+     "def g(x: int) -> bool:\n    return x % 2 != 0\n"
+     "def f(xs: list[float]):\n    return [g(y) for y in xs]\n"),
+    ("exception-message-read",
+     "def g(x: int) -> int:\n    if x < 0:\n        raise ValueError('negative')\n    return x\n"
+     "def f(x: int):\n    try:\n        return g(x)\n    except ValueError as e:\n"
+     "        return str(e)\n",
+     "def g(x: int) -> int:\n    if x < 0:\n        raise ValueError('below zero')\n    return x\n"
+     "def f(x: int):\n    try:\n        return g(x)\n    except ValueError as e:\n"
+     "        return str(e)\n"),
+    # Verified relationally (a renaming), but its UnboundLocalError names the local.
+    ("renamed-callee-message-read",
+     "def g(c):\n    if c:\n        y = 1\n    return y\n"
+     "def f(c):\n    try:\n        return g(c)\n    except NameError as e:\n"
+     "        return str(e)\n",
+     "def g(c):\n    if c:\n        z = 1\n    return z\n"
+     "def f(c):\n    try:\n        return g(c)\n    except NameError as e:\n"
+     "        return str(e)\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after"), CALLEE_OUTSIDE_ITS_PROOF,
+                         ids=[c[0] for c in CALLEE_OUTSIDE_ITS_PROOF])
+def test_a_callee_verified_by_the_model_does_not_carry_the_caller(
+    name: str, before: str, after: str
+) -> None:
+    assert check_pair(before, after, "g", budget=BUDGET).verdict is Verdict.VERIFIED
+    result = relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                              relational.Limits(),
+                              callee=lambda n: check_pair(before, after, n, budget=BUDGET))
+    assert result is None
+    assert check_pair(before, after, "f", budget=BUDGET).verdict is not Verdict.VERIFIED

@@ -86,6 +86,10 @@ def test_a_proof_over_inferred_types_lists_them() -> None:
     assert r.verdict is Verdict.VERIFIED, r.detail
     assert any("`x: int` (inferred from the default 0, a call in tests/test_mod.py)" in a
                for a in r.assumptions), r.assumptions
+    # The verdict's own sentence (what the text and Markdown reports show) says so too,
+    # and the type is not called "given".
+    assert "only for the inferred parameter types `x: int`" in r.detail, r.detail
+    assert "`x`: int (inferred)" in r.assumptions, r.assumptions
 
 
 def test_a_harvested_call_outside_the_inferred_types_still_refutes() -> None:

@@ -15,6 +15,9 @@ Code anywhere in the module blocks a proof only if it can
   ``builtins`` module); a ``setattr`` with a computed name or passed around; a write to a
   function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
   ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
+  any use of ``__defaults__`` or ``__kwdefaults__`` (their contents change in place); an
+  attribute write named like an attribute of a class in the closure (what its body binds,
+  or any attribute the closure reads), other than on a method's ``self``;
 - write through a reflective view of a namespace: ``globals()``, ``vars()``,
   ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
   by ``getattr`` with that or a computed name), used as the target of a write, the
@@ -24,7 +27,9 @@ Code anywhere in the module blocks a proof only if it can
   (``ctypes``, ``gc``);
 - change a mutable module-level object the closure reads (a list, dict or set bound to a
   literal): any use of it other than a read (indexing, ``in``, iteration, a read-only
-  method, a builtin that only reads), or any use at all if it holds mutable items.
+  method, a builtin that only reads; an iterator over it only where a loop consumes it;
+  an operand of an operator only where the module defines no operand hook such as
+  ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
 class, never on a module. Uses of ``sys``, decorators on other functions (import-time
@@ -47,6 +52,8 @@ _FUNCTION_STATE = {
     "__code__", "__defaults__", "__kwdefaults__", "__dict__", "__class__", "__globals__",
     "__closure__", "__builtins__", "cell_contents",
 }  # fmt: skip
+# A function's defaults: a dict, and a tuple whose items may be mutable.
+_DEFAULTS = {"__defaults__", "__kwdefaults__"}
 # Attributes no call reads: a write to one, even on this module, changes no behaviour.
 _SAFE_DUNDERS = {"__doc__", "__name__", "__qualname__", "__module__"}
 # Builtin names that run code given as text or reach the interpreter's own objects.
@@ -100,7 +107,7 @@ def interference(tree: ast.Module, module: Module, entry: str) -> Interference |
                 f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
                 "module may change after import", use,
             )
-    found = _targeted(tree, names, module_bound)
+    found = _targeted(tree, names, module_bound, _class_attributes(tree, closure))
     if found is not None:
         return found
     for scope in _scopes(tree):
@@ -130,6 +137,29 @@ def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
             reads |= free
             todo.extend(n for n in free if n in defs)
     return closure, reads
+
+
+def _class_attributes(tree: ast.Module, closure: set[str]) -> set[str]:
+    """Attribute names through which code may change a class of the closure after import
+    (``C.k = 2`` in a helper, ``type(self).k = 2``, ``setattr(C, "get", ...)``): what the
+    classes' bodies bind, and every attribute the closure reads (an instance's read may
+    fall back to its class). Empty when the closure holds no class."""
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in closure]
+    if not classes:
+        return set()
+    defs = [n for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name in closure]
+    found = {n.attr for d in defs for n in ast.walk(d)
+             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    for cls in classes:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.add(stmt.name)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return found
 
 
 _SCOPES = (
@@ -271,11 +301,23 @@ _CONSUMING_CALLS = _READ_CALLS | {
 }  # fmt: skip
 
 
+# Builtins whose result keeps a reference to the list they are given.
+_ITERATORS = {"iter", "reversed", "enumerate", "zip"}
+# Methods through which the other operand of an operator receives a module-level object.
+_OPERAND_HOOKS = {
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
+    *(f"__r{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod",
+                              "divmod", "pow", "lshift", "rshift", "and", "xor", "or")),
+}  # fmt: skip
+
+
 def _changing_use(
     tree: ast.Module, name: str, parents: dict[int, ast.AST], bound: set[str]
 ) -> int | None:
     """The line of a use of the module-level ``name`` (a list, dict or set of immutable
     items) that may change it or let it escape; None if every use only reads it."""
+    operators = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and n.name in _OPERAND_HOOKS for n in ast.walk(tree))
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
             use: ast.expr = n
@@ -288,9 +330,9 @@ def _changing_use(
             parent.ctx, ast.Load
         ):
             continue
-        if isinstance(parent, ast.Compare | ast.BinOp) or (
-            isinstance(parent, ast.comprehension | ast.For) and parent.iter is use
-        ):
+        if isinstance(parent, ast.Compare | ast.BinOp) and not operators:
+            continue  # (an operand's `__eq__`/`__radd__`/`__contains__` would get it)
+        if isinstance(parent, ast.comprehension | ast.For) and parent.iter is use:
             continue
         if isinstance(parent, ast.Attribute) and parent.attr in _READ_ONLY_METHODS:
             call = parents.get(id(parent))
@@ -299,7 +341,13 @@ def _changing_use(
         if isinstance(parent, ast.Call) and use is not parent.func and isinstance(
             parent.func, ast.Name
         ) and parent.func.id in _CONSUMING_CALLS and parent.func.id not in bound:
-            continue
+            # An iterator over the list hands it back (`iter(L).__reduce__()`) unless it
+            # is consumed at once by a loop.
+            grand = parents.get(id(parent))
+            if parent.func.id not in _ITERATORS or (
+                isinstance(grand, ast.comprehension | ast.For) and grand.iter is parent
+            ):
+                continue
         return getattr(use, "lineno", 0)
     return None
 
@@ -316,12 +364,16 @@ def _builtin(node: ast.expr, names: set[str], bound: set[str]) -> str | None:
     return None
 
 
-def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interference | None:
-    """A write that names one of ``names`` or a function attribute, or runs text as code."""
+def _targeted(
+    tree: ast.Module, names: set[str], bound: set[str], attributes: set[str]
+) -> Interference | None:
+    """A write that names one of ``names`` or ``attributes`` (of the closure's classes) or
+    a function attribute, or runs text as code."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # A builtin the closure reads can be replaced by an attribute write only on the
     # builtins module; a module-level name, on this module (imported by itself).
     targets = {n for n in names if n in bound or _reaches_builtins(tree)} - _SAFE_DUNDERS
+    targets |= attributes - _SAFE_DUNDERS
     on_self = _writes_on_self(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -338,18 +390,25 @@ def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interferenc
                 and _root(node.value) in names
             ):
                 return Interference(f"a write to an attribute named `{node.attr}`", line)
+        elif isinstance(node, ast.Constant) and node.value in _DEFAULTS:
+            return Interference(f"`{node.value}` named in a string", line)
+        elif isinstance(node, ast.Attribute) and node.attr in _DEFAULTS:
+            # Read, not written: `f.__kwdefaults__["k"] = 5` or `f.__defaults__[0].append(1)`
+            # changes the defaults in place, whatever function the expression names.
+            return Interference(f"a use of `{node.attr}`, through which the defaults of a "
+                                "function may change in place", line)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             runner = _builtin(node, _CODE_RUNNERS, bound)
             if runner == "__import__" and id(node) in called and _imports_by_name(node, tree):
                 runner = None  # `__import__("pkg.mod")` only imports, as `import` does
             if runner is not None:
                 return Interference(f"`{runner}`, which runs code given as text", line)
-            setter = _builtin(node, {"setattr", "delattr"}, bound)
+            setter = _builtin(node, {"setattr", "delattr", "getattr"}, bound)
             if setter is not None and id(node) not in called:
                 return Interference(f"`{setter}` used other than in a direct call", line)
-        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__delattr__") and (
-            id(node) not in called
-        ):
+        elif isinstance(node, ast.Attribute) and node.attr in (
+            "__setattr__", "__delattr__", "__getattribute__"
+        ) and id(node) not in called:
             return Interference(f"`{node.attr}` used other than in a direct call", line)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
@@ -357,6 +416,13 @@ def _targeted(tree: ast.Module, names: set[str], bound: set[str]) -> Interferenc
             for m in modules:
                 if m.split(".")[0] in _POKING_MODULES and not _harmless_gc(node, tree):
                     return Interference(f"an import of `{m}`", line)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            node.func.attr == "__getattribute__"
+        ):
+            # `m.__getattribute__("__dict__")` reaches what `m.__dict__` does.
+            attr = _setattr_name(node)
+            if attr is None or attr in _REFLECTIVE_ATTRS or attr in _DEFAULTS:
+                return Interference("`__getattribute__` of a namespace or a computed name", line)
         elif isinstance(node, ast.Call):
             setter = _builtin(node.func, {"setattr", "delattr"}, bound)
             if isinstance(node.func, ast.Attribute) and node.func.attr in (
@@ -551,6 +617,8 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
     def written(e: ast.expr) -> bool:
         """Whether ``e``, written to, may write a namespace: also `getattr(m, "__dict__")`
         or a `getattr` with a computed name, which may be one."""
+        if isinstance(e, ast.Name) and e.id in weak:
+            return True
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
             e.func.id == "getattr" and e.func.id not in bound
         ):
@@ -559,7 +627,10 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
                         and name.value not in _REFLECTIVE_ATTRS)
         return reflective(e)
 
-    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding).
+    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding). A
+    # name bound to a `getattr` with a computed name (`weak`) may be one: writes through
+    # it count, returning or passing it on does not.
+    weak: set[str] = set()
     changed = True
     while changed:
         changed = False
@@ -574,6 +645,10 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
             elif isinstance(n, ast.withitem) and n.optional_vars is not None:
                 pairs = [(n.optional_vars, n.context_expr)]
             for target, value in pairs:
+                if written(value):
+                    for t in _plain_targets(target) - weak:
+                        weak.add(t)
+                        changed = True
                 if not reflective(value):
                     continue
                 # Only plain names alias it; a store into an object is an escape (below).

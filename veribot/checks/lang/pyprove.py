@@ -160,6 +160,15 @@ def build(
         raise LookupError(entry)
     method_notes: tuple[str, ...] = ()
     if "." in entry:
+        # Code of the module that may change the class after import (`type(self).k = 5`
+        # in another method, `C.k = 5` in a helper): read on the modules as written,
+        # with the class as what the method reads.
+        for tree in (tree_a, tree_b):
+            found = interference(tree, Module.of(tree), entry.split(".")[0])
+            if found is not None:
+                raise Unsupported(
+                    f"code that may change what the method reads ({found.what})", found.line
+                )
         # `self` as an object of its class: the method as a module function (pyobject).
         lowered = pyobject.lower(tree_a, tree_b, entry)
         tree_a, tree_b, entry = lowered.tree_a, lowered.tree_b, lowered.entry
