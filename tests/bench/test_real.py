@@ -70,7 +70,8 @@ def test_reviews_a_commit_of_a_bundle_against_its_parent(
     commits.write_text(json.dumps(record) + "\n")
     out = tmp_path / "units.jsonl"
     code = main(
-        ["bench-real", str(commits), "--repos", str(repos), "--out", str(out), "--timeout", "10"]
+        ["bench-real", str(commits), "--repos", str(repos), "--out", str(out), "--timeout", "10",
+         "--jobs", "2"]
     )
     assert code == 0
     units = {r["unit"]: r for r in map(json.loads, out.read_text().splitlines())}

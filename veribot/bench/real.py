@@ -104,6 +104,7 @@ def run(
     *,
     timeout_s: float,
     progress: TextIO | None = None,
+    jobs: int = 1,
 ) -> dict[str, IntentSummary]:
     """Review each commit, write unit records to ``out``; the summaries by intent."""
     summaries: dict[str, IntentSummary] = {}
@@ -122,6 +123,7 @@ def run(
                     ReviewRequest(
                         source=GitSource(clones[rec.repo], f"{rec.commit}^", rec.commit),
                         budget=Budget(timeout_s=timeout_s),
+                        jobs=jobs,
                     )
                 )
             except Exception as exc:  # one bad commit is reported, the rest run
@@ -252,6 +254,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the first N commits")
     parser.add_argument("--timeout", metavar="S", type=float, default=Budget().timeout_s,
                         help=f"budget per function in seconds (default {Budget().timeout_s:g})")
+    parser.add_argument("--jobs", metavar="N", type=int, default=1,
+                        help="functions of one commit checked in parallel (default 1), as "
+                             "`veribot review --jobs`")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -274,7 +279,8 @@ def main(args: argparse.Namespace) -> int:
     out_path: Path = args.out or Path("benchmarks") / "results" / f"real-{stamp}.jsonl"
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with out_path.open("w", encoding="utf-8") as out:
-        summaries = run(records, args.repos, out, timeout_s=args.timeout, progress=sys.stderr)
+        summaries = run(records, args.repos, out, timeout_s=args.timeout, progress=sys.stderr,
+                        jobs=max(1, args.jobs))
     sys.stdout.write(format_summary(summaries) + "\n")
     sys.stdout.write(f"\nunits: {out_path}\n")
     return 0
