@@ -296,11 +296,6 @@ def _state_difference(a: object, b: object) -> str:
     if a[1] != b[1]:
         parts.append(f"of class {a[1]} before, {b[1]} after")
 
-    def table(pairs: object) -> dict[str, object]:
-        if not isinstance(pairs, tuple):
-            return {}
-        return {str(kv[0]): kv[1] for kv in pairs if isinstance(kv, tuple) and len(kv) == 2}
-
     def changes(x: dict[str, object], y: dict[str, object], owner: str) -> None:
         for key in sorted(x.keys() | y.keys()):
             if x.get(key) != y.get(key):
@@ -308,10 +303,10 @@ def _state_difference(a: object, b: object) -> str:
                 new = render(y[key], 80) if key in y else "<absent>"
                 parts.append(f"{owner}{key} is {old} before, {new} after")
 
-    changes(table(a[2]), table(b[2]), "")
-    shared_a, shared_b = table(a[3]), table(b[3])
+    changes(_table(a[2]), _table(b[2]), "")
+    shared_a, shared_b = _table(a[3]), _table(b[3])
     for owner in sorted(shared_a.keys() | shared_b.keys()):
-        changes(table(shared_a.get(owner, ())), table(shared_b.get(owner, ())),
+        changes(_table(shared_a.get(owner, ())), _table(shared_b.get(owner, ())),
                 f"the class attribute {owner}.")
     return "; ".join(parts[:6]) + ("; ..." if len(parts) > 6 else "") or "states differ"
 
