@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.bot.gitrepos import GitRepo
+from tests.fakes import FakeAnthropic, analyzer_answer, anthropic_llm, formalizer_facts
+from veribot.bot.agentreview import AgentConfig
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, main
+from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.checks.agentverdict import Status
+from veribot.checks.equivalence import Budget
+from veribot.checks.verdict import Verdict
 
 ADD = "def add(a: int, b: int) -> int:\n    return {}\n"
 BEFORE = "def neg(x: int) -> int:\n    return -x\n\n\n" + ADD.format("a + b")
@@ -40,3 +49,93 @@ def test_review_no_execute(tmp_path: Path) -> None:
     code, found = verdicts("review", "--repo", str(repo.path), "--base", base, "--no-execute")
     assert code == EXIT_OK
     assert found["neg"] == ("inconclusive", "not-executed")
+
+
+# -- no process that could run the pull request's code is started -----------------------------
+#
+# Observed at the operating-system boundary, not by replacing our code: a Python audit hook
+# (it cannot be removed, so it records only while a test asks) sees every process this
+# interpreter starts. In proof-only mode the only processes allowed are git and the Datalog
+# engine (which reads facts, never code); a sandbox child, whatever it is built on
+# (bubblewrap or a bare interpreter), is some other process and fails the test.
+
+_STARTED: list[list[str]] | None = None
+_HOOKED = False
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _STARTED is None:
+        return
+    if event == "subprocess.Popen":
+        argv = args[1]
+        _STARTED.append(
+            [str(a) for a in argv] if isinstance(argv, (list, tuple)) else [str(argv)]
+        )
+    elif event in ("os.posix_spawn", "os.exec"):
+        argv = args[1]
+        _STARTED.append([str(a) for a in argv] if isinstance(argv, (list, tuple)) else [event])
+    elif event in ("os.fork", "os.forkpty", "os.system"):
+        _STARTED.append([event])
+
+
+@contextmanager
+def started_processes() -> Iterator[list[list[str]]]:
+    """The argument vectors of every process started in the ``with`` block."""
+    global _STARTED, _HOOKED
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED = True
+    found: list[list[str]] = []
+    _STARTED = found
+    try:
+        yield found
+    finally:
+        _STARTED = None
+
+
+def could_run_code(argv: list[str]) -> bool:
+    """Whether a started process is anything but git or the Datalog engine."""
+    if argv and Path(argv[0]).name == "git":
+        return False
+    return argv[-3:] != ["-I", "-m", "veribot.checks.datalog"]
+
+
+# y is computed differently, so a varMap claim on it is an obligation for the prover,
+# which loads the whole module when it may execute: its import alone runs the PR's code.
+SQ_BEFORE = b"def sq(x: int) -> int:\n    y = x * x\n    return y\n"
+SQ_AFTER = b"def sq(x: int) -> int:\n    y = x * 2\n    return y\n"
+Y_CLAIM = {"pred": "varMap", "args": ["y", "before", 2, "y", "after", 2]}
+
+
+def _agent_review(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, *, execute: bool
+) -> tuple[Report, list[list[str]]]:
+    repo = GitRepo(tmp_path / f"repo-{execute}")
+    base = repo.commit("base", {"m.py": SQ_BEFORE})
+    repo.commit("change", {"m.py": SQ_AFTER})
+    fake_anthropic.script(
+        analyzer_answer("equivalent", "Same value."), formalizer_facts("sq", 1, "x", Y_CLAIM)
+    )
+    request = ReviewRequest(
+        GitSource(repo.path, base),
+        budget=Budget(timeout_s=8.0, execute=execute),
+        agent=AgentConfig(llm=anthropic_llm(fake_anthropic)),
+    )
+    with started_processes() as started:
+        report = review(request)
+    assert not fake_anthropic.problems and fake_anthropic.remaining == 0
+    return report, started
+
+
+def test_checking_the_agents_claims_runs_no_code_in_proof_only_mode(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    report, started = _agent_review(tmp_path, fake_anthropic, execute=True)
+    assert [p for p in started if could_run_code(p)]  # the detector sees sandbox children
+    report, started = _agent_review(tmp_path, fake_anthropic, execute=False)
+    assert [p for p in started if could_run_code(p)] == []
+    (item,) = report.items
+    assert item.result.verdict is Verdict.INCONCLUSIVE
+    assert item.agent is not None
+    (claim,) = [c for c in item.agent.claims if c.fact.startswith('varMap("y"')]
+    assert claim.status is Status.UNCHECKED  # neither refuted by running it nor proven

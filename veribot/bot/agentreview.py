@@ -113,8 +113,14 @@ def ask_units(
     results: Sequence[Result],
     config: AgentConfig,
     view: SourceView,
+    *,
+    execute: bool,
 ) -> list[AgentFinding | None]:
-    """A finding per unit (``None`` where the agent has nothing to answer)."""
+    """A finding per unit (``None`` where the agent has nothing to answer).
+
+    ``execute``: whether checking the agent's claims may run the code (in the sandbox);
+    off in a proof-only review, where no code of the pull request may run at all.
+    """
     findings: list[AgentFinding | None] = []
     for unit, result in zip(units, results, strict=True):
         question = question_for(unit, config.pr_text)
@@ -131,6 +137,7 @@ def ask_units(
                 unit.after_source,
                 unit.entry,
                 timeout_s=config.condition_timeout_s,
+                execute=execute,
             )
         )
         log.info(

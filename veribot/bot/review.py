@@ -273,7 +273,7 @@ def _ask_agent(
         view = git_view(root or source.repo, base, head)
     else:
         view = files_view(source.before, source.after, source.after.as_posix())
-    return ask_units(units, results, request.agent, view)
+    return ask_units(units, results, request.agent, view, execute=request.budget.execute)
 
 
 def _file_units(source: FilesSource) -> list[ChangedUnit]:

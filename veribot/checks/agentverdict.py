@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from veribot.checks.agent import AFTER, BEFORE, AgentRun, Answer
-from veribot.checks.claims import ClaimStatus, check_claims
+from veribot.checks.claims import PROOF_BUDGET, ClaimStatus, check_claims
 from veribot.checks.datalog import equivalence_condition
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
@@ -217,6 +217,7 @@ def assess(
     entry: str,
     *,
     timeout_s: float = 10.0,
+    execute: bool = True,
 ) -> AgentFinding:
     """Check the agent's facts against the code's and ``combine``.
 
@@ -224,7 +225,8 @@ def assess(
     Datalog equivalence condition is evaluated over the *supported* facts. When it holds
     there but fails once the code's own facts are added, the agent's argument left facts
     out (e.g. a dropped control dependence): those are listed as ``omitted``. None of this
-    can make the unit verified.
+    can make the unit verified. ``execute=False`` (a proof-only review): claims are proven
+    or left unchecked, never refuted by running the code.
     """
     if run is None or run.formalization is None or not len(run.formalization.facts):
         return combine(result, run)
@@ -238,7 +240,8 @@ def assess(
         log.info("no code facts for %s: %s", entry, exc)
         claims = [ClaimReport(str(f), Status.UNCHECKED, f.line(), "no code facts") for f in agent]
         return combine(result, run, claims)
-    checked = check_claims(agent, code[0], code[1], {BEFORE: before_source, AFTER: after_source})
+    checked = check_claims(agent, code[0], code[1], {BEFORE: before_source, AFTER: after_source},
+                           budget=replace(PROOF_BUDGET, execute=execute))
     claims = [ClaimReport(str(c.fact), Status(c.status.value), c.line, c.why) for c in checked]
     supported = FactSet(c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
     outcome = equivalence_condition(supported, timeout_s=timeout_s)
