@@ -1,8 +1,15 @@
-"""The Action's entry point on a recorded GITHUB_EVENT_PATH, against the fake GitHub."""
+"""The Action's entry point on a recorded GITHUB_EVENT_PATH, against the fake GitHub.
+
+The real PyGithub talks HTTP to the fake (which answers a read-only token's writes with
+GitHub's 403), the workspace is a real git repository, the sandbox is real; which
+processes a run starts is observed at the operating-system boundary (tests/bot/processes).
+"""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +17,28 @@ from typing import Any
 import pytest
 
 from tests.bot.gitrepos import GitRepo
+from tests.bot.processes import could_run_code, started_processes
 from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git
-from veribot.bot.action import ACTIONS_BOT_LOGIN, EXIT_FAILED, EXIT_MISCONFIGURED, EXIT_OK, main
+from veribot.bot.action import (
+    ACTIONS_BOT_LOGIN,
+    EXIT_FAILED,
+    EXIT_MISCONFIGURED,
+    EXIT_OK,
+    READ_ONLY_NOTE,
+    main,
+)
+from veribot.bot.config import DEFAULT_CHECK_NAME
 from veribot.bot.github import SUMMARY_MARKER
+from veribot.bot.worker import NOT_EXECUTED_NOTE
+from veribot.bot.workflow import (
+    MAX_SUMMARY_BYTES,
+    Commands,
+    WorkflowAnnotation,
+    annotation_command,
+    clip_summary,
+    shown,
+)
 
 EXAMPLES = Path(__file__).parents[1] / "fakes" / "webhooks"
 REPO = "octo/demo"
@@ -57,6 +82,7 @@ class Runner:
         event["pull_request"]["head"]["repo"]["full_name"] = "someone/fork" if fork else REPO
         self.event = event
         self.outputs = tmp_path / "outputs.txt"
+        self.step_summary = tmp_path / "step_summary.md"
 
     def env(self, event_name: str = "pull_request", **inputs: str) -> dict[str, str]:
         path = self.tmp_path / "event.json"
@@ -68,6 +94,7 @@ class Runner:
             "GITHUB_API_URL": self.fake.base_url,
             "GITHUB_WORKSPACE": str(self.repo.path),
             "GITHUB_OUTPUT": str(self.outputs),
+            "GITHUB_STEP_SUMMARY": str(self.step_summary),
             "GITHUB_RUN_ID": "42",
             "INPUT_GITHUB_TOKEN": "ghs_actions_token",
         }
@@ -106,6 +133,7 @@ def test_pull_request_event_posts_check_run_review_and_summary(
         "verified": "1",
         "refuted": "1",
         "inconclusive": "0",
+        "posted": "true",
     }
 
 
@@ -175,6 +203,7 @@ def test_pull_request_target_reviews_proof_only(tmp_path: Path, fake: FakeGitHub
         "verified": "1",
         "refuted": "0",
         "inconclusive": "1",
+        "posted": "true",
     }
 
 
@@ -183,8 +212,168 @@ def test_bad_inputs_are_reported_not_crashed(
 ) -> None:
     runner = Runner(tmp_path, fake)
     assert main(runner.env(fail_on="sometimes")) == EXIT_MISCONFIGURED
-    assert "fail_on must be one of" in capsys.readouterr().err
+    assert "::error title=veribot::fail_on must be one of" in capsys.readouterr().out
     env = runner.env()
     del env["INPUT_GITHUB_TOKEN"]
     assert main(env) == EXIT_MISCONFIGURED
     assert fake.calls == []
+
+
+TOKEN = "ghs_actions_token"
+ROOT = Path(__file__).parents[2]
+
+
+def test_a_fork_pull_request_with_a_read_only_token_reports_in_the_run(
+    tmp_path: Path, fake: FakeGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GitHub gives a fork's workflow a read-only token: every write answers 403. The
+    review still runs and reports where a read-only run can: annotations, the job summary
+    and the outputs, with the exit code ``fail_on`` asks for, and no traceback."""
+    fake.make_read_only(TOKEN)
+    runner = Runner(tmp_path, fake, fork=True)
+    out = io.StringIO()
+    assert main(runner.env(), out=out) == EXIT_FAILED
+    assert fake.check_runs() == [] and fake.issue_comments(REPO, NUMBER) == []
+    assert [c.status for c in fake.calls_to("POST", "/check-runs$")] == [403]
+    assert runner.output_values() == {
+        "conclusion": "failure",
+        "verified": "1",
+        "refuted": "1",
+        "inconclusive": "0",
+        "posted": "false",
+    }
+    summary = runner.step_summary.read_text()
+    assert READ_ONLY_NOTE in summary and "**refuted**" in summary and "neg" in summary
+    assert "comes from a fork, so the workflow has no secrets" in summary
+    lines = out.getvalue().splitlines()
+    stop = lines[0].removeprefix("::stop-commands::")
+    assert lines[0] != stop and lines[1] == f"::{stop}::"  # commands resumed for our own
+    commands = [line for line in lines[2:] if line.startswith("::")]
+    assert len(commands) == 2  # one per compared function
+    error = next(c for c in commands if c.startswith("::error "))
+    head_line = HEAD.decode().splitlines().index("def neg(x: int) -> int:") + 1
+    assert error.startswith(f"::error file=pkg/m.py,line={head_line},endLine={head_line},")
+    assert "title=neg%3A refuted::refuted [counterexample]" in error
+    assert any(c.startswith("::notice file=pkg/m.py,") and "add%3A verified" in c for c in commands)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_read_only_run_exits_as_fail_on_asks(tmp_path: Path, fake: FakeGitHub) -> None:
+    fake.make_read_only(TOKEN)
+    runner = Runner(tmp_path, fake, fork=True)
+    assert main(runner.env(fail_on="never"), out=io.StringIO()) == EXIT_OK
+    assert runner.output_values()["refuted"] == "1"
+
+
+def test_a_verify_comment_reviews_proof_only(tmp_path: Path, fake: FakeGitHub) -> None:
+    """`issue_comment` workflows hold the repository's secrets and a write token, so `/verify`
+    there runs no code of the pull request: no process that could run it is started."""
+    runner = Runner(tmp_path, fake, fork=True)
+    comment: dict[str, Any] = json.loads((EXAMPLES / "issue_comment.created.1.json").read_text())
+    comment["repository"]["full_name"] = REPO
+    comment["issue"]["number"] = NUMBER
+    comment["issue"]["pull_request"] = {"url": f"{fake.base_url}/repos/{REPO}/pulls/{NUMBER}"}
+    comment["comment"]["body"] = "/verify"
+    comment["comment"]["author_association"] = "OWNER"
+    runner.event = comment
+    with started_processes() as started:
+        assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_OK
+    assert [p.argv for p in started if could_run_code(p)] == []
+    summary = runner.summary()
+    assert NOT_EXECUTED_NOTE in summary and "`issue_comment`" in summary
+    assert "**refuted**" not in summary
+    (run,) = fake.check_runs()
+    assert run["output"]["title"] == "0 refuted, 1 verified, 1 inconclusive"
+
+
+def test_pull_request_target_starts_no_process_that_could_run_code(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    runner = Runner(tmp_path, fake, fork=True)
+    with started_processes() as started:
+        assert main(runner.env("pull_request_target"), out=io.StringIO()) == EXIT_OK
+    assert [p.argv for p in started if could_run_code(p)] == []
+
+
+def test_a_token_kept_in_git_config_turns_execution_off(tmp_path: Path, fake: FakeGitHub) -> None:
+    """actions/checkout keeps the token in .git/config unless `persist-credentials: false`;
+    code from the pull request could read it there, so none runs."""
+    runner = Runner(tmp_path, fake)
+    runner.repo.git("config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic eA==")
+    with started_processes() as started:
+        assert main(runner.env(), out=io.StringIO()) == EXIT_OK
+    assert [p.argv for p in started if could_run_code(p)] == []
+    summary = runner.summary()
+    assert "persist-credentials: false" in summary and NOT_EXECUTED_NOTE in summary
+    assert runner.output_values()["refuted"] == "0"
+
+
+def test_no_child_process_inherits_the_secrets(
+    tmp_path: Path, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run as on the runner (the process's own environment): once read, the token and the
+    key are gone from it, so git, the Datalog engine and the sandbox never see them."""
+    runner = Runner(tmp_path, fake)
+    secret, key = "ghs_the_secret_token_value", "sk-ant-not-for-children"
+    for name, value in runner.env(fail_on="never").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("INPUT_GITHUB_TOKEN", secret)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("GITHUB_TOKEN", secret)
+    with started_processes() as started:
+        assert main(out=io.StringIO()) == EXIT_OK
+    assert started and any(could_run_code(p) for p in started)  # the sandbox did run
+    leaks = [p.argv for p in started if any(v in (secret, key) for v in p.env.values())]
+    assert leaks == []
+    assert fake.check_runs()  # the token itself was used, by this process
+
+
+def test_the_default_check_name_is_veribots(tmp_path: Path, fake: FakeGitHub) -> None:
+    runner = Runner(tmp_path, fake)
+    main(runner.env(fail_on="never"), out=io.StringIO())
+    (run,) = fake.check_runs()
+    assert run["name"] == DEFAULT_CHECK_NAME
+
+
+# -- workflow commands and the job summary ---------------------------------------------------
+
+
+def test_annotation_text_cannot_forge_a_workflow_command() -> None:
+    line = annotation_command(
+        WorkflowAnnotation(
+            "error", "a,b:c.py", 3, 3, "x = 1\n::add-mask::ghs_x\r\n::error::fake 100%", "t:1"
+        )
+    )
+    assert "\n" not in line and "\r" not in line
+    assert line == (
+        "::error file=a%2Cb%3Ac.py,line=3,endLine=3,title=t%3A1::"
+        "x = 1%0A::add-mask::ghs_x%0D%0A::error::fake 100%25"
+    )
+    long = annotation_command(WorkflowAnnotation("notice", "m.py", 1, 1, "m" * 10_000, "t" * 999))
+    assert len(long) < 3000
+
+
+def test_commands_are_stopped_until_veribot_writes_its_own() -> None:
+    out = io.StringIO()
+    commands = Commands(out)
+    commands.stop()
+    out.write("::add-mask::quoted from the pull request\n")
+    commands.message("warning", "mine")
+    first, quoted, resume, mine = out.getvalue().splitlines()
+    token = first.removeprefix("::stop-commands::")
+    assert re.fullmatch(r"[0-9a-f]{32}", token)
+    assert resume == f"::{token}::" and mine == "::warning title=veribot::mine"
+
+
+def test_only_ten_annotations_of_each_level_are_written() -> None:
+    many = [WorkflowAnnotation("error", "m.py", n, n, "x") for n in range(1, 13)]
+    kept, left = shown([*many, WorkflowAnnotation("notice", "m.py", 1, 1, "y")])
+    assert [a.level for a in kept] == ["error"] * 10 + ["notice"] and left == 2
+
+
+def test_the_job_summary_is_clipped_by_bytes() -> None:
+    text = "é" * MAX_SUMMARY_BYTES  # two bytes each
+    clipped = clip_summary(text)
+    assert len(clipped.encode("utf-8")) <= MAX_SUMMARY_BYTES
+    assert clipped.endswith("(cut to GitHub's 1 MiB limit for a job summary)\n")
+    assert clip_summary("short") == "short"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from tests.bot.gitrepos import GitRepo
+from tests.bot.processes import Started, could_run_code, started_processes
 from tests.fakes import FakeAnthropic, analyzer_answer, anthropic_llm, formalizer_facts
 from veribot.bot.agentreview import AgentConfig
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, main
@@ -52,52 +50,7 @@ def test_review_no_execute(tmp_path: Path) -> None:
 
 
 # -- no process that could run the pull request's code is started -----------------------------
-#
-# Observed at the operating-system boundary, not by replacing our code: a Python audit hook
-# (it cannot be removed, so it records only while a test asks) sees every process this
-# interpreter starts. In proof-only mode the only processes allowed are git and the Datalog
-# engine (which reads facts, never code); a sandbox child, whatever it is built on
-# (bubblewrap or a bare interpreter), is some other process and fails the test.
-
-_STARTED: list[list[str]] | None = None
-_HOOKED = False
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _STARTED is None:
-        return
-    if event == "subprocess.Popen":
-        argv = args[1]
-        _STARTED.append(
-            [str(a) for a in argv] if isinstance(argv, (list, tuple)) else [str(argv)]
-        )
-    elif event in ("os.posix_spawn", "os.exec"):
-        argv = args[1]
-        _STARTED.append([str(a) for a in argv] if isinstance(argv, (list, tuple)) else [event])
-    elif event in ("os.fork", "os.forkpty", "os.system"):
-        _STARTED.append([event])
-
-
-@contextmanager
-def started_processes() -> Iterator[list[list[str]]]:
-    """The argument vectors of every process started in the ``with`` block."""
-    global _STARTED, _HOOKED
-    if not _HOOKED:
-        sys.addaudithook(_audit)
-        _HOOKED = True
-    found: list[list[str]] = []
-    _STARTED = found
-    try:
-        yield found
-    finally:
-        _STARTED = None
-
-
-def could_run_code(argv: list[str]) -> bool:
-    """Whether a started process is anything but git or the Datalog engine."""
-    if argv and Path(argv[0]).name == "git":
-        return False
-    return argv[-3:] != ["-I", "-m", "veribot.checks.datalog"]
+# (observed at the operating-system boundary: see tests/bot/processes.py)
 
 
 # y is computed differently, so a varMap claim on it is an obligation for the prover,
@@ -109,20 +62,24 @@ Y_CLAIM = {"pred": "varMap", "args": ["y", "before", 2, "y", "after", 2]}
 
 def _agent_review(
     tmp_path: Path, fake_anthropic: FakeAnthropic, *, execute: bool
-) -> tuple[Report, list[list[str]]]:
+) -> tuple[Report, list[Started]]:
     repo = GitRepo(tmp_path / f"repo-{execute}")
     base = repo.commit("base", {"m.py": SQ_BEFORE})
     repo.commit("change", {"m.py": SQ_AFTER})
     fake_anthropic.script(
         analyzer_answer("equivalent", "Same value."), formalizer_facts("sq", 1, "x", Y_CLAIM)
     )
+    llm = anthropic_llm(fake_anthropic)
     request = ReviewRequest(
         GitSource(repo.path, base),
         budget=Budget(timeout_s=8.0, execute=execute),
-        agent=AgentConfig(llm=anthropic_llm(fake_anthropic)),
+        agent=AgentConfig(llm=llm),
     )
-    with started_processes() as started:
-        report = review(request)
+    try:
+        with started_processes() as started:
+            report = review(request)
+    finally:
+        llm.close()
     assert not fake_anthropic.problems and fake_anthropic.remaining == 0
     return report, started
 

@@ -39,6 +39,12 @@ from werkzeug.wrappers import Request, Response
 
 SPEC_PATH = Path(__file__).parent / "openapi" / "api.github.com.subset.json"
 _SPEC_URI = "urn:veribot:github-openapi"
+# GitHub's answer to a write with a read-only token (a fork pull request's GITHUB_TOKEN).
+READ_ONLY_ANSWER = {
+    "message": "Resource not accessible by integration",
+    "documentation_url": "https://docs.github.com/rest",
+    "status": "403",
+}
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -308,6 +314,7 @@ class FakeGitHub:
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
         self._injected: list[_Injected] = []
+        self.read_only_tokens: set[str] = set()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -360,6 +367,15 @@ class FakeGitHub:
 
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         self.state.permissions[(full_name, login)] = permission
+
+    def make_read_only(self, token: str) -> None:
+        """Requests with ``token`` may read but not write, as a fork pull request's
+        ``GITHUB_TOKEN``: every write is answered 403, as GitHub does."""
+        self.read_only_tokens.add(token)
+
+    def _read_only(self, request: Request) -> bool:
+        credentials = request.headers.get("Authorization", "").split()
+        return bool(credentials) and credentials[-1] in self.read_only_tokens
 
     def inject(
         self,
@@ -437,6 +453,9 @@ class FakeGitHub:
                 return self._record_reject(
                     method, path, query, body, op.operation_id, 422, "; ".join(problems)
                 )
+            if method not in ("GET", "HEAD") and self._read_only(request):
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(403, READ_ONLY_ANSWER)
             for injected in self._injected:
                 if (
                     injected.remaining
