@@ -359,7 +359,7 @@ def test_commands_are_stopped_until_veribot_writes_its_own() -> None:
     commands.stop()
     out.write("::add-mask::quoted from the pull request\n")
     commands.message("warning", "mine")
-    first, quoted, resume, mine = out.getvalue().splitlines()
+    first, _quoted, resume, mine = out.getvalue().splitlines()
     token = first.removeprefix("::stop-commands::")
     assert re.fullmatch(r"[0-9a-f]{32}", token)
     assert resume == f"::{token}::" and mine == "::warning title=veribot::mine"
