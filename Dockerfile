@@ -1,4 +1,6 @@
-# The GitHub Action's image (see action.yml): veribot with exact pins, run on the workspace.
+# The GitHub App's image: `veribot serve` (the webhook, the default) or `veribot worker`
+# (`docker run IMAGE worker`), with exact pins. The GitHub Action does not use it: it is a
+# composite action that installs veribot on the runner (see action.yml).
 FROM python:3.11-slim
 
 RUN apt-get update \
@@ -26,4 +28,5 @@ RUN pip install --no-cache-dir --no-deps /opt/veribot
 # The runner mounts the checkout at /github/workspace, owned by another user.
 RUN git config --system --add safe.directory '*'
 
-ENTRYPOINT ["python", "-m", "veribot.bot.action"]
+ENTRYPOINT ["veribot"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -377,3 +378,74 @@ def test_the_job_summary_is_clipped_by_bytes() -> None:
     assert len(clipped.encode("utf-8")) <= MAX_SUMMARY_BYTES
     assert clipped.endswith("(cut to GitHub's 1 MiB limit for a job summary)\n")
     assert clip_summary("short") == "short"
+
+
+# -- action.yml: a composite action run on the runner ---------------------------------------
+
+
+def _run_blocks(text: str) -> list[str]:
+    """The shell scripts of action.yml's steps (``run: |`` blocks and one-line ``run:``)."""
+    lines = text.splitlines()
+    blocks = []
+    for i, line in enumerate(lines):
+        found = re.match(r"^(\s*)run: (.*)$", line)
+        if found is None:
+            continue
+        if found.group(2) != "|":
+            blocks.append(found.group(2).strip("'"))
+            continue
+        indent = len(found.group(1))
+        body = []
+        for following in lines[i + 1 :]:
+            if following.strip() and len(following) - len(following.lstrip()) <= indent:
+                break
+            body.append(following)
+        blocks.append("\n".join(body))
+    return blocks
+
+
+def test_action_yml_runs_on_the_runner_with_pinned_steps_and_inputs_as_environment() -> None:
+    text = (ROOT / "action.yml").read_text()
+    assert re.search(r"^runs:\n  using: composite$", text, re.M)
+    uses = re.findall(r"uses: (\S+)", text)
+    assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses)
+    assert re.search(r"python-version: \"3\.\d+\"", text)
+    scripts = _run_blocks(text)
+    assert any("apt-get install" in s and "bubblewrap" in s for s in scripts)
+    assert any('"$GITHUB_ACTION_PATH"' in s and "pip install" in s for s in scripts)
+    assert any("-m veribot.bot.action" in s for s in scripts)
+    # An input spliced into a script would let its value run as shell code.
+    assert not [s for s in scripts if "${{" in s]
+    inputs = re.findall(r"^  (\w+):\n    description:", text.split("\noutputs:")[0], re.M)
+    for name in inputs:
+        assert f"INPUT_{name.upper()}: ${{{{ inputs.{name} }}}}" in text
+    outputs = re.findall(r"^  (\w+):\n", text.split("\noutputs:")[1].split("\nruns:")[0], re.M)
+    assert outputs == ["conclusion", "verified", "refuted", "inconclusive", "posted"]
+    for name in outputs:
+        assert f"value: ${{{{ steps.review.outputs.{name} }}}}" in text
+
+
+def test_action_yml_scripts_are_valid_bash(tmp_path: Path) -> None:
+    for n, script in enumerate(_run_blocks((ROOT / "action.yml").read_text())):
+        path = tmp_path / f"step{n}.sh"
+        path.write_text(script + "\n")
+        checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stderr
+
+
+def test_the_action_installs_the_images_exact_versions() -> None:
+    docker = (ROOT / "Dockerfile").read_text()
+    pinned = dict(re.findall(r"^\s+([\w-]+)==([\w.]+)", docker, re.M))
+    action = dict(
+        line.split("==")
+        for line in (ROOT / "action-requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert action == pinned
+
+
+def test_the_image_serves_the_app_not_the_action() -> None:
+    docker = (ROOT / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["veribot"]' in docker
+    assert re.search(r'^CMD \["serve"', docker, re.M)
+    assert "veribot.bot.action" not in docker
