@@ -1,6 +1,4 @@
-# The GitHub App's image: `veribot serve` (the webhook, the default) or `veribot worker`
-# (`docker run IMAGE worker`), with exact pins. The GitHub Action does not use it: it is a
-# composite action that installs veribot on the runner (see action.yml).
+# The GitHub Action's image (see action.yml): veribot with exact pins, run on the workspace.
 FROM python:3.11-slim
 
 RUN apt-get update \
@@ -28,5 +26,7 @@ RUN pip install --no-cache-dir --no-deps /opt/veribot
 # The runner mounts the checkout at /github/workspace, owned by another user.
 RUN git config --system --add safe.directory '*'
 
+# The GitHub App: `veribot serve` (the webhook) by default, `docker run IMAGE worker` for
+# the workers. The Action does not use this image: it is a composite action (action.yml).
 ENTRYPOINT ["veribot"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]

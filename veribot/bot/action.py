@@ -41,7 +41,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -115,10 +115,6 @@ CREDENTIALS_NOTE = (
     "The checkout keeps a token in `.git/config` (`{key}`), where code from the pull request "
     "could read it, so none was executed. Check out with `persist-credentials: false` (see "
     "veribot's README) to have differences confirmed by running both versions."
-)
-ISOLATION_NOTE = (
-    "The sandbox failed its start-up check on this runner ({why}), so code from the pull "
-    "request was not executed."
 )
 READ_ONLY_NOTE = (
     "This workflow's token is read-only (a pull request from a fork), so no check run or "
@@ -242,19 +238,28 @@ def persisted_credentials(workspace: Path) -> str | None:
     return None
 
 
-def isolation_problem() -> str | None:
-    """Why the sandbox cannot contain the pull request's code on this runner, or None.
+def isolation_problem(secret_paths: Sequence[Path]) -> str | None:
+    """Why the sandbox cannot contain the pull request's code on this runner (a sentence for
+    the summary), or None when it can.
 
-    The Action's one call site for the sandbox's start-up self-test: a child must start
-    and answer. The escape probes of the sandbox's own self-test belong here too, once the
-    sandbox offers them; anything but None turns execution off and the summary says why.
+    The Action's single call site for the sandbox's start-up self-test; ``secret_paths``
+    are what the code under review must not reach (the checkout's ``.git``, which may hold
+    a token). Until the sandbox's escape probes are on the main branch this checks only
+    that a child starts and answers; with them, the body becomes::
+
+        check = selftest.run(secret_paths)
+        return None if check.ok else check.reason()
     """
+    del secret_paths  # for the escape probes: see the docstring
     try:
         (behaviour,) = run_calls("def probe():\n    return 1\n", "probe", [[]])
     except SandboxError as error:
-        return f"the sandbox could not start: {error}"
+        return f"Code execution is off: the sandbox cannot run here ({error})."
     if behaviour.kind is not BehaviourKind.RETURNED:
-        return f"a trivial call in the sandbox ended in {behaviour.kind.value}: {behaviour.text}"
+        return (
+            "Code execution is off: a trivial call in the sandbox ended in "
+            f"{behaviour.kind.value} ({behaviour.text})."
+        )
     return None
 
 
@@ -265,10 +270,10 @@ def execution_policy(action: ActionSettings) -> tuple[bool, str | None]:
     key = persisted_credentials(action.workspace)
     if key is not None:
         return False, CREDENTIALS_NOTE.format(key=key)
-    why = isolation_problem()
+    why = isolation_problem((action.workspace / ".git",))
     if why is not None:
-        log.warning("execution is off: %s", why)
-        return False, ISOLATION_NOTE.format(why=why)
+        log.warning("%s", why)
+        return False, why
     return True, None
 
 
