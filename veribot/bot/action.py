@@ -117,8 +117,8 @@ CREDENTIALS_NOTE = (
     "veribot's README) to have differences confirmed by running both versions."
 )
 READ_ONLY_NOTE = (
-    "This workflow's token is read-only (a pull request from a fork), so no check run or "
-    "comment was posted: the results are in the job summary and as annotations on the "
+    "This workflow's token cannot write (as on a pull request from a fork), so no check run "
+    "or comment was posted: the results are in the job summary and as annotations on the "
     "changed lines, and the step's exit code follows `fail_on`."
 )
 ANNOTATIONS_LEFT = (
