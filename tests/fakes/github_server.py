@@ -39,12 +39,6 @@ from werkzeug.wrappers import Request, Response
 
 SPEC_PATH = Path(__file__).parent / "openapi" / "api.github.com.subset.json"
 _SPEC_URI = "urn:veribot:github-openapi"
-# GitHub's answer to a write with a read-only token (a fork pull request's GITHUB_TOKEN).
-READ_ONLY_ANSWER = {
-    "message": "Resource not accessible by integration",
-    "documentation_url": "https://docs.github.com/rest",
-    "status": "403",
-}
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -302,6 +296,14 @@ class _Reject(Exception):
         self.message = message
 
 
+# GitHub's answer to a write with a read-only token (a fork pull request's GITHUB_TOKEN).
+READ_ONLY_ANSWER = {
+    "message": "Resource not accessible by integration",
+    "documentation_url": "https://docs.github.com/rest",
+    "status": "403",
+}
+
+
 class FakeGitHub:
     """The fake server; see the module docstring."""
 
@@ -453,9 +455,6 @@ class FakeGitHub:
                 return self._record_reject(
                     method, path, query, body, op.operation_id, 422, "; ".join(problems)
                 )
-            if method not in ("GET", "HEAD") and self._read_only(request):
-                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
-                return self._json(403, READ_ONLY_ANSWER)
             for injected in self._injected:
                 if (
                     injected.remaining
@@ -469,6 +468,9 @@ class FakeGitHub:
                     return self._json(
                         injected.status, {"message": injected.message}, injected.headers
                     )
+            if method not in ("GET", "HEAD") and self._read_only(request):
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(403, READ_ONLY_ANSWER)
             try:
                 status, payload = self._dispatch(op.operation_id, params, query, body)
             except _Reject as reject:
