@@ -449,3 +449,26 @@ def test_the_image_serves_the_app_not_the_action() -> None:
     assert 'ENTRYPOINT ["veribot"]' in docker
     assert re.search(r'^CMD \["serve"', docker, re.M)
     assert "veribot.bot.action" not in docker
+
+
+def test_pull_request_target_checks_the_agents_claims_without_running_code(
+    tmp_path: Path, fake: FakeGitHub, fake_anthropic: FakeAnthropic
+) -> None:
+    """The issue's case: with the secrets at hand, an agent claim about the PR's own
+    function (an obligation for the prover, which would run it) must not run it."""
+    runner = Runner(tmp_path, fake, fork=True)
+    claim = {"pred": "exprEquiv", "args": ["neg(x)", "-x", "x: int"]}
+    fake_anthropic.script(
+        analyzer_answer("equivalent", "Addition commutes."),
+        formalizer_facts("add", 1, "a"),
+        analyzer_answer("equivalent", "neg still negates."),
+        formalizer_facts("neg", 5, "x", claim),
+    )
+    env = runner.env("pull_request_target", anthropic_api_key=fake_anthropic.api_key)
+    env["INPUT_ANTHROPIC_BASE_URL"] = fake_anthropic.url
+    with started_processes() as started:
+        assert main(env, out=io.StringIO()) == EXIT_OK
+    assert not fake_anthropic.problems and fake_anthropic.remaining == 0
+    assert [p.argv for p in started if could_run_code(p)] == []
+    summary = runner.summary()
+    assert 'exprEquiv("neg(x)", "-x", "x: int")' in summary and "**refuted**" not in summary
