@@ -28,6 +28,7 @@ from veribot.bot.action import (
     EXIT_OK,
     READ_ONLY_NOTE,
     main,
+    persisted_credentials,
 )
 from veribot.bot.config import DEFAULT_CHECK_NAME
 from veribot.bot.github import SUMMARY_MARKER
@@ -472,3 +473,19 @@ def test_pull_request_target_checks_the_agents_claims_without_running_code(
     assert [p.argv for p in started if could_run_code(p)] == []
     summary = runner.summary()
     assert 'exprEquiv("neg(x)", "-x", "x: int")' in summary and "**refuted**" not in summary
+
+
+def test_credentials_kept_through_an_included_file_or_a_url_are_found(tmp_path: Path) -> None:
+    """Newer actions/checkout keep the token in a file included from .git/config."""
+    repo = GitRepo(tmp_path / "ws")
+    repo.commit("base", {"m.py": b"x = 1\n"})
+    assert persisted_credentials(repo.path) is None
+    included = tmp_path / "credentials.config"
+    included.write_text('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eA==\n')
+    repo.git("config", f"includeIf.gitdir:{repo.path}/.git.path", str(included))
+    assert persisted_credentials(repo.path) == "http.https://github.com/.extraheader"
+    other = GitRepo(tmp_path / "other")
+    other.commit("base", {"m.py": b"x = 1\n"})
+    other.git("remote", "add", "origin", "https://x-access-token:ghs_x@github.com/o/r.git")
+    assert persisted_credentials(other.path) == "remote.origin.url"
+    assert persisted_credentials(tmp_path / "not-a-repo") is None
