@@ -241,8 +241,9 @@ def test_agent_config_from_the_command_line_values(tmp_path: Path) -> None:
 
 
 def test_mutated_agent_facts_are_caught() -> None:
-    """The code's own facts as the agent's, then mutated: an invented varMap, a dropped
-    control dependence of the moved assignment (Fig. 19)."""
+    """The code's own facts as the agent's, then mutated: an invented varMap is caught; a
+    dropped control dependence of the moved assignment (Fig. 19) is named, and leaves the
+    judgement inconclusive."""
     before = code_facts(ex.FIG19_BEFORE, "cache_init", "before")
     after = code_facts(ex.FIG19_AFTER, "cache_init", "after")
     correspondences = FactSet(
@@ -262,7 +263,7 @@ def test_mutated_agent_facts_are_caught() -> None:
 
     (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("cache", "before", 14)]
     dropped = judge(honest.difference([moved]))
-    assert dropped.outcome is AgentOutcome.WRONG_CAUGHT
+    assert dropped.outcome is AgentOutcome.INCONCLUSIVE  # an omission is not a false claim
     assert "omitted the control dependence of before line 14" in dropped.summary
     assert dropped.condition is not None and dropped.condition.holds is False
     assert "cache" in dropped.condition.detail

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import logging
 import sqlite3
 import threading
@@ -92,9 +94,13 @@ def test_tool_use_round_trip(fake_anthropic: FakeAnthropic) -> None:
     assert first_request.headers["anthropic-version"]
     body = second_request.body
     assert body["model"] == "claude-test"
-    assert body["system"] == SYSTEM
+    ephemeral = {"type": "ephemeral"}  # the repeated context is marked for prompt caching
+    assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": ephemeral}]
     assert body["temperature"] == 0.0 and body["max_tokens"] == 512
-    assert body["tools"] == [CAT.to_api()]
+    assert body["tools"] == [{**CAT.to_api(), "cache_control": ephemeral}]
+    assert body["messages"][0]["content"][-1]["cache_control"] == ephemeral
+    assert "cache_control" not in json.dumps(body["messages"][1:])
+    assert "tool_choice" not in body
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
 
@@ -370,6 +376,7 @@ class EchoLLM:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         self.calls += 1
         question = messages[-1].content[0]

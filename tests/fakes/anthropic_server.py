@@ -131,17 +131,15 @@ def error(
     return Exchange(status, body, all_headers)
 
 
-def analyzer_answer(verdict: str, explanation: str) -> Exchange:
-    """The analyzer's final answer, in the tagged format its prompt asks for."""
-    return reply(
-        text(
-            f"<Answer>{verdict}</Answer>\n<Original Code>\n</Original Code>\n"
-            f"<Modified Code>\n</Modified Code>\n<Common Code>\n</Common Code>\n"
-            f"<Explanation>\n{explanation}\n</Explanation>"
-        ),
-        input_tokens=900,
-        output_tokens=60,
-    )
+def answer_call(verdict: str, explanation: str, **code: str) -> dict[str, Any]:
+    """The analyzer's ``submit_answer`` tool call (``code``: original_code, modified_code,
+    common_code)."""
+    return tool_use("submit_answer", {"answer": verdict, "explanation": explanation, **code})
+
+
+def analyzer_answer(verdict: str, explanation: str, **code: str) -> Exchange:
+    """The analyzer's final answer: one ``submit_answer`` call."""
+    return reply(answer_call(verdict, explanation, **code), input_tokens=900, output_tokens=60)
 
 
 def formalizer_facts(entry: str, line: int, var: str = "x", *extra: dict[str, Any]) -> Exchange:

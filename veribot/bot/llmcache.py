@@ -203,7 +203,9 @@ class CachedLLM:
                 ).fetchone()
             except sqlite3.OperationalError as exc:
                 if self.mode is Mode.REPLAY and "no such table" in str(exc):
-                    raise LLMUnavailable(f"replay: {self.path} is not an LLM recording of this veribot version") from exc
+                    raise LLMUnavailable(
+                        f"replay: {self.path} is not an LLM recording of this veribot version"
+                    ) from exc
                 raise
         return "" if row is None else str(row[0])
 

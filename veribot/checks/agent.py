@@ -327,16 +327,6 @@ def _analysis(raw: Mapping[str, object], steps: int, calls: tuple[ToolCall, ...]
     )
 
 
-def parse_answer(raw: str) -> Answer:
-    """``equivalent`` / ``not equivalent`` / anything else (unknown)."""
-    words = " ".join(raw.lower().replace("-", " ").replace("_", " ").split()).strip(" .*`")
-    if words in ("equivalent", "yes", "semantically equivalent"):
-        return Answer.EQUIVALENT
-    if words in ("not equivalent", "no", "non equivalent", "inequivalent"):
-        return Answer.NOT_EQUIVALENT
-    return Answer.UNKNOWN
-
-
 # --- the formalizer -------------------------------------------------------------------
 
 RECORD_FACTS = "record_facts"

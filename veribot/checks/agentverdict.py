@@ -300,8 +300,9 @@ def ask_and_assess(
     tools: Sequence[AgentTool] = (),
     timeout_s: float = 10.0,
 ) -> AgentFinding:
-    """Ask the agent about one unit and judge it; when its facts leave code out, give the
-    formalizer up to ``limits.omission_rounds`` more rounds, told where, and judge again.
+    """Ask the agent about one unit and judge it; when the engine decided nothing (so the
+    judgement rests on the agent's facts) and its facts leave code out, give the formalizer
+    up to ``limits.omission_rounds`` more rounds, told where, and judge again.
 
     Within ``meter`` (when given) the unit's calls are also capped at ``limits.unit_tokens``.
     """
@@ -324,7 +325,8 @@ def ask_and_assess(
         finding = judged(run)
         for _ in range(limits.omission_rounds):
             analysis, done = run.analysis, run.formalization
-            if not finding.omitted or analysis is None or done is None or run.error:
+            decided = result.verdict is not Verdict.INCONCLUSIVE
+            if decided or not finding.omitted or analysis is None or done is None or run.error:
                 break
             try:
                 more = refine(llm, question, analysis, done, _where(finding.omitted), limits)

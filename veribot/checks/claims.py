@@ -190,8 +190,9 @@ def normalise(
     """Each agent fact as compared (literals canonical, temporaries renamed), and the agent's
     temporaries left without a counterpart in the code.
 
-    A temporary of the agent is a name in a variable position that neither version's code
-    uses, is not a literal and is not a member or element (``s.size``, ``xs[i]``). It is
+    A temporary of the agent is an identifier in a variable position that neither version's
+    code uses (or a name spelled like the front end's, ``$t...``, which the agent cannot
+    know). It is
     renamed to a temporary of the front end (``$t...``) of the same version: the pairs are
     chosen greedily by how many of the agent's facts about it become code facts, each
     code temporary taken at most once, so the renaming is consistent.
@@ -200,13 +201,9 @@ def normalise(
     known = code_names(sources, code)
 
     def is_temporary(name: str) -> bool:
-        return (
-            name not in known
-            and canonical_literal(name) == name
-            and _base(name) == name
-            and not name.startswith(("Entry:", "$ret", "$raise"))
-            and not _is_literal(name)
-        )
+        if name.startswith("$t"):  # the front end's own temporaries' spelling: never known
+            return True
+        return name.isidentifier() and name not in known and not _is_literal(name)
 
     mine: dict[tuple[str, str], list[Fact]] = {}  # (version, temporary) -> facts
     for fact in literal.values():
