@@ -29,6 +29,7 @@ from veribot.checks.agent import (
     formalize,
     record_facts_tool,
 )
+from veribot.checks.agenttools import AgentTool
 from veribot.checks.agentverdict import (
     AgentOutcome,
     ClaimReport,
@@ -38,7 +39,6 @@ from veribot.checks.agentverdict import (
     changed_lines,
     combine,
 )
-from veribot.checks.agenttools import AgentTool
 from veribot.checks.agentview import MemoryRevision, SourceView, ToolError, ViewLimits
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
