@@ -325,8 +325,10 @@ def ask_and_assess(
         finding = judged(run)
         for _ in range(limits.omission_rounds):
             analysis, done = run.analysis, run.formalization
-            decided = result.verdict is not Verdict.INCONCLUSIVE
-            if decided or not finding.omitted or analysis is None or done is None or run.error:
+            settled = result.verdict is not Verdict.INCONCLUSIVE or (
+                finding.outcome is not AgentOutcome.INCONCLUSIVE
+            )
+            if settled or not finding.omitted or analysis is None or done is None or run.error:
                 break
             try:
                 more = refine(llm, question, analysis, done, _where(finding.omitted), limits)
@@ -334,11 +336,7 @@ def ask_and_assess(
                 log.warning("formalizer round for %s: %s", entry, exc)
                 run = replace(run, error=f"{type(exc).__name__}: {exc}")
                 break
-            grew = len(more.facts) > len(done.facts)
             run = replace(run, formalization=more)
-            if not grew:
-                finding = replace(finding, formalizer_rounds=more.rounds)
-                break
             finding = judged(run)
     if meter is not None:
         finding = replace(finding, usage=meter.report().minus(start))
