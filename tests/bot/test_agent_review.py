@@ -23,7 +23,7 @@ from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
 from veribot.bot.review import FilesSource, Report, ReviewRequest, review
-from veribot.checks.agent import AgentRun, Analysis, Answer, Formalization
+from veribot.checks.agent import AgentLimits, AgentRun, Analysis, Answer, Formalization
 from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status, assess
 from veribot.checks.equivalence import Budget
 from veribot.checks.facts import Fact, FactSet
@@ -296,3 +296,49 @@ def test_cli_compare_with_a_replayed_agent(fake_anthropic: FakeAnthropic, tmp_pa
     plain = io.StringIO()
     assert main(argv[:5], environ={}, stdout=plain, stderr=err) == 0
     assert "agent not asked" in plain.getvalue()
+
+
+def test_past_the_deadline_no_unit_is_asked(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    now = [0.0]
+    meter = UsageMeter(deadline_s=60.0, clock=lambda: now[0])
+    now[0] = 61.0
+    llm = anthropic_llm(fake_anthropic, meter=meter)
+    try:
+        report = run_case(tmp_path, "fig22", llm, meter)
+    finally:
+        llm.close()
+    (item,) = report.items
+    assert item.agent is not None and item.agent.outcome is AgentOutcome.INCONCLUSIVE
+    assert item.agent.summary.startswith("inconclusive (budget)")
+    assert "deadline" in item.agent.summary
+    assert fake_anthropic.requests == []
+    assert item.result.verdict is Verdict.VERIFIED  # the engine's verdict is untouched
+
+
+def test_a_unit_over_its_token_cap_stops_there(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The analyzer's answer fits the unit's cap; the formalizer's call could not, so it is
+    not made, and the unit says why."""
+    meter = UsageMeter()
+    fake_anthropic.script(load_recording("paper_fig22")[:2])
+    llm = anthropic_llm(fake_anthropic, meter=meter)
+    _, entry, before, after = CASES["fig22"]
+    (tmp_path / "a.py").write_text(before)
+    (tmp_path / "b.py").write_text(after)
+    limits = AgentLimits(unit_tokens=12_000, formalizer_max_tokens=20_000)
+    try:
+        report = review(
+            ReviewRequest(
+                FilesSource(tmp_path / "a.py", tmp_path / "b.py", (entry,)),
+                budget=Budget(timeout_s=8.0),
+                agent=AgentConfig(llm=llm, meter=meter, limits=limits),
+            )
+        )
+    finally:
+        llm.close()
+    (item,) = report.items
+    assert item.agent is not None and "allowed per function" in item.agent.error
+    assert item.agent.formalizer_rounds == 0  # the analyzer answered; no formalizer call
+    assert len(fake_anthropic.requests) == 2 and not fake_anthropic.problems
+    assert meter.report().refused == 1

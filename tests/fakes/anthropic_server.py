@@ -402,6 +402,7 @@ class FakeAnthropic:
         self.problems: list[str] = []  # validation failures answered with 400
         self._script: list[Exchange] = []
         self.prompt_cache = False  # simulate prompt caching in the usage reported
+        self.usages: list[dict[str, Any]] = []  # the usage of each 200 answer, as sent
         self._cached: set[str] = set()  # prompt-cache prefixes seen
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -465,6 +466,7 @@ class FakeAnthropic:
             out["cache_read_input_tokens"] = tokens if seen else 0
             out["cache_creation_input_tokens"] = 0 if seen else tokens
             self._cached.add(prefix)
+        self.usages.append(out)
         return out
 
     def _answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> Exchange:
