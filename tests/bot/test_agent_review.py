@@ -321,7 +321,7 @@ def test_a_unit_over_its_token_cap_stops_there(
     """The analyzer's answer fits the unit's cap; the formalizer's call could not, so it is
     not made, and the unit says why."""
     meter = UsageMeter()
-    fake_anthropic.script(load_recording("paper_fig22")[:2])
+    fake_anthropic.script(load_recording("paper_fig22")[:1])  # the analyzer's answer
     llm = anthropic_llm(fake_anthropic, meter=meter)
     _, entry, before, after = CASES["fig22"]
     (tmp_path / "a.py").write_text(before)
@@ -340,5 +340,5 @@ def test_a_unit_over_its_token_cap_stops_there(
     (item,) = report.items
     assert item.agent is not None and "allowed per function" in item.agent.error
     assert item.agent.formalizer_rounds == 0  # the analyzer answered; no formalizer call
-    assert len(fake_anthropic.requests) == 2 and not fake_anthropic.problems
+    assert len(fake_anthropic.requests) == 1 and not fake_anthropic.problems
     assert meter.report().refused == 1
