@@ -28,7 +28,15 @@ from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status, asse
 from veribot.checks.equivalence import Budget
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
-from veribot.checks.llm import LLM, Completion, Message, TextBlock, ToolSpec, UsageMeter
+from veribot.checks.llm import (
+    LLM,
+    Completion,
+    Message,
+    TextBlock,
+    ToolSpec,
+    ToolUseBlock,
+    UsageMeter,
+)
 from veribot.checks.verdict import Reason, Result, Verdict
 
 CASES = {
@@ -185,15 +193,15 @@ class AlwaysEquivalent:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         if any(t.name == "record_facts" for t in tools):
-            from veribot.checks.llm import ToolUseBlock
-
             facts = {"facts": [{"pred": "entryMap", "args": ["before", 1, "after", 1]}]}
             block = ToolUseBlock("toolu_x", "record_facts", {**facts, "complete": True})
             return Completion((block,), "tool_use")
-        text = "<Answer>equivalent</Answer><Explanation>Trust me.</Explanation>"
-        return Completion((TextBlock(text),), "end_turn")
+        answer = {"answer": "equivalent", "explanation": "Trust me."}
+        text = TextBlock("<Answer>equivalent</Answer>")
+        return Completion((text, ToolUseBlock("toolu_a", "submit_answer", answer)), "tool_use")
 
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "dev" / "python.jsonl"
