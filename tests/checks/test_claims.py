@@ -98,6 +98,9 @@ def test_temporaries_of_the_agent_are_matched_with_the_codes() -> None:
     # A temporary matching none of the code's, at a line computing nothing: unchecked.
     (stray,) = run(F("def", "ghost", "after", 14))
     assert stray.status is U and "matches none" in stray.why
+    # ... but a claim no value could make true, at a line the code describes, is false.
+    (impossible,) = run(F("binaryFunDef", "$ret", "+", "ghost", "1", "after", 14))
+    assert impossible.status is C and "whatever ghost stand(s) for" in impossible.why
 
 
 def test_literals_are_compared_by_value() -> None:

@@ -268,12 +268,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("pairs  agent   engine        judged                      count")
     for (kind, who, verdict, outcome), count in sorted(table.items()):
         print(f"{kind:<10} {who:<7} {verdict:<13} {outcome:<27} {count}")
-    wrong = AgentOutcome.WRONG_CAUGHT.value
-    accused = sum(c for (k, w, _, o), c in table.items() if w == "honest" and o == wrong)
-    honest = sum(c for (k, w, _, _), c in table.items() if w == "honest")
-    caught = sum(c for (k, w, _, o), c in table.items() if w == "wrong" and o == wrong)
-    liars = sum(c for (k, w, _, _), c in table.items() if w == "wrong")
-    print(f"false accusations: {accused} of {honest} honest agents")
+    wrong, refuted = AgentOutcome.WRONG_CAUGHT.value, Verdict.REFUTED.value
+    accused = sum(
+        c for (_, w, v, o), c in table.items() if w == "honest" and o == wrong and v != refuted
+    )
+    shown = sum(
+        c for (_, w, v, o), c in table.items() if w == "honest" and o == wrong and v == refuted
+    )
+    honest = sum(c for (_, w, _, _), c in table.items() if w == "honest")
+    caught = sum(c for (_, w, _, o), c in table.items() if w == "wrong" and o == wrong)
+    liars = sum(c for (_, w, _, _), c in table.items() if w == "wrong")
+    print(f"false accusations: {accused} of {honest} agents answering the label")
+    print(
+        f"(and {shown} agents answering an `equivalent*` label caught by a reproduced "
+        "difference: the label is wrong there, not the judgement)"
+    )
     print(f"catches: {caught} of {liars} wrong agents on different pairs")
     return 0
 

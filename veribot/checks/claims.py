@@ -90,13 +90,7 @@ def check_claims(
         checked = renamed[fact]
         stray = sorted(a for a in _var_args(checked) if a in temporaries)
         if stray:
-            claim = Claim(
-                fact,
-                ClaimStatus.UNCHECKED,
-                fact.line(),
-                f"{stray[0]} is a temporary of the agent's normalisation that matches none "
-                "of the code's",
-            )
+            claim = checker.stray(fact, checked, set(stray))
         else:
             claim = checker.check(checked)
             why = claim.why
@@ -284,6 +278,26 @@ class _Checker:
         self.flows: dict[tuple[object, ...], set[tuple[object, ...]]] = {}
         for f in code.by_pred("flow"):
             self.flows.setdefault(f.args[:3], set()).add(f.args[3:])
+
+    def stray(self, fact: Fact, checked: Fact, names: set[str]) -> Claim:
+        """A fact naming temporaries of the agent that match none of the code's: contradicted
+        only when no value at all could stand for them (the line is fully described and no
+        code fact fits with anything in their places), otherwise unchecked."""
+        first = sorted(names)[0]
+        file, line = checked.file(), checked.line()
+        fits = any(
+            len(f.args) == len(checked.args)
+            and all(a in names or a == b for a, b in zip(checked.args, f.args, strict=True))
+            for f in self.code.by_pred(checked.pred)
+        )
+        if not fits and file is not None and (file, line) in self.described:
+            why = (
+                f"{file} line {line} is fully described by the code facts, and nothing there "
+                f"fits this, whatever {', '.join(sorted(names))} stand(s) for"
+            )
+            return Claim(fact, ClaimStatus.CONTRADICTED, fact.line(), why)
+        why = f"{first} is a temporary of the agent's normalisation that matches none of the code's"
+        return Claim(fact, ClaimStatus.UNCHECKED, fact.line(), why)
 
     def check(self, fact: Fact) -> Claim:
         line = fact.line()
