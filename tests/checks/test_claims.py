@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from veribot.checks.claims import Claim, ClaimStatus, check_claims
+from veribot.checks.claims import Claim, ClaimStatus, ProverAllowance, check_claims
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
 
@@ -126,6 +126,13 @@ def test_prover_checks_are_capped() -> None:
     claims = check_claims(FactSet([right, also]), before, after, SOURCES, max_proofs=1)
     assert sorted(c.status.value for c in claims) == ["supported", "unchecked"]
     assert any("cap reached" in c.why for c in claims)
+    # One unit's judgements share the cap, and a claim judged again is not proved again.
+    allowance = ProverAllowance(1)
+    (first,) = check_claims(FactSet([right]), before, after, SOURCES, max_proofs=allowance)
+    (again,) = check_claims(FactSet([right]), before, after, SOURCES, max_proofs=allowance)
+    (other,) = check_claims(FactSet([also]), before, after, SOURCES, max_proofs=allowance)
+    assert (first.status, again.status, other.status) == (S, S, U)
+    assert allowance.left == 0 and len(allowance.done) == 1
 
 
 def test_a_helper_claim_is_discharged_by_the_prover() -> None:

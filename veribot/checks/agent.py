@@ -37,6 +37,7 @@ from veribot.checks.llm import (
     BudgetExceeded,
     LLMError,
     Message,
+    TextBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -245,7 +246,9 @@ def analyze(
             temperature=limits.temperature,
             tool_choice=forced,
         )
-        messages.append(completion.as_message())
+        turn = completion.as_message()
+        # The API refuses an empty assistant turn; an empty answer is kept as a word.
+        messages.append(turn if turn.content else Message("assistant", (TextBlock("..."),)))
         if completion.refused or completion.cut_off:
             stopped = "refused" if completion.refused else "cut off"
             return _no_answer(stopped, step, calls)

@@ -46,7 +46,7 @@ from veribot.checks.agent import (
 )
 from veribot.checks.agenttools import AgentTool
 from veribot.checks.agentview import SourceView
-from veribot.checks.claims import ClaimStatus, canonical_facts, check_claims
+from veribot.checks.claims import ClaimStatus, ProverAllowance, canonical_facts, check_claims
 from veribot.checks.datalog import equivalence_condition
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
@@ -237,7 +237,7 @@ def assess(
     entry: str,
     *,
     timeout_s: float = 10.0,
-    max_proofs: int | None = None,
+    max_proofs: int | ProverAllowance | None = None,
 ) -> AgentFinding:
     """Check the agent's facts against the code's and ``combine``.
 
@@ -308,6 +308,7 @@ def ask_and_assess(
     """
     limits = limits or AgentLimits()
     start = meter.report() if meter is not None else UsageReport()
+    prover = ProverAllowance(limits.max_prover_checks)  # for the unit, across judgements
 
     def judged(run: AgentRun) -> AgentFinding:
         return assess(
@@ -317,7 +318,7 @@ def ask_and_assess(
             after_source,
             entry,
             timeout_s=timeout_s,
-            max_proofs=limits.max_prover_checks,
+            max_proofs=prover,
         )
 
     with _unit_cap(meter, limits.unit_tokens):

@@ -31,7 +31,7 @@ import builtins
 import enum
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.facts import VOCABULARY, Fact, FactSet
@@ -69,6 +69,15 @@ class Claim:
     checked: Fact | None = None
 
 
+@dataclass
+class ProverAllowance:
+    """The prover checks one unit may still make, shared by its judgements, and the
+    results of those made (a claim judged again is not proved again)."""
+
+    left: int | None  # None: no cap
+    done: dict[tuple[str, str], tuple[ClaimStatus, str]] = field(default_factory=dict)
+
+
 def check_claims(
     agent: FactSet,
     code_before: FactSet,
@@ -76,15 +85,19 @@ def check_claims(
     sources: Mapping[str, str],
     *,
     budget: Budget = PROOF_BUDGET,
-    max_proofs: int | None = None,
+    max_proofs: int | ProverAllowance | None = None,
 ) -> list[Claim]:
     """The status of every agent fact, in the agent set's order.
 
-    ``max_proofs``: how many claims may be sent to the prover (``None``: no cap).
+    ``max_proofs``: how many claims may be sent to the prover (``None``: no cap), or a
+    ``ProverAllowance`` shared with other judgements of the same unit.
     """
     code = canonical_facts(code_before | code_after)
     renamed, temporaries = normalise(agent, code, sources)
-    checker = _Checker(code, sources, budget, max_proofs)
+    allowance = (
+        max_proofs if isinstance(max_proofs, ProverAllowance) else ProverAllowance(max_proofs)
+    )
+    checker = _Checker(code, sources, budget, allowance)
     claims: list[Claim] = []
     for fact in agent:
         checked = renamed[fact]
@@ -263,12 +276,12 @@ class _Checker:
         code: FactSet,
         sources: Mapping[str, str],
         budget: Budget,
-        max_proofs: int | None = None,
+        allowance: ProverAllowance,
     ) -> None:
         self.code = code
         self.sources = sources
         self.budget = budget
-        self.proofs_left = max_proofs
+        self.allowance = allowance
         self.files = {str(f.args[1]) for f in code.by_pred("entry")}
         self.described = {(str(f.args[0]), int(f.args[1])) for f in code.by_pred("stmt")}
         for f in code.by_pred("entry"):
@@ -435,11 +448,17 @@ class _Checker:
 
     def _prove(self, before: str, after: str, claim: str) -> tuple[ClaimStatus, str]:
         """One prover check, unless the cap on them is reached."""
-        if self.proofs_left is not None:
-            if self.proofs_left <= 0:
+        allowance = self.allowance
+        known = allowance.done.get((before, after))
+        if known is not None:
+            return known
+        if allowance.left is not None:
+            if allowance.left <= 0:
                 return ClaimStatus.UNCHECKED, f"not sent to the prover (cap reached): {claim}"
-            self.proofs_left -= 1
-        return _from_result(check_pair(before, after, _CLAIM_FN, budget=self.budget), claim)
+            allowance.left -= 1
+        outcome = _from_result(check_pair(before, after, _CLAIM_FN, budget=self.budget), claim)
+        allowance.done[(before, after)] = outcome
+        return outcome
 
     def _closed_form(self, var: str, file: str, line: int, depth: int) -> str | None:
         """``var``'s value at its definition as an expression over parameters and constants,
