@@ -19,6 +19,11 @@ Accounting: a ``UsageMeter`` is created per review with an ``LLMBudget``. Every 
 is reserved with ``meter.reserve(...)`` *before* it is made (raising ``BudgetExceeded`` when
 the worst case would go over), then settled with the usage the API reported; cache hits
 are counted separately and cost nothing. ``meter.report()`` gives a ``UsageReport``.
+The meter also refuses calls past the review's deadline (``deadline_s``) and, within
+``meter.unit(tokens)``, calls that could take one unit over its own token cap.
+
+A request may force the model to call one tool (``tool_choice``, the tool's name): the
+agent uses it to make the model answer with a tool call, never in prose.
 """
 
 from __future__ import annotations
