@@ -464,6 +464,7 @@ def test_pull_request_target_checks_the_agents_claims_without_running_code(
         formalizer_facts("add", 1, "a"),
         analyzer_answer("equivalent", "neg still negates."),
         formalizer_facts("neg", 5, "x", claim),
+        formalizer_facts("neg", 5, "x", claim),  # one more round: the facts leave code out
     )
     env = runner.env("pull_request_target", anthropic_api_key=fake_anthropic.api_key)
     env["INPUT_ANTHROPIC_BASE_URL"] = fake_anthropic.url

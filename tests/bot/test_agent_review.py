@@ -23,12 +23,20 @@ from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
 from veribot.bot.review import FilesSource, Report, ReviewRequest, review
-from veribot.checks.agent import AgentRun, Analysis, Answer, Formalization
+from veribot.checks.agent import AgentLimits, AgentRun, Analysis, Answer, Formalization
 from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status, assess
 from veribot.checks.equivalence import Budget
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
-from veribot.checks.llm import LLM, Completion, Message, TextBlock, ToolSpec, UsageMeter
+from veribot.checks.llm import (
+    LLM,
+    Completion,
+    Message,
+    TextBlock,
+    ToolSpec,
+    ToolUseBlock,
+    UsageMeter,
+)
 from veribot.checks.verdict import Reason, Result, Verdict
 
 CASES = {
@@ -185,15 +193,15 @@ class AlwaysEquivalent:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         if any(t.name == "record_facts" for t in tools):
-            from veribot.checks.llm import ToolUseBlock
-
             facts = {"facts": [{"pred": "entryMap", "args": ["before", 1, "after", 1]}]}
             block = ToolUseBlock("toolu_x", "record_facts", {**facts, "complete": True})
             return Completion((block,), "tool_use")
-        text = "<Answer>equivalent</Answer><Explanation>Trust me.</Explanation>"
-        return Completion((TextBlock(text),), "end_turn")
+        answer = {"answer": "equivalent", "explanation": "Trust me."}
+        text = TextBlock("<Answer>equivalent</Answer>")
+        return Completion((text, ToolUseBlock("toolu_a", "submit_answer", answer)), "tool_use")
 
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "dev" / "python.jsonl"
@@ -241,8 +249,9 @@ def test_agent_config_from_the_command_line_values(tmp_path: Path) -> None:
 
 
 def test_mutated_agent_facts_are_caught() -> None:
-    """The code's own facts as the agent's, then mutated: an invented varMap, a dropped
-    control dependence of the moved assignment (Fig. 19)."""
+    """The code's own facts as the agent's, then mutated: an invented varMap is caught; a
+    dropped control dependence of the moved assignment (Fig. 19) is named, and leaves the
+    judgement inconclusive."""
     before = code_facts(ex.FIG19_BEFORE, "cache_init", "before")
     after = code_facts(ex.FIG19_AFTER, "cache_init", "after")
     correspondences = FactSet(
@@ -262,7 +271,7 @@ def test_mutated_agent_facts_are_caught() -> None:
 
     (moved,) = [f for f in honest.by_pred("controldep") if f.args[:3] == ("cache", "before", 14)]
     dropped = judge(honest.difference([moved]))
-    assert dropped.outcome is AgentOutcome.WRONG_CAUGHT
+    assert dropped.outcome is AgentOutcome.INCONCLUSIVE  # an omission is not a false claim
     assert "omitted the control dependence of before line 14" in dropped.summary
     assert dropped.condition is not None and dropped.condition.holds is False
     assert "cache" in dropped.condition.detail
@@ -295,3 +304,49 @@ def test_cli_compare_with_a_replayed_agent(fake_anthropic: FakeAnthropic, tmp_pa
     plain = io.StringIO()
     assert main(argv[:5], environ={}, stdout=plain, stderr=err) == 0
     assert "agent not asked" in plain.getvalue()
+
+
+def test_past_the_deadline_no_unit_is_asked(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    now = [0.0]
+    meter = UsageMeter(deadline_s=60.0, clock=lambda: now[0])
+    now[0] = 61.0
+    llm = anthropic_llm(fake_anthropic, meter=meter)
+    try:
+        report = run_case(tmp_path, "fig22", llm, meter)
+    finally:
+        llm.close()
+    (item,) = report.items
+    assert item.agent is not None and item.agent.outcome is AgentOutcome.INCONCLUSIVE
+    assert item.agent.summary.startswith("inconclusive (budget)")
+    assert "deadline" in item.agent.summary
+    assert fake_anthropic.requests == []
+    assert item.result.verdict is Verdict.VERIFIED  # the engine's verdict is untouched
+
+
+def test_a_unit_over_its_token_cap_stops_there(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The analyzer's answer fits the unit's cap; the formalizer's call could not, so it is
+    not made, and the unit says why."""
+    meter = UsageMeter()
+    fake_anthropic.script(load_recording("paper_fig22")[:1])  # the analyzer's answer
+    llm = anthropic_llm(fake_anthropic, meter=meter)
+    _, entry, before, after = CASES["fig22"]
+    (tmp_path / "a.py").write_text(before)
+    (tmp_path / "b.py").write_text(after)
+    limits = AgentLimits(unit_tokens=12_000, formalizer_max_tokens=20_000)
+    try:
+        report = review(
+            ReviewRequest(
+                FilesSource(tmp_path / "a.py", tmp_path / "b.py", (entry,)),
+                budget=Budget(timeout_s=8.0),
+                agent=AgentConfig(llm=llm, meter=meter, limits=limits),
+            )
+        )
+    finally:
+        llm.close()
+    (item,) = report.items
+    assert item.agent is not None and "allowed per function" in item.agent.error
+    assert item.agent.formalizer_rounds == 0  # the analyzer answered; no formalizer call
+    assert len(fake_anthropic.requests) == 1 and not fake_anthropic.problems
+    assert meter.report().refused == 1

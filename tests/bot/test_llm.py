@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -92,9 +93,13 @@ def test_tool_use_round_trip(fake_anthropic: FakeAnthropic) -> None:
     assert first_request.headers["anthropic-version"]
     body = second_request.body
     assert body["model"] == "claude-test"
-    assert body["system"] == SYSTEM
+    ephemeral = {"type": "ephemeral"}  # the repeated context is marked for prompt caching
+    assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": ephemeral}]
     assert body["temperature"] == 0.0 and body["max_tokens"] == 512
-    assert body["tools"] == [CAT.to_api()]
+    assert body["tools"] == [{**CAT.to_api(), "cache_control": ephemeral}]
+    assert body["messages"][0]["content"][-1]["cache_control"] == ephemeral
+    assert "cache_control" not in json.dumps(body["messages"][1:])
+    assert "tool_choice" not in body
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
 
@@ -370,6 +375,7 @@ class EchoLLM:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         self.calls += 1
         question = messages[-1].content[0]
@@ -400,3 +406,147 @@ def test_cache_shared_by_concurrent_workers(tmp_path: Path) -> None:
     assert failures == []
     assert len(CachedLLM(models[0], path)) == 25
     assert 25 <= sum(m.calls for m in models) <= 50  # every question asked at least once
+
+
+# --- operations: what is cached, for how long, under which model version ------------------
+
+
+@pytest.mark.parametrize("stop_reason", ["max_tokens", "refusal"])
+def test_cut_off_and_refused_answers_are_never_cached(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, stop_reason: str
+) -> None:
+    fake_anthropic.script(reply(text("partial"), stop_reason=stop_reason), reply(text("whole")))
+    llm = CachedLLM(anthropic_llm(fake_anthropic), tmp_path / "llm.sqlite3", Mode.CACHE)
+    first = ask(llm)
+    assert first.stop_reason == stop_reason and (first.cut_off or first.refused)
+    assert len(llm) == 0
+    assert ask_text(llm) == "whole"  # asked again, not served the broken answer
+    assert ask_text(llm) == "whole" and len(fake_anthropic.requests) == 2 and len(llm) == 1
+
+
+def test_cache_entries_expire(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    fake_anthropic.script(reply(text("old")), reply(text("new")))
+    llm = CachedLLM(
+        anthropic_llm(fake_anthropic),
+        tmp_path / "llm.sqlite3",
+        Mode.CACHE,
+        ttl_s=3600.0,
+        clock=lambda: now[0],
+    )
+    assert ask_text(llm) == "old"
+    now[0] += 3000.0
+    assert ask_text(llm) == "old"  # still fresh
+    now[0] += 1000.0
+    assert ask_text(llm) == "new"  # expired: asked again
+    assert len(fake_anthropic.requests) == 2
+
+
+def test_the_cache_key_follows_the_exact_model_version(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The alias answers as one dated snapshot, then (after the entry expired) as a newer
+    one: from then on, answers of the old snapshot are not served, even unexpired ones."""
+    now = [0.0]
+    fake_anthropic.script(
+        reply(text("from the old snapshot"), model="claude-test-20250101"),
+        reply(text("old, other question"), model="claude-test-20250101"),
+        reply(text("from the new snapshot"), model="claude-test-20260101"),
+        reply(text("new, other question"), model="claude-test-20260101"),
+    )
+    inner = anthropic_llm(fake_anthropic)
+    path = tmp_path / "llm.sqlite3"
+    llm = CachedLLM(inner, path, Mode.CACHE, ttl_s=100.0, clock=lambda: now[0])
+    other = [Message.user("Another question?")]
+    assert ask_text(llm) == "from the old snapshot"
+    now[0] = 60.0
+    assert llm.complete(SYSTEM, other, [CAT], max_tokens=512, temperature=0.0).text == (
+        "old, other question"
+    )
+    assert ask_text(llm) == "from the old snapshot"  # hit: same model version
+    now[0] = 120.0  # the first entry expired; the second is 60 s old
+    assert ask_text(llm) == "from the new snapshot"  # the alias moved
+    later = llm.complete(SYSTEM, other, [CAT], max_tokens=512, temperature=0.0)
+    assert later.text == "new, other question"  # the old snapshot's fresh entry is not used
+    assert later.model == "claude-test-20260101"
+    assert len(fake_anthropic.requests) == 4
+    with sqlite3.connect(path) as db:
+        versions = db.execute("SELECT model, version FROM llm_versions").fetchall()
+    assert versions == [("claude-test", "claude-test-20260101")]
+
+
+def test_a_forced_tool_is_part_of_the_request_and_of_the_key(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake_anthropic.script(reply(tool_use("cat", {"path": "a.py"})), reply(text("free")))
+    llm = CachedLLM(anthropic_llm(fake_anthropic), tmp_path / "llm.sqlite3", Mode.CACHE)
+    forced = llm.complete(
+        SYSTEM, [QUESTION], [CAT], max_tokens=512, temperature=0.0, tool_choice="cat"
+    )
+    assert forced.tool_uses[0].name == "cat"
+    assert fake_anthropic.bodies[0]["tool_choice"] == {"type": "tool", "name": "cat"}
+    assert ask_text(llm) == "free"  # not forced: another key
+    assert "tool_choice" not in fake_anthropic.bodies[1]
+
+
+def test_the_fake_holds_a_forced_tool_to_the_api_contract(fake_anthropic: FakeAnthropic) -> None:
+    """Like the real API, a forced tool_choice is answered by a call to that tool; a script
+    breaking that contract, or naming a tool the request lacks, is a 400."""
+    fake_anthropic.script(reply(text("prose")), reply(text("unused")))
+    llm = anthropic_llm(fake_anthropic)
+    with pytest.raises(LLMRequestRejected, match="does not call the tool"):
+        llm.complete(SYSTEM, [QUESTION], [CAT], max_tokens=64, temperature=0.0, tool_choice="cat")
+    with pytest.raises(LLMRequestRejected, match="not among the request's tools"):
+        llm.complete(SYSTEM, [QUESTION], [CAT], max_tokens=64, temperature=0.0, tool_choice="ls")
+    assert len(fake_anthropic.problems) == 2
+
+
+def test_the_repeated_context_is_read_from_the_prompt_cache(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    fake_anthropic.prompt_cache = True
+    fake_anthropic.script(reply(tool_use("cat", {"path": "a.py"})), reply(text("done")))
+    llm = anthropic_llm(fake_anthropic)
+    first = llm.complete(SYSTEM, [QUESTION], [CAT], max_tokens=64, temperature=0.0)
+    (call,) = first.tool_uses
+    conversation = [
+        QUESTION,
+        first.as_message(),
+        Message.tool_results([ToolResultBlock(call.id, "x = 1")]),
+    ]
+    llm.complete(SYSTEM, conversation, [CAT], max_tokens=64, temperature=0.0)
+    assert not fake_anthropic.problems
+    marks = [
+        json.dumps(body).count('"cache_control"') for body in fake_anthropic.bodies
+    ]
+    assert marks == [3, 3]  # tools, system, the question; within the API's four
+    written, read = fake_anthropic.usages
+    # the second step read the shared prefix (tools, system, question) from the cache
+    assert written["cache_creation_input_tokens"] > 0 and written["cache_read_input_tokens"] == 0
+    assert read["cache_read_input_tokens"] == written["cache_creation_input_tokens"]
+    assert read["cache_creation_input_tokens"] == 0
+    cached = written["cache_creation_input_tokens"] + read["cache_read_input_tokens"]
+    assert llm.meter.report().input_tokens == 200 + cached  # cached tokens count on the budget
+
+
+def test_the_deadline_stops_calls_and_caps_each_request(fake_anthropic: FakeAnthropic) -> None:
+    now = [0.0]
+    meter = UsageMeter(LLMBudget(), deadline_s=100.0, clock=lambda: now[0])
+    fake_anthropic.script(reply(text("in time")))
+    llm = anthropic_llm(fake_anthropic, meter=meter, timeout_s=120.0)
+    assert ask_text(llm) == "in time"
+    now[0] = 100.0
+    with pytest.raises(BudgetExceeded, match="deadline"):
+        ask(llm)
+    assert meter.report().refused == 1 and len(fake_anthropic.requests) == 1
+
+
+def test_a_unit_cap_holds_within_the_review_budget(fake_anthropic: FakeAnthropic) -> None:
+    meter = UsageMeter(LLMBudget(max_calls=10, max_tokens=1_000_000))
+    fake_anthropic.script(reply(text("one"), input_tokens=100, output_tokens=10))
+    llm = anthropic_llm(fake_anthropic, meter=meter)
+    with meter.unit(5_000):
+        assert llm.complete(SYSTEM, [QUESTION], [CAT], max_tokens=64, temperature=0.0).text
+        with pytest.raises(BudgetExceeded, match="allowed per function"):
+            llm.complete(SYSTEM, [QUESTION], [CAT], max_tokens=4_900, temperature=0.0)
+    assert len(fake_anthropic.requests) == 1

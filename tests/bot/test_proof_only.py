@@ -12,6 +12,7 @@ from tests.fakes import FakeAnthropic, analyzer_answer, anthropic_llm, formalize
 from veribot.bot.agentreview import AgentConfig
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, main
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.checks.agent import AgentLimits
 from veribot.checks.agentverdict import Status
 from veribot.checks.equivalence import Budget
 from veribot.checks.verdict import Verdict
@@ -73,7 +74,8 @@ def _agent_review(
     request = ReviewRequest(
         GitSource(repo.path, base),
         budget=Budget(timeout_s=8.0, execute=execute),
-        agent=AgentConfig(llm=llm),
+        # one formalizer round: the facts leave code out, and a second round is not scripted
+        agent=AgentConfig(llm=llm, limits=AgentLimits(omission_rounds=0)),
     )
     try:
         with started_processes() as started:

@@ -8,6 +8,7 @@ each claim; the verdict stays the solver's, whatever the agent or the PR's text 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -18,9 +19,9 @@ import pytest
 from tests.bot.gitrepos import GitRepo
 from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_fake
-from veribot.bot.config import Settings
+from veribot.bot.config import QUEUE_LEASE_S, AgentCeilings, ConfigError, Settings
 from veribot.bot.github import SUMMARY_MARKER, connect
-from veribot.bot.queue import Job
+from veribot.bot.queue import Job, JobQueue
 from veribot.bot.worker import AGENT_OFF_REASON, NO_KEY_REASON, WorkerDeps, run_job
 from veribot.checks.agentverdict import AgentOutcome
 from veribot.checks.verdict import Verdict
@@ -220,3 +221,78 @@ def test_a_job_run_again_answers_from_the_llm_cache(
         i.agent.outcome for i in first.report.items
     ]
     assert "0 LLM calls, 0+0 tokens, 4 cache hits" in setup.summary()  # the one summary, edited
+
+
+def test_the_operators_ceilings_hold_against_a_config_asking_for_more(
+    tmp_path: Path, fake: FakeGitHub, fake_anthropic: FakeAnthropic
+) -> None:
+    """`.veribot.toml` asks for a model outside the operator's allow-list and for more calls
+    and tokens than the operator allows: the review uses the operator's, and says so."""
+    fake_anthropic.script(
+        analyzer_answer("equivalent", "Addition commutes."), formalizer_facts("inc", 1)
+    )
+    config = b'[agent]\nmodel = "claude-huge"\n[budget]\nllm_calls = 500\ntokens = 90000000\n'
+    setup = Setup(tmp_path, fake, fake_anthropic, config=config)
+    ceilings = AgentCeilings.from_env(
+        {
+            "VERIBOT_AGENT_MAX_CALLS": "2",
+            "VERIBOT_AGENT_MAX_TOKENS": "400000",
+            "VERIBOT_AGENT_MODELS": "claude-small, claude-sonnet-4-5",
+        }
+    )
+    setup.deps = replace(
+        setup.deps, settings=replace(setup.deps.settings, agent_ceilings=ceilings)
+    )
+    outcome = setup.run()
+    assert len(fake_anthropic.requests) == 2  # the operator's 2 calls, not the 500 asked for
+    assert {b["model"] for b in fake_anthropic.bodies} == {"claude-sonnet-4-5"}
+    assert outcome.report.agent_model == "claude-sonnet-4-5"
+    summary = setup.summary()
+    assert "asks for 500 model calls; the operator allows 2, which apply" in summary
+    assert "asks for 90000000 tokens; the operator allows 400000, which apply" in summary
+    assert "the model `claude-huge` is not among the operator's allowed models" in summary
+    assert "1 call refused by the LLM budget" in summary
+
+
+def test_model_text_is_escaped_in_the_inline_comments(
+    tmp_path: Path, fake: FakeGitHub, fake_anthropic: FakeAnthropic
+) -> None:
+    """A fact the model made up carries Markdown meant to break out of the comment (a table
+    row, a new line, a code fence); the inline comment shows it through the escaping."""
+    breakout = "y | **x**\n\n```\n@everyone"
+    fake_anthropic.script(
+        analyzer_answer("equivalent", "Addition commutes."),
+        formalizer_facts("inc", 1),
+        analyzer_answer("equivalent", "Squaring is doubling."),
+        formalizer_facts(
+            "sq", 5, "x", {"pred": "varMap", "args": ["x", "before", 5, breakout, "after", 5]}
+        ),
+    )
+    setup = Setup(tmp_path, fake, fake_anthropic, execute=False)
+    setup.run()
+    (review,) = fake.reviews(REPO, NUMBER)
+    (comment,) = [c for c in review["comments"] if "Agent:" in c["body"]]
+    agent_line = next(line for line in comment["body"].splitlines() if "Agent:" in line)
+    assert "\\|" in agent_line and "```" not in comment["body"]
+    assert "y | **x**" not in comment["body"]
+
+
+def test_ceilings_from_the_environment_and_the_deadline_below_the_lease() -> None:
+    lease = inspect.signature(JobQueue.__init__).parameters["lease"].default
+    assert lease == QUEUE_LEASE_S
+    assert AgentCeilings().deadline_s < lease
+    assert AgentCeilings.from_env({}) == AgentCeilings()
+    custom = AgentCeilings.from_env(
+        {"VERIBOT_AGENT_DEADLINE_S": "600", "VERIBOT_AGENT_UNIT_TOKENS": "5000"}
+    )
+    assert (custom.deadline_s, custom.unit_tokens) == (600.0, 5000)
+    for env in (
+        {"VERIBOT_AGENT_DEADLINE_S": str(lease)},
+        {"VERIBOT_AGENT_DEADLINE_S": "0"},
+        {"VERIBOT_AGENT_MAX_TOKENS": "lots"},
+        {"VERIBOT_AGENT_MAX_CALLS": "-1"},
+    ):
+        with pytest.raises(ConfigError, match=next(iter(env))):
+            AgentCeilings.from_env(env)
+    settings = Settings.from_env({"VERIBOT_AGENT_MODELS": "a,b"})
+    assert settings.agent_ceilings.models == ("a", "b")

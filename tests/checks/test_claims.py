@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from veribot.checks.claims import Claim, ClaimStatus, check_claims
+from veribot.checks.claims import Claim, ClaimStatus, ProverAllowance, check_claims
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
 
@@ -76,7 +76,63 @@ def test_a_claim_the_code_excludes_is_contradicted_with_its_line() -> None:
     assert claim.status is C
     assert claim.line == 11
     assert "line 11" in claim.why
-    assert run(F("def", "ghost", "after", 12))[0].status is C
+    # A variable of the code at a line that does not define it.
+    assert run(F("def", "size", "after", 12))[0].status is C
+
+
+def test_temporaries_of_the_agent_are_matched_with_the_codes() -> None:
+    """The formalizer is told to write ``t = a + b``: a name the code does not use names
+    the code's temporary at that line (``$t4``, the condition ``size < 0``), consistently."""
+    cond = [
+        F("def", "t", "after", 12),
+        F("binaryFunDef", "t", "<", "size", "0", "after", 12),
+        F("controldep", "$ret", "after", 13, "t", "true", "after", 12),
+    ]
+    claims = run(*cond)
+    assert [c.status for c in claims] == [S, S, S], [c.why for c in claims]
+    assert all("t is the code's $t4" in c.why for c in claims)
+    # One name, one temporary: the same ``t`` cannot also be the shift at line 11.
+    reused = F("binaryFunDef", "t", "<<", "1", "size", "after", 11)
+    shift = status(run(*cond, reused), reused)
+    assert shift.status is C, shift.why
+    # A temporary matching none of the code's, at a line computing nothing: unchecked.
+    (stray,) = run(F("def", "ghost", "after", 14))
+    assert stray.status is U and "matches none" in stray.why
+    # ... but a claim no value could make true, at a line the code describes, is false.
+    (impossible,) = run(F("binaryFunDef", "$ret", "+", "ghost", "1", "after", 14))
+    assert impossible.status is C and "whatever ghost stand(s) for" in impossible.why
+
+
+def test_literals_are_compared_by_value() -> None:
+    source = "def g(x: int) -> str:\n    s = 'hi'\n    return s\n"
+    facts = code_facts(source, "g", "before")
+    spelled = [F("flow", '"hi"', "before", 0, '"hi"', "before", 2), F("isConstantValue", '"hi"')]
+    claims = check_claims(FactSet(spelled), facts, FactSet(), {"before": source})
+    assert [c.status for c in claims] == [S, S], [c.why for c in claims]
+    other = check_claims(
+        FactSet([F("use", "'ho'", "before", 2), F("use", "1", "before", 2)]),
+        facts,
+        FactSet(),
+        {"before": source},
+    )
+    assert [c.status for c in other] == [C, C]
+
+
+def test_prover_checks_are_capped() -> None:
+    right = F("exprEquiv", "has_value(x)", "len(x) > 0", "x: list[int]")
+    also = F("exprEquiv", "has_value(x)", "not is_empty(x)", "x: list[int]")
+    before = code_facts(BEFORE, "init", "before")
+    after = code_facts(AFTER, "init", "after")
+    claims = check_claims(FactSet([right, also]), before, after, SOURCES, max_proofs=1)
+    assert sorted(c.status.value for c in claims) == ["supported", "unchecked"]
+    assert any("cap reached" in c.why for c in claims)
+    # One unit's judgements share the cap, and a claim judged again is not proved again.
+    allowance = ProverAllowance(1)
+    (first,) = check_claims(FactSet([right]), before, after, SOURCES, max_proofs=allowance)
+    (again,) = check_claims(FactSet([right]), before, after, SOURCES, max_proofs=allowance)
+    (other,) = check_claims(FactSet([also]), before, after, SOURCES, max_proofs=allowance)
+    assert (first.status, again.status, other.status) == (S, S, U)
+    assert allowance.left == 0 and len(allowance.done) == 1
 
 
 def test_a_helper_claim_is_discharged_by_the_prover() -> None:

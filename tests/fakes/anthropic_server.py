@@ -7,8 +7,16 @@
   ``max_tokens``, ``temperature``, ``system``, ``messages`` starting with ``user`` and
   alternating roles, content blocks of known types, ``tool_result`` blocks answering
   exactly the ``tool_use`` ids of the previous assistant turn, tools with a name and an
-  object ``input_schema`` (400 ``invalid_request_error`` otherwise, also listed in
-  ``problems``);
+  object ``input_schema``, ``tool_choice`` (``auto``, ``any``, ``none`` or ``tool`` naming
+  a defined tool), ``cache_control`` breakpoints (``ephemeral``, at most four, on tools,
+  system blocks and message blocks) (400 ``invalid_request_error`` otherwise, also listed
+  in ``problems``);
+- like the real API, a request that forces a tool (``tool_choice`` ``tool`` or ``any``)
+  gets an answer that calls it: a scripted answer that does not is a broken script, and
+  is answered with 400 and listed in ``problems`` as well;
+- with ``prompt_cache = True`` it simulates prompt caching: the prefix up to the last
+  ``cache_control`` breakpoint is remembered, and a later request with the same prefix reports it as
+  ``cache_read_input_tokens`` (the first as ``cache_creation_input_tokens``);
 - it replays a script, one entry per valid request: a message in the exact shape of the
   API's response, or an error (429 with ``retry-after``, 529 ``overloaded_error``, 500
   ``api_error`` ...) in the API's error shape; an entry may also delay its answer;
@@ -87,6 +95,7 @@ def reply(
     input_tokens: int = 100,
     output_tokens: int = 20,
     delay_s: float = 0.0,
+    model: str = "",
 ) -> Exchange:
     """A 200 message response; ``stop_reason`` defaults to tool_use when a tool is called."""
     if stop_reason is None:
@@ -96,7 +105,7 @@ def reply(
         "id": _fake_id("msg"),
         "type": "message",
         "role": "assistant",
-        "model": "",  # filled in with the requested model
+        "model": model,  # "": filled in with the requested model
         "content": [dict(block) for block in content],
         "stop_reason": stop_reason,
         "stop_sequence": None,
@@ -122,17 +131,15 @@ def error(
     return Exchange(status, body, all_headers)
 
 
-def analyzer_answer(verdict: str, explanation: str) -> Exchange:
-    """The analyzer's final answer, in the tagged format its prompt asks for."""
-    return reply(
-        text(
-            f"<Answer>{verdict}</Answer>\n<Original Code>\n</Original Code>\n"
-            f"<Modified Code>\n</Modified Code>\n<Common Code>\n</Common Code>\n"
-            f"<Explanation>\n{explanation}\n</Explanation>"
-        ),
-        input_tokens=900,
-        output_tokens=60,
-    )
+def answer_call(verdict: str, explanation: str, **code: str) -> dict[str, Any]:
+    """The analyzer's ``submit_answer`` tool call (``code``: original_code, modified_code,
+    common_code)."""
+    return tool_use("submit_answer", {"answer": verdict, "explanation": explanation, **code})
+
+
+def analyzer_answer(verdict: str, explanation: str, **code: str) -> Exchange:
+    """The analyzer's final answer: one ``submit_answer`` call."""
+    return reply(answer_call(verdict, explanation, **code), input_tokens=900, output_tokens=60)
 
 
 def formalizer_facts(entry: str, line: int, var: str = "x", *extra: dict[str, Any]) -> Exchange:
@@ -194,7 +201,9 @@ def validate_request(body: object) -> list[str]:
     if not isinstance(system, str | list):
         problems.append("system: must be a string or a list of text blocks")
     problems += _validate_tools(body.get("tools", []))
+    problems += _validate_tool_choice(body.get("tool_choice"), body.get("tools", []))
     problems += _validate_messages(body.get("messages"))
+    problems += _validate_cache_control(body)
     extra = set(body) - {
         "model", "max_tokens", "messages", "system", "tools", "tool_choice", "temperature",
         "top_p", "top_k", "stop_sequences", "metadata", "stream", "thinking",
@@ -226,6 +235,95 @@ def _validate_tools(tools: object) -> list[str]:
         if "description" in tool and not isinstance(tool["description"], str):
             problems.append(f"{where}.description: must be a string")
     return problems
+
+
+def _validate_tool_choice(choice: object, tools: object) -> list[str]:
+    if choice is None:
+        return []
+    if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
+        return ["tool_choice: type must be one of 'auto', 'any', 'tool', 'none'"]
+    listed = tools if isinstance(tools, list) else []
+    names = {t.get("name") for t in listed if isinstance(t, dict)}
+    if choice["type"] == "tool":
+        if not isinstance(choice.get("name"), str):
+            return ["tool_choice.name: Field required"]
+        if choice["name"] not in names:
+            return [f"tool_choice: tool {choice['name']!r} is not among the request's tools"]
+    if choice["type"] in ("any", "tool") and not names:
+        return ["tool_choice: forcing a tool requires tools"]
+    return []
+
+
+def _cache_marks(body: dict[str, Any]) -> list[tuple[str, object]]:
+    """Every ``cache_control`` value in the request, with where it is."""
+    marks: list[tuple[str, object]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        if isinstance(tool, dict) and "cache_control" in tool:
+            marks.append((f"tools.{i}", tool["cache_control"]))
+    system = body.get("system")
+    if isinstance(system, list):
+        for i, block in enumerate(system):
+            if isinstance(block, dict) and "cache_control" in block:
+                marks.append((f"system.{i}", block["cache_control"]))
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if isinstance(block, dict) and "cache_control" in block:
+                marks.append((f"messages.{i}.content.{j}", block["cache_control"]))
+    return marks
+
+
+def _validate_cache_control(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    marks = _cache_marks(body)
+    for where, value in marks:
+        ok = isinstance(value, dict) and value.get("type") == "ephemeral"
+        if not ok or set(value) - {"type", "ttl"} or value.get("ttl", "5m") not in ("5m", "1h"):
+            problems.append(f"{where}.cache_control: must be {{'type': 'ephemeral'}}")
+    if len(marks) > 4:
+        problems.append(
+            f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}."
+        )
+    system = body.get("system")
+    if isinstance(system, list):
+        for i, block in enumerate(system):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                problems.append(f"system.{i}: must be a text block")
+    return problems
+
+
+def _cached_prefix(body: dict[str, Any]) -> str:
+    """The canonical text of the request up to its last cache breakpoint ("" if none)."""
+    parts: list[object] = []
+    prefix = ""
+    for tool in body.get("tools") or []:
+        parts.append(tool)
+        if isinstance(tool, dict) and "cache_control" in tool:
+            prefix = json.dumps(parts, sort_keys=True)
+    system = body.get("system")
+    for block in system if isinstance(system, list) else [system]:
+        parts.append(block)
+        if isinstance(block, dict) and "cache_control" in block:
+            prefix = json.dumps(parts, sort_keys=True)
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else [content]:
+            parts.append(block)
+            if isinstance(block, dict) and "cache_control" in block:
+                prefix = json.dumps(parts, sort_keys=True)
+    return prefix
+
+
+def _complies(choice: object, answer: Mapping[str, Any]) -> bool:
+    """Whether a scripted answer obeys a forcing ``tool_choice``, as the real API's would."""
+    if not isinstance(choice, dict) or choice.get("type") not in ("tool", "any"):
+        return True
+    if answer.get("stop_reason") in ("max_tokens", "refusal"):
+        return True  # the real API may still cut an answer short or refuse
+    uses = [b for b in answer.get("content", []) if b.get("type") == "tool_use"]
+    if choice["type"] == "any":
+        return bool(uses)
+    return any(b.get("name") == choice.get("name") for b in uses)
 
 
 def _validate_messages(messages: object) -> list[str]:
@@ -303,6 +401,9 @@ class FakeAnthropic:
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []  # validation failures answered with 400
         self._script: list[Exchange] = []
+        self.prompt_cache = False  # simulate prompt caching in the usage reported
+        self.usages: list[dict[str, Any]] = []  # the usage of each 200 answer, as sent
+        self._cached: set[str] = set()  # prompt-cache prefixes seen
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -355,6 +456,19 @@ class FakeAnthropic:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    def _usage(self, body: dict[str, Any], usage: object) -> dict[str, Any]:
+        """The scripted usage, with the simulated prompt cache's reads and writes added."""
+        out = dict(usage) if isinstance(usage, Mapping) else {}
+        prefix = _cached_prefix(body) if self.prompt_cache else ""
+        if prefix and "cache_read_input_tokens" not in out:
+            tokens = max(1, len(prefix) // 4)
+            seen = prefix in self._cached
+            out["cache_read_input_tokens"] = tokens if seen else 0
+            out["cache_creation_input_tokens"] = 0 if seen else tokens
+            self._cached.add(prefix)
+        self.usages.append(out)
+        return out
+
     def _answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> Exchange:
         """Decide the answer to one request and record it (runs on a server thread)."""
         if path != "/v1/messages":
@@ -380,9 +494,22 @@ class FakeAnthropic:
                     else:
                         problems = ["fake server: no scripted answer left for this request"]
                         answer = error(400, problems[0])
+                if answer.status == 200 and not _complies(body.get("tool_choice"), answer.body):
+                    problems = [
+                        "fake server: the scripted answer does not call the tool that "
+                        f"tool_choice {body.get('tool_choice')} forces"
+                    ]
+                    answer = error(400, problems[0])
                 if answer.status == 200:
                     answer = Exchange(
-                        200, {**answer.body, "model": body["model"]}, answer.headers, answer.delay_s
+                        200,
+                        {
+                            **answer.body,
+                            "model": answer.body.get("model") or body["model"],
+                            "usage": self._usage(body, answer.body.get("usage")),
+                        },
+                        answer.headers,
+                        answer.delay_s,
                     )
         try:
             parsed = json.loads(raw)

@@ -5,7 +5,12 @@ configured, ``ask_units`` asks the analyzer and formalizer (``veribot.checks.age
 each changed function, reading both revisions through a read-only view (git trees, or the
 two files of ``veribot compare``), and sets the answer beside the engine's result
 (``veribot.checks.agentverdict``). The agent runs in this process, one unit after another,
-so that one ``UsageMeter`` counts the whole review and its budget holds.
+so that one ``UsageMeter`` counts the whole review and its budget, its per-unit token cap
+and its deadline hold.
+
+The operator's ceilings (``config.AgentCeilings``) bound what a repository's
+`.veribot.toml` may ask for: :func:`clamp` lowers a budget above them and replaces a model
+outside the allow-list, and says so in ``AgentConfig.notes`` (shown in the summary).
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from pathlib import Path
 
 import git
 
+from veribot.bot.config import AgentCeilings
 from veribot.bot.llm import AnthropicLLM, AnthropicSettings
 from veribot.bot.llmcache import CachedLLM, Mode, from_spec
-from veribot.checks.agent import AgentLimits, Question, ask
-from veribot.checks.agentverdict import AgentFinding, assess
+from veribot.checks.agent import AgentLimits, AgentRun, Question
+from veribot.checks.agenttools import AgentTool
+from veribot.checks.agentverdict import AgentFinding, ask_and_assess, combine
 from veribot.checks.agentview import MemoryRevision, Revision, SourceView
 from veribot.checks.llm import LLM, LLMBudget, UsageMeter, UsageReport
 from veribot.checks.units import ChangedUnit, UnitKind
@@ -41,6 +48,8 @@ class AgentConfig:
     limits: AgentLimits = field(default_factory=AgentLimits)
     pr_text: str = ""
     condition_timeout_s: float = 10.0
+    notes: tuple[str, ...] = ()  # e.g. what the operator's ceilings clamped; for the summary
+    tools: tuple[AgentTool, ...] = ()  # more tools for the analyzer (agenttools.AgentTool)
 
 
 class GitRevision:
@@ -128,14 +137,22 @@ def ask_units(
             findings.append(None)
             continue
         assert unit.before_source is not None and unit.after_source is not None
-        run = ask(config.llm, question, view, config.limits, meter=config.meter)
+        if config.meter is not None and config.meter.expired():
+            why = "BudgetExceeded: the review's deadline for the agent has passed"
+            findings.append(combine(result, AgentRun(None, None, why, budget_spent=True)))
+            continue
         findings.append(
-            assess(
+            ask_and_assess(
+                config.llm,
+                question,
+                view,
                 result,
-                run,
                 unit.before_source,
                 unit.after_source,
                 unit.entry,
+                config.limits,
+                meter=config.meter,
+                tools=config.tools,
                 timeout_s=config.condition_timeout_s,
                 execute=execute,
             )
@@ -183,6 +200,36 @@ def agent_config(
     return None if llm is None else AgentConfig(llm=llm, meter=meter, pr_text=pr_text)
 
 
+def clamp(
+    model: str, budget: LLMBudget, ceilings: AgentCeilings, default_model: str
+) -> tuple[str, LLMBudget, tuple[str, ...]]:
+    """The model and budget a review may use under the operator's ``ceilings``, and notes
+    saying what was lowered or replaced (empty when the request was within them)."""
+    notes: list[str] = []
+    calls, tokens = budget.max_calls, budget.max_tokens
+    if calls > ceilings.llm_calls:
+        notes.append(
+            f"`.veribot.toml` asks for {calls} model calls; the operator allows "
+            f"{ceilings.llm_calls}, which apply"
+        )
+        calls = ceilings.llm_calls
+    if tokens > ceilings.tokens:
+        notes.append(
+            f"`.veribot.toml` asks for {tokens} tokens; the operator allows "
+            f"{ceilings.tokens}, which apply"
+        )
+        tokens = ceilings.tokens
+    allowed = ceilings.models
+    if allowed and model not in allowed:
+        fallback = default_model if default_model in allowed else allowed[0]
+        notes.append(
+            f"the model `{model}` is not among the operator's allowed models "
+            f"({', '.join(f'`{m}`' for m in allowed)}); `{fallback}` was asked instead"
+        )
+        model = fallback
+    return model, LLMBudget(max_calls=calls, max_tokens=tokens), tuple(notes)
+
+
 @contextmanager
 def anthropic_agent(
     api_key: str,
@@ -193,23 +240,28 @@ def anthropic_agent(
     temperature: float = 0.0,
     pr_text: str = "",
     cache: Path | None = None,
+    ceilings: AgentCeilings | None = None,
+    default_model: str | None = None,
 ) -> Iterator[AgentConfig]:
     """The agent of a pull-request review on the Anthropic API; its connection is closed after.
 
     ``pr_text`` (the pull request's title and description) reaches the model only as
     delimited data. ``cache``: a SQLite file answering repeated questions (a job run again
     after a crash costs nothing). ``budget`` holds for the whole review: a call that would
-    go over it is not made, and the units it leaves unasked say so.
+    go over it is not made, and the units it leaves unasked say so. ``ceilings`` (the
+    operator's, default ``AgentCeilings()``) clamp ``model`` and ``budget`` (see
+    :func:`clamp`), cap each unit's tokens and set the review's deadline, which starts now.
     """
-    meter = UsageMeter(budget)
+    ceilings = ceilings or AgentCeilings()
+    model, budget, notes = clamp(model, budget, ceilings, default_model or model)
+    meter = UsageMeter(budget, deadline_s=ceilings.deadline_s)
     inner = AnthropicLLM(
         AnthropicSettings(api_key=api_key, model=model, base_url=base_url, budget=budget),
         meter=meter,
     )
     llm: LLM = inner if cache is None else CachedLLM(inner, cache, Mode.CACHE, meter=meter)
+    limits = AgentLimits(temperature=temperature, unit_tokens=ceilings.unit_tokens)
     try:
-        yield AgentConfig(
-            llm=llm, meter=meter, limits=AgentLimits(temperature=temperature), pr_text=pr_text
-        )
+        yield AgentConfig(llm=llm, meter=meter, limits=limits, pr_text=pr_text, notes=notes)
     finally:
         inner.close()

@@ -27,6 +27,61 @@ class ConfigError(ValueError):
     """A setting or `.veribot.toml` is missing or invalid; the message says which and why."""
 
 
+QUEUE_LEASE_S = 1800.0  # ``veribot.bot.queue.JobQueue``'s lease: a job running longer reruns
+
+
+@dataclass(frozen=True)
+class AgentCeilings:
+    """The operator's limits on the agent (worker environment); `.veribot.toml` cannot exceed
+    them: a repository asking for more is clamped, and the summary says so.
+
+    ``models``: the models a repository may choose (empty: any); ``deadline_s``: the time
+    the agent may take per review, shorter than the queue's lease so that a slow model never
+    makes a job look abandoned and run twice.
+    """
+
+    llm_calls: int = 200
+    tokens: int = 1_000_000
+    unit_tokens: int = 200_000
+    models: tuple[str, ...] = ()
+    deadline_s: float = 1200.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> AgentCeilings:
+        """``VERIBOT_AGENT_MAX_CALLS``, ``VERIBOT_AGENT_MAX_TOKENS``,
+        ``VERIBOT_AGENT_UNIT_TOKENS``, ``VERIBOT_AGENT_MODELS`` (comma-separated) and
+        ``VERIBOT_AGENT_DEADLINE_S``; a bad value is a ``ConfigError``."""
+        d = cls()
+
+        def number(name: str, default: float) -> float:
+            text = env.get(name, "").strip()
+            if not text:
+                return default
+            try:
+                value = float(text)
+            except ValueError:
+                raise ConfigError(f"{name} must be a number, not {text!r}") from None
+            if value < 0 or value != value:
+                raise ConfigError(f"{name} must not be negative")
+            return value
+
+        deadline = number("VERIBOT_AGENT_DEADLINE_S", d.deadline_s)
+        if not 0 < deadline < QUEUE_LEASE_S:
+            raise ConfigError(
+                f"VERIBOT_AGENT_DEADLINE_S must be above 0 and below the queue's lease "
+                f"({QUEUE_LEASE_S:g} s)"
+            )
+        listed = env.get("VERIBOT_AGENT_MODELS", "").split(",")
+        models = tuple(m.strip() for m in listed if m.strip())
+        return cls(
+            llm_calls=int(number("VERIBOT_AGENT_MAX_CALLS", d.llm_calls)),
+            tokens=int(number("VERIBOT_AGENT_MAX_TOKENS", d.tokens)),
+            unit_tokens=int(number("VERIBOT_AGENT_UNIT_TOKENS", d.unit_tokens)),
+            models=models,
+            deadline_s=deadline,
+        )
+
+
 @dataclass(frozen=True)
 class Settings:
     """How this deployment of the bot talks to GitHub and where it keeps its state."""
@@ -43,6 +98,7 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str = DEFAULT_ANTHROPIC_URL
     llm_cache: bool = False  # keep the model's answers in data_dir (reruns cost nothing)
+    agent_ceilings: AgentCeilings = AgentCeilings()  # the operator's limits on the agent
 
     @property
     def llm_cache_path(self) -> Path | None:
@@ -110,6 +166,7 @@ class Settings:
             anthropic_api_key=anthropic_key or None,
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,
             llm_cache=env.get("VERIBOT_LLM_CACHE", "1") not in ("0", "false", "no", ""),
+            agent_ceilings=AgentCeilings.from_env(env),
         )
 
 

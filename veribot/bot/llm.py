@@ -2,8 +2,11 @@
 
 ``AnthropicLLM`` adds what the engine should not have to think about: retries with
 exponential backoff and jitter on 429, 5xx and 529 (honouring ``retry-after``), a request
-timeout, the per-review budget (checked before every call, see ``UsageMeter``), and the
-translation of the SDK's exceptions into ``veribot.checks.llm``'s error hierarchy.
+timeout (never past the review's deadline), the per-review budget (checked before every
+call, see ``UsageMeter``), prompt caching of the repeated context (``cache_control`` on the
+tools, the system prompt and the first user turn, which every step of a conversation
+repeats), and the translation of the SDK's exceptions into ``veribot.checks.llm``'s error
+hierarchy.
 The API key is never logged and never appears in an error message.
 """
 
@@ -31,6 +34,7 @@ from veribot.checks.llm import (
     UsageMeter,
     completion_from_api,
     estimate_input_tokens,
+    forced_tool,
 )
 
 log = logging.getLogger(__name__)
@@ -97,20 +101,21 @@ class AnthropicLLM:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         """Send one request, retrying transient failures; raise an ``LLMError`` otherwise."""
         worst_case = estimate_input_tokens(system, messages, tools) + max_tokens
         with self.meter.reserve(worst_case) as reservation:
-            kwargs: dict[str, Any] = {
-                "model": self.settings.model,
-                "max_tokens": max_tokens,
-                "temperature": temperature,
-                "messages": [m.to_api() for m in messages],
-            }
-            if system:
-                kwargs["system"] = system
-            if tools:
-                kwargs["tools"] = [t.to_api() for t in tools]
+            kwargs = cached_request(
+                self.settings.model,
+                system,
+                messages,
+                tools,
+                max_tokens=max_tokens,
+                temperature=temperature,
+            )
+            if tool_choice is not None:
+                kwargs["tool_choice"] = forced_tool(tool_choice)
             raw = self._send(kwargs)
             completion = completion_from_api(raw)
             reservation.settle(completion.usage)
@@ -129,8 +134,16 @@ class AnthropicLLM:
     def _send(self, kwargs: dict[str, Any]) -> dict[str, object]:
         attempts = self.settings.max_retries + 1
         for attempt in range(1, attempts + 1):
+            left = self.meter.remaining_s()
+            if left is not None and left <= 0:
+                raise LLMUnavailable("the review's deadline for the agent passed while retrying")
+            timeout = self.settings.timeout_s
+            if left is not None:
+                timeout = min(timeout, left)
             try:
-                response: anthropic.types.Message = self._client.messages.create(**kwargs)
+                response: anthropic.types.Message = self._client.messages.create(
+                    **kwargs, timeout=timeout
+                )
                 raw: dict[str, object] = response.model_dump(mode="json")
                 return raw
             except anthropic.APIStatusError as exc:
@@ -164,6 +177,44 @@ class AnthropicLLM:
             return min(hinted, s.max_retry_after_s)
         ceiling = min(s.backoff_max_s, s.backoff_base_s * 2.0 ** (attempt - 1))
         return ceiling * self._rng.uniform(0.5, 1.0)  # "equal jitter"
+
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def cached_request(
+    model: str,
+    system: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    *,
+    max_tokens: int,
+    temperature: float,
+) -> dict[str, Any]:
+    """The request's keyword arguments, with prompt-cache breakpoints on the repeated context.
+
+    Three of the API's four breakpoints: the last tool (caches the tool definitions), the
+    system prompt, and the first user turn (the question, which every later step and
+    formalizer round of a conversation repeats).
+    """
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "messages": [m.to_api() for m in messages],
+    }
+    if system:
+        kwargs["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    if tools:
+        specs = [t.to_api() for t in tools]
+        specs[-1] = {**specs[-1], "cache_control": EPHEMERAL}
+        kwargs["tools"] = specs
+    first = kwargs["messages"][0] if kwargs["messages"] else None
+    if isinstance(first, dict) and isinstance(first.get("content"), list) and first["content"]:
+        blocks = list(first["content"])
+        blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
+        kwargs["messages"][0] = {**first, "content": blocks}
+    return kwargs
 
 
 def _list(value: object) -> list[object]:

@@ -1,8 +1,15 @@
 """A persistent LLM response cache in SQLite, which doubles as record/replay.
 
 Entries are keyed by a SHA-256 over the canonical JSON of (model, temperature, max_tokens,
-system prompt, messages, tools): seed 001's ``llm_cache``. ``max_tokens`` is in the key
-because an answer cut short by a small limit is not the answer to a larger one. Modes:
+system prompt, messages, tools, tool_choice): seed 001's ``llm_cache``. ``max_tokens`` is in
+the key because an answer cut short by a small limit is not the answer to a larger one.
+
+The key also holds the exact model version the API last answered with for the requested
+name (a response's ``model``: an alias such as ``claude-sonnet-4-5`` names a dated
+snapshot): when the API starts answering with another version, answers of the old one are
+no longer served. Entries expire after ``ttl_s`` (replay ignores age: a recording is
+meant to last), so an alias that moved is noticed within that time. Only whole answers are
+stored: one cut off at ``max_tokens``, refused, or paused is never cached. Modes:
 
 - ``cache``  (read-write): answer from the cache, ask the model on a miss and store;
 - ``record``: always ask the model and store (overwriting), building a recording;
@@ -43,14 +50,21 @@ from veribot.checks.llm import (
 
 log = logging.getLogger(__name__)
 
-KEY_VERSION = 1  # bump when the key's canonical form changes
+KEY_VERSION = 2  # bump when the key's canonical form changes
+DEFAULT_TTL_S = 7 * 24 * 3600.0
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS llm_cache (
+CREATE TABLE IF NOT EXISTS llm_answers (
     key      TEXT PRIMARY KEY,
-    model    TEXT NOT NULL,
+    model    TEXT NOT NULL,  -- the model requested
+    version  TEXT NOT NULL,  -- the exact model that answered (the response's model)
     request  TEXT NOT NULL,  -- canonical request JSON, for people and for miss messages
     response TEXT NOT NULL,  -- the completion in Messages API shape
     created  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_versions (
+    model    TEXT PRIMARY KEY,  -- the model requested
+    version  TEXT NOT NULL,     -- the exact model the API last answered with
+    seen     REAL NOT NULL
 )
 """
 
@@ -63,10 +77,14 @@ class Mode(enum.Enum):
     REPLAY = "replay"
 
 
-def cache_key(request: dict[str, object]) -> str:
-    """The stable hash of a canonical request (see ``veribot.checks.llm.request_to_api``)."""
+def cache_key(request: dict[str, object], version: str = "") -> str:
+    """The stable hash of a canonical request (see ``veribot.checks.llm.request_to_api``)
+    and the exact model ``version`` that answers the requested model."""
     canonical = json.dumps(
-        {"v": KEY_VERSION, **request}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        {"v": KEY_VERSION, "version": version, **request},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -88,6 +106,8 @@ class CachedLLM:
         *,
         model: str | None = None,
         meter: UsageMeter | None = None,
+        ttl_s: float | None = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if inner is None and mode is not Mode.REPLAY:
             raise ValueError(f"{mode.value} mode needs a model to ask; only replay runs alone")
@@ -98,6 +118,8 @@ class CachedLLM:
         self.inner = inner
         self.path = Path(path)
         self.mode = mode
+        self.ttl_s = None if mode is Mode.REPLAY else ttl_s
+        self._clock = clock
         self._model = model
         if meter is None:
             inner_meter = getattr(inner, "meter", None)
@@ -117,7 +139,7 @@ class CachedLLM:
             try:
                 with self._connect() as db:
                     db.execute("PRAGMA journal_mode=WAL")
-                    db.execute(_SCHEMA)
+                    db.executescript(_SCHEMA)
                 return
             except LLMError as exc:
                 if "locked" not in str(exc) or attempt == 99:
@@ -136,13 +158,20 @@ class CachedLLM:
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
         """Answer from the cache or, as the mode allows, from ``inner`` (then store)."""
         request = request_to_api(
-            self._model, system, messages, tools, max_tokens=max_tokens, temperature=temperature
+            self._model,
+            system,
+            messages,
+            tools,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            tool_choice=tool_choice,
         )
-        key = cache_key(request)
         if self.mode is not Mode.RECORD:
+            key = cache_key(request, self._version())
             cached = self._lookup(key)
             if cached is not None:
                 self.meter.record_cache_hit()
@@ -152,14 +181,37 @@ class CachedLLM:
                 raise ReplayMiss(self._miss_message(key, request))
         assert self.inner is not None  # guaranteed by the constructor for these modes
         completion = self.inner.complete(
-            system, messages, tools, max_tokens=max_tokens, temperature=temperature
+            system,
+            messages,
+            tools,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            tool_choice=tool_choice,
         )
-        self._store(key, request, completion)
+        if completion.final:
+            self._store(request, completion)
+        else:
+            log.info("LLM answer not cached: stop_reason %s", completion.stop_reason)
         return completion
+
+    def _version(self) -> str:
+        """The exact model the API last answered with for the requested one ("" unknown)."""
+        with self._connect() as db:
+            try:
+                row = db.execute(
+                    "SELECT version FROM llm_versions WHERE model = ?", (self._model,)
+                ).fetchone()
+            except sqlite3.OperationalError as exc:
+                if self.mode is Mode.REPLAY and "no such table" in str(exc):
+                    raise LLMUnavailable(
+                        f"replay: {self.path} is not an LLM recording of this veribot version"
+                    ) from exc
+                raise
+        return "" if row is None else str(row[0])
 
     def __len__(self) -> int:
         with self._connect() as db:
-            row = db.execute("SELECT count(*) FROM llm_cache").fetchone()
+            row = db.execute("SELECT count(*) FROM llm_answers").fetchone()
         return int(row[0])
 
     @contextmanager
@@ -173,32 +225,47 @@ class CachedLLM:
 
     def _lookup(self, key: str) -> Completion | None:
         with self._connect() as db:
-            try:
-                row = db.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
-            except sqlite3.OperationalError as exc:
-                if self.mode is Mode.REPLAY and "no such table" in str(exc):
-                    raise LLMUnavailable(f"replay: {self.path} is not an LLM recording") from exc
-                raise
-        return None if row is None else completion_from_api(json.loads(row[0]))
+            row = db.execute(
+                "SELECT response, created FROM llm_answers WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        if self.ttl_s is not None and float(row[1]) + self.ttl_s < self._clock():
+            log.debug("LLM cache entry %s expired", key[:12])
+            return None
+        return completion_from_api(json.loads(row[0]))
 
-    def _store(self, key: str, request: dict[str, object], completion: Completion) -> None:
+    def _store(self, request: dict[str, object], completion: Completion) -> None:
+        """Store under the exact version that answered, and remember it for the model."""
+        version = completion.model or self._model
+        now = self._clock()
         with self._connect() as db:
+            old = db.execute(
+                "SELECT version FROM llm_versions WHERE model = ?", (self._model,)
+            ).fetchone()
+            if old is not None and old[0] != version:
+                log.info("model %s now answers as %s (was %s)", self._model, version, old[0])
             db.execute(
-                "INSERT OR REPLACE INTO llm_cache (key, model, request, response, created) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO llm_versions (model, version, seen) VALUES (?, ?, ?)",
+                (self._model, version, now),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO llm_answers "
+                "(key, model, version, request, response, created) VALUES (?, ?, ?, ?, ?, ?)",
                 (
-                    key,
+                    cache_key(request, version),
                     self._model,
+                    version,
                     json.dumps(request, sort_keys=True, ensure_ascii=False),
                     json.dumps(completion.to_api(), sort_keys=True, ensure_ascii=False),
-                    time.time(),
+                    now,
                 ),
             )
 
     def _miss_message(self, key: str, request: dict[str, object]) -> str:
         with self._connect() as db:
             total, same_model = db.execute(
-                "SELECT count(*), coalesce(sum(model = ?), 0) FROM llm_cache", (self._model,)
+                "SELECT count(*), coalesce(sum(model = ?), 0) FROM llm_answers", (self._model,)
             ).fetchone()
         messages = request["messages"]
         turns = len(messages) if isinstance(messages, list) else 0

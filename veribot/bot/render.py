@@ -372,6 +372,9 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
+markdown_text = _md  # text from outside (the model, the pull request) in a Markdown comment
+
+
 def render_markdown(report: Report) -> str:
     """The pull-request summary comment (with a hidden marker to find it again)."""
     out = [

@@ -45,6 +45,7 @@ from github import Auth, Github, GithubIntegration
 from veribot.bot.agentreview import AgentConfig, anthropic_agent
 from veribot.bot.config import (
     DEFAULT_ANTHROPIC_URL,
+    AgentCeilings,
     ConfigError,
     RepoConfig,
     Settings,
@@ -64,7 +65,13 @@ from veribot.bot.github import (
 )
 from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.queue import Command, Job
-from veribot.bot.render import SUMMARY_MARKER, explain, render_markdown, summary_line
+from veribot.bot.render import (
+    SUMMARY_MARKER,
+    explain,
+    markdown_text,
+    render_markdown,
+    summary_line,
+)
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget
 from veribot.checks.llm import LLMBudget
@@ -301,6 +308,7 @@ def review_and_post(
                 agent_reason=why_not,
             )
             report = review(request, progress)
+            notes = (*notes, *(asked.notes if asked is not None else ()))
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {error}"
         client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
@@ -427,7 +435,7 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
         line = in_diff[0] if in_diff else lines[0]
         body = f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
         if report.agent_model and item.agent is not None:
-            body += f"Agent: {item.agent.outcome.value}: {item.agent.summary}\n\n"
+            body += f"Agent: {item.agent.outcome.value}: {markdown_text(item.agent.summary)}\n\n"
             body += "<sub>veribot: the solver's verdict; the agent's answer, checked</sub>"
         else:
             body += "<sub>veribot, solver-only review</sub>"
@@ -506,6 +514,7 @@ class AgentAccess:
     cache: Path | None = None
     pr_text: str = ""  # the pull request's title and description: data for the agent
     unavailable: str | None = None  # why it cannot be asked even with a key
+    ceilings: AgentCeilings = field(default_factory=AgentCeilings)  # over `.veribot.toml`
 
     @classmethod
     def of(cls, deps: WorkerDeps, pr_text: str = "") -> AgentAccess:
@@ -517,6 +526,7 @@ class AgentAccess:
             cache=settings.llm_cache_path,
             pr_text=pr_text,
             unavailable=deps.agent_unavailable,
+            ceilings=settings.agent_ceilings,
         )
 
 
@@ -550,6 +560,8 @@ def pull_request_agent(
         temperature=config.agent_temperature,
         pr_text=access.pr_text,
         cache=access.cache,
+        ceilings=access.ceilings,
+        default_model=access.model,
     ) as agent:
         yield agent, ""
 

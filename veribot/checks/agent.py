@@ -2,12 +2,16 @@
 
 Seed 000, section 5.2: the **analyzer** is asked "is this change behaviour-preserving?"
 about one changed function. It may read more code with ``cat`` and ``code_search`` over the
-two revisions (``agentview``) for at most ``AgentLimits.max_steps`` model calls, and ends
-with its answer (equivalent / not equivalent / unknown), its explanation and the relevant
-original, modified and common code. The **formalizer** (section 5.4) turns that answer into
-facts of the predicate vocabulary (``facts``), as JSON checked against the schema, in up to
-``AgentLimits.formalizer_rounds`` rounds, each asking only for the facts still missing
-given those recorded so far; the union is kept.
+two revisions (``agentview``), and any tools another module registers
+(``agenttools.AgentTool``), for at most ``AgentLimits.max_steps`` model calls, and ends by
+calling ``submit_answer``: its answer (equivalent / not equivalent / unknown), explanation
+and the relevant original, modified and common code, as JSON checked against the tool's
+schema. The last step forces that call. The **formalizer** (section 5.4) turns the answer
+into facts of the predicate vocabulary (``facts``), as a forced ``record_facts`` call checked
+against the schema, in up to ``AgentLimits.formalizer_rounds`` rounds, each asking only for
+the facts still missing given those recorded so far; the union is kept. An answer of
+"unknown", a refusal or a cut-off answer is not formalized: there is no argument to check.
+``refine`` runs one more round when the verifier finds the facts leave code out.
 
 Pull-request text and code reach the model inside DATA fences (``prompts.data_block``),
 never as instructions. Nothing here decides a verdict: the agent's answer is a claim that
@@ -21,11 +25,11 @@ from __future__ import annotations
 import enum
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from veribot.checks import prompts
+from veribot.checks.agenttools import ANSWER_TOOL, SUBMIT_ANSWER, AgentTool, validate
 from veribot.checks.agentview import TOOLS, SourceView, ToolError
 from veribot.checks.facts import TABLE_2, Fact, FactSet, fact_schema, parse_facts, vocabulary_text
 from veribot.checks.llm import (
@@ -33,6 +37,7 @@ from veribot.checks.llm import (
     BudgetExceeded,
     LLMError,
     Message,
+    TextBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -61,6 +66,10 @@ class AgentLimits:
     formalizer_max_tokens: int = 8192
     temperature: float = 0.0
     max_facts: int = 2000  # a formalizer flooding facts is cut off here
+    max_invalid_answers: int = 2  # invalid submit_answer calls sent back before giving up
+    omission_rounds: int = 1  # extra formalizer rounds when the facts leave code out
+    unit_tokens: int | None = 200_000  # tokens one unit may use (None: only the review's cap)
+    max_prover_checks: int = 8  # claims sent to the prover per unit
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,8 @@ class Analysis:
     common_code: str = ""
     steps: int = 0  # model calls
     tool_calls: tuple[ToolCall, ...] = ()
-    stopped: str = "answered"  # "answered", "step limit", "no answer", "cut off"
+    # "answered", "no answer", "invalid answer", "cut off", "refused"
+    stopped: str = "answered"
 
 
 @dataclass(frozen=True)
@@ -136,10 +146,13 @@ def ask(
     limits: AgentLimits = AgentLimits(),
     *,
     meter: UsageMeter | None = None,
+    tools: Sequence[AgentTool] = (),
 ) -> AgentRun:
     """Analyze and formalize one unit; an ``LLMError`` becomes ``AgentRun.error``.
 
     ``meter`` (the review's, when it has one) gives this unit's share of the usage.
+    Without an argument to check (an "unknown" answer, a refusal, a cut-off answer) there
+    is no formalizing. ``tools``: more tools for the analyzer (``agenttools.AgentTool``).
     """
     before = meter.report() if meter is not None else UsageReport()
 
@@ -147,9 +160,11 @@ def ask(
         return meter.report().minus(before) if meter is not None else UsageReport()
 
     analysis: Analysis | None = None
+    formalization: Formalization | None = None
     try:
-        analysis = analyze(llm, question, view, limits)
-        formalization = formalize(llm, question, analysis, limits)
+        analysis = analyze(llm, question, view, limits, tools=tools)
+        if analysis.answer is not Answer.UNKNOWN:
+            formalization = formalize(llm, question, analysis, limits)
     except LLMError as exc:
         log.warning("agent for %s::%s: %s", question.path, question.entry, exc)
         return AgentRun(
@@ -166,16 +181,20 @@ def ask(
 
 
 def analyzer_prompt(question: Question) -> tuple[str, str]:
-    """The analyzer's system prompt and first user message."""
+    """The analyzer's system prompt and first user message.
+
+    Everything taken from the pull request (paths, names, code, its title and description)
+    is inside DATA fences.
+    """
     q = question
+    where = (
+        f"function: {q.entry}\n"
+        f"original: original/{q.original_path} lines {_span(q.before_lines)}\n"
+        f"modified: modified/{q.path} lines {_span(q.after_lines)}"
+    )
     user = prompts.render(
         "analyzer_user",
-        entry=q.entry,
-        path=q.path,
-        before_path=q.original_path,
-        after_path=q.path,
-        before_lines=_span(q.before_lines),
-        after_lines=_span(q.after_lines),
+        unit=prompts.data_block("unit", where),
         before_code=prompts.data_block(
             "original_code", _numbered(q.before_code, q.before_lines[0])
         ),
@@ -185,73 +204,129 @@ def analyzer_prompt(question: Question) -> tuple[str, str]:
     return prompts.load("analyzer_system"), user
 
 
+ANSWER_NOW = (
+    "Give your final answer now: call submit_answer with the answer, the explanation and "
+    "the relevant code."
+)
+
+
 def analyze(
-    llm: LLM, question: Question, view: SourceView, limits: AgentLimits = AgentLimits()
+    llm: LLM,
+    question: Question,
+    view: SourceView,
+    limits: AgentLimits = AgentLimits(),
+    *,
+    tools: Sequence[AgentTool] = (),
 ) -> Analysis:
-    """The ReAct loop: call tools while the model asks for them, up to ``max_steps`` calls."""
+    """The ReAct loop: call tools while the model asks for them, up to ``max_steps`` calls.
+
+    The answer is the input of a ``submit_answer`` call, validated against its schema; prose
+    is never read for it. The last step, and any step after a turn that ended without an
+    answer or with an invalid one, forces that call (``tool_choice``). ``tools`` are offered
+    beside ``cat`` and ``code_search`` (``agenttools.AgentTool``).
+    """
     system, user = analyzer_prompt(question)
+    extra = {t.spec.name: t for t in tools}
+    specs = [*TOOLS, *(t.spec for t in tools), ANSWER_TOOL]
+    names = [t.name for t in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two agent tools share a name: {names}")
     messages: list[Message] = [Message.user(user)]
     calls: list[ToolCall] = []
-    texts: list[str] = []
+    force = False
+    invalid = 0
     for step in range(1, limits.max_steps + 1):
+        problems: list[str] = []
+        forced = SUBMIT_ANSWER if force or step == limits.max_steps else None
         completion = llm.complete(
-            system, messages, TOOLS, max_tokens=limits.max_tokens, temperature=limits.temperature
+            system,
+            messages,
+            specs,
+            max_tokens=limits.max_tokens,
+            temperature=limits.temperature,
+            tool_choice=forced,
         )
-        messages.append(completion.as_message())
-        if completion.text.strip():
-            texts.append(completion.text)
+        turn = completion.as_message()
+        # The API refuses an empty assistant turn; an empty answer is kept as a word.
+        messages.append(turn if turn.content else Message("assistant", (TextBlock("..."),)))
+        if completion.refused or completion.cut_off:
+            stopped = "refused" if completion.refused else "cut off"
+            return _no_answer(stopped, step, calls)
         uses = completion.tool_uses
+        answers = [u for u in uses if u.name == SUBMIT_ANSWER]
+        if len(answers) == 1:
+            problems = validate(ANSWER_TOOL.input_schema, dict(answers[0].input))
+            if not problems:
+                return _analysis(answers[0].input, step, tuple(calls))
+        elif answers:
+            problems = [f"call {SUBMIT_ANSWER} once, not {len(answers)} times"]
         if not uses:
-            stopped = "cut off" if completion.stop_reason == "max_tokens" else "answered"
-            return _parse_analysis("\n".join(texts), step, tuple(calls), stopped)
+            if forced is not None or step == limits.max_steps:
+                break
+            force = True
+            messages.append(Message.user(ANSWER_NOW))
+            continue
         results: list[ToolResultBlock] = []
         for use in uses:
+            if use.name == SUBMIT_ANSWER:
+                text = "; ".join(problems[:8])
+                results.append(ToolResultBlock(use.id, f"invalid answer: {text}", is_error=True))
+                continue
             try:
-                output = view.call(use.name, use.input)
+                output = _call_tool(view, extra, use)
                 calls.append(ToolCall(use.name, dict(use.input)))
                 results.append(ToolResultBlock(use.id, output))
             except ToolError as exc:
                 calls.append(ToolCall(use.name, dict(use.input), str(exc)))
                 results.append(ToolResultBlock(use.id, str(exc), is_error=True))
         messages.append(Message.tool_results(results))
-    log.info("analyzer for %s stopped at the step limit (%d)", question.entry, limits.max_steps)
-    return _parse_analysis("\n".join(texts), limits.max_steps, tuple(calls), "step limit")
+        if answers:
+            invalid += 1
+            if invalid > limits.max_invalid_answers:
+                log.info("analyzer for %s: %d invalid answers", question.entry, invalid)
+                stopped = "invalid answer"
+                return _no_answer(stopped, step, calls)
+            force = True
+    log.info("analyzer for %s gave no answer in %d steps", question.entry, limits.max_steps)
+    return _no_answer("no answer", limits.max_steps, calls)
 
 
-_ANSWER = re.compile(r"<Answer>\s*(.*?)\s*</Answer>", re.S | re.I)
+def _no_answer(stopped: str, steps: int, calls: Sequence[ToolCall]) -> Analysis:
+    return Analysis(Answer.UNKNOWN, "", steps=steps, tool_calls=tuple(calls), stopped=stopped)
 
 
-def _section(text: str, name: str) -> str:
-    found = re.findall(rf"<{name}>(.*?)</{name}>", text, re.S | re.I)
-    return found[-1].strip() if found else ""
+def _call_tool(view: SourceView, extra: Mapping[str, AgentTool], use: ToolUseBlock) -> str:
+    """Run one tool call after checking its input against the tool's schema."""
+    tool = extra.get(use.name)
+    schema = tool.spec.input_schema if tool is not None else _VIEW_SCHEMAS.get(use.name)
+    if schema is not None:
+        problems = validate(schema, dict(use.input))
+        if problems:
+            raise ToolError(f"invalid input for {use.name}: " + "; ".join(problems[:8]))
+    if tool is not None:
+        return tool.run(use.input)
+    return view.call(use.name, use.input)
 
 
-def parse_answer(raw: str) -> Answer:
-    """``equivalent`` / ``not equivalent`` / anything else (unknown)."""
-    words = " ".join(raw.lower().replace("-", " ").replace("_", " ").split()).strip(" .*`")
-    if words in ("equivalent", "yes", "semantically equivalent"):
-        return Answer.EQUIVALENT
-    if words in ("not equivalent", "no", "non equivalent", "inequivalent"):
-        return Answer.NOT_EQUIVALENT
-    return Answer.UNKNOWN
+_VIEW_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
 
 
-def _parse_analysis(text: str, steps: int, calls: tuple[ToolCall, ...], stopped: str) -> Analysis:
-    """Read the final sections; an answer the model did not give is unknown."""
-    found = _ANSWER.findall(text)
-    answer = parse_answer(found[-1]) if found and stopped == "answered" else Answer.UNKNOWN
-    if not found and stopped == "answered":
-        stopped = "no answer"
-    explanation = _section(text, "Explanation") or text.strip()
+def _analysis(raw: Mapping[str, object], steps: int, calls: tuple[ToolCall, ...]) -> Analysis:
+    """The analysis from a valid ``submit_answer`` input."""
+
+    def text(key: str) -> str:
+        value = raw.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
     return Analysis(
-        answer=answer,
-        explanation=explanation,
-        original_code=_section(text, "Original Code"),
-        modified_code=_section(text, "Modified Code"),
-        common_code=_section(text, "Common Code"),
+        answer=Answer(text("answer")),
+        explanation=text("explanation"),
+        original_code=text("original_code"),
+        modified_code=text("modified_code"),
+        common_code=text("common_code"),
         steps=steps,
         tool_calls=calls,
-        stopped=stopped,
+        stopped="answered",
     )
 
 
@@ -312,12 +387,14 @@ def formalizer_prompt(
             else "Are these facts sufficient to decide the equivalence? Record only the "
             "facts that are missing (none if nothing is missing) and set complete."
         )
+    where = (
+        f"function: {q.entry}\n"
+        f"Code1: {q.original_path} lines {_span(q.before_lines)}\n"
+        f"Code2: {q.path} lines {_span(q.after_lines)}"
+    )
     user = prompts.render(
         "formalizer_user",
-        entry=q.entry,
-        path=q.path,
-        before_lines=_span(q.before_lines),
-        after_lines=_span(q.after_lines),
+        unit=prompts.data_block("unit", where),
         before_code=prompts.data_block("code1", _numbered(q.before_code, q.before_lines[0])),
         after_code=prompts.data_block("code2", _numbered(q.after_code, q.after_lines[0])),
         snippets=prompts.data_block("analyzer_code", snippets or "(none)"),
@@ -353,8 +430,16 @@ def formalize(
             [tool],
             max_tokens=limits.formalizer_max_tokens,
             temperature=limits.temperature,
+            tool_choice=RECORD_FACTS,
         )
-        new, said_complete, rejected = _read_facts(completion.tool_uses, completion.text)
+        if completion.refused:
+            problems.append(f"round {round_no}: the model refused")
+            break
+        new: list[Fact]
+        if completion.cut_off:
+            new, said_complete, rejected = [], False, ["the answer was cut off at max_tokens"]
+        else:
+            new, said_complete, rejected = _read_facts(completion.tool_uses, completion.text)
         problems += [f"round {round_no}: {p}" for p in rejected]
         note = (
             "Part of your previous answer was rejected: " + "; ".join(rejected[:5]) + ". Call "
@@ -375,6 +460,46 @@ def formalize(
             complete = True
             break
     return Formalization(FactSet(facts), rounds, complete, tuple(problems))
+
+
+def refine(
+    llm: LLM,
+    question: Question,
+    analysis: Analysis,
+    done: Formalization,
+    missing: Sequence[str],
+    limits: AgentLimits = AgentLimits(),
+) -> Formalization:
+    """One more formalizer round, told where the verifier found the facts leave code out.
+
+    ``missing`` says where (e.g. "controldep at before line 4, for y"), not the facts
+    themselves; the round's valid facts are added to ``done``'s.
+    """
+    note = (
+        "The verifier found that the facts recorded so far leave out facts of the code "
+        "that the equivalence depends on: " + "; ".join(missing[:12]) + ". Record the "
+        f"missing facts (only those) with {RECORD_FACTS} and set complete."
+    )
+    system, user = formalizer_prompt(question, analysis, done.facts, done.rounds + 1, note)
+    completion = llm.complete(
+        system,
+        [Message.user(user)],
+        [record_facts_tool()],
+        max_tokens=limits.formalizer_max_tokens,
+        temperature=limits.temperature,
+        tool_choice=RECORD_FACTS,
+    )
+    if completion.refused or completion.cut_off:
+        why = "refused" if completion.refused else "was cut off at max_tokens"
+        problems = (*done.problems, f"round {done.rounds + 1}: the model {why}")
+        return Formalization(done.facts, done.rounds + 1, done.complete, problems)
+    new, said_complete, rejected = _read_facts(completion.tool_uses, completion.text)
+    room = max(0, limits.max_facts - len(done.facts))
+    added = [f for f in new if f not in done.facts][:room]
+    problems = (*done.problems, *(f"round {done.rounds + 1}: {p}" for p in rejected))
+    return Formalization(
+        done.facts | FactSet(added), done.rounds + 1, said_complete and not rejected, problems
+    )
 
 
 def _read_facts(uses: Sequence[ToolUseBlock], text: str) -> tuple[list[Fact], bool, list[str]]:

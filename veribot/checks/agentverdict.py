@@ -7,13 +7,17 @@ never grants "verified" and never refutes; this module only judges the agent:
 - **agent right, verified**: it answered "equivalent" and the solver proved it (the proof's
   assumptions are listed; contradicted claims, if any, are still shown);
 - **agent right, refuted**: it answered "not equivalent" and a difference was reproduced;
-- **agent wrong, caught**: it answered "equivalent" and a difference was reproduced, or a
-  claim of its reasoning is contradicted by the code's own facts (with the line), or it
-  answered "equivalent" while its facts omit a control dependence that the code has on a
-  changed line (a dropped ``controldep``), or it answered "not equivalent" and the solver
-  proved equivalence;
-- **inconclusive**: none of these; the finding says which claims were unchecked and why,
-  and which code facts the agent's argument left out;
+- **agent wrong, caught**: only when it answered "equivalent" and a difference was
+  reproduced, or when a fact it asserted is contradicted by the code's own facts (with
+  the line). Facts are compared modulo spelling (``claims.normalise``: literals by value,
+  the agent's temporaries renamed to the code's);
+- **inconclusive**: anything else; the finding says which claims were unchecked and why,
+  and which code facts the agent's argument left out. An omission (e.g. a control
+  dependence on a changed line that its facts leave out) is not a mistake: it makes the
+  judgement inconclusive, and ``ask_and_assess`` runs one more formalizer round, told
+  where the facts fall short (``AgentLimits.omission_rounds``). An "unknown" answer is
+  never wrong, and a "not equivalent" beside a proof is inconclusive too: the proof holds
+  for its stated domain and assumptions, which the agent's objection may lie outside;
 - **agent not asked** / **agent unavailable**: no model configured, or it could not answer.
 
 ``combine`` is pure and takes the claim statuses and the verification condition as data;
@@ -24,16 +28,35 @@ from __future__ import annotations
 
 import difflib
 import enum
+import json
 import logging
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
-from veribot.checks.agent import AFTER, BEFORE, AgentRun, Answer
-from veribot.checks.claims import PROOF_BUDGET, ClaimStatus, check_claims
+from veribot.checks.agent import (
+    AFTER,
+    BEFORE,
+    AgentLimits,
+    AgentRun,
+    Answer,
+    Question,
+    ask,
+    refine,
+)
+from veribot.checks.agenttools import AgentTool
+from veribot.checks.agentview import SourceView
+from veribot.checks.claims import (
+    PROOF_BUDGET,
+    ClaimStatus,
+    ProverAllowance,
+    canonical_facts,
+    check_claims,
+)
 from veribot.checks.datalog import equivalence_condition
 from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
-from veribot.checks.llm import UsageReport
+from veribot.checks.llm import LLM, LLMError, UsageMeter, UsageReport
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)
@@ -100,7 +123,7 @@ class AgentFinding:
         return sum(1 for c in self.claims if c.status is status)
 
 
-BUDGET_CUT = "inconclusive (budget): the agent was not asked, the review's LLM budget is spent"
+BUDGET_CUT = "inconclusive (budget): the agent was not asked"
 NOT_ASKED = AgentFinding(AgentOutcome.NOT_ASKED, "agent not asked (no model configured)")
 
 
@@ -115,7 +138,7 @@ def combine(
     """Judge the agent's run against the engine's ``result`` (see the module docstring).
 
     ``dropped`` describes a control dependence on a changed line that the agent's facts
-    omit ("" for none): with an "equivalent" answer, the agent is caught on it.
+    omit ("" for none): shown as a reason the judgement is inconclusive, never as a mistake.
     """
     if run is None:
         return NOT_ASKED
@@ -159,8 +182,9 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
     if result.verdict is Verdict.VERIFIED:
         if answer is Answer.NOT_EQUIVALENT:
             return (
-                AgentOutcome.WRONG_CAUGHT,
-                "the agent said not equivalent, but the solver proved equivalence",
+                AgentOutcome.INCONCLUSIVE,
+                "the agent said not equivalent, but the solver proved equivalence for the "
+                "stated domain and assumptions (its objection, if sound, lies outside them)",
             )
         if answer is Answer.EQUIVALENT:
             text = "the agent said equivalent, and the solver proved it"
@@ -169,7 +193,7 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
             return AgentOutcome.RIGHT_VERIFIED, text
         return AgentOutcome.INCONCLUSIVE, "the agent did not decide; the solver proved equivalence"
     # The engine decided nothing: only the agent's own claims can be judged.
-    if contradicted:
+    if contradicted and answer is not Answer.UNKNOWN:
         first = contradicted[0]
         where = f" (line {first.line})" if first.line is not None else ""
         return (
@@ -177,21 +201,23 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
             f"the agent said {answer.value}, but the code contradicts its claim "
             f"{first.fact}{where}" + (f": {first.why}" if first.why else ""),
         )
-    if answer is Answer.EQUIVALENT and finding.dropped:
-        return (
-            AgentOutcome.WRONG_CAUGHT,
-            f"the agent said equivalent, but its facts {finding.dropped}, which the code has",
-        )
     reasons: list[str] = []
+    if answer is Answer.UNKNOWN:
+        return AgentOutcome.INCONCLUSIVE, "the agent did not decide (it answered unknown)"
     if finding.error:
         reasons.append(f"the formalizer was cut off ({finding.error})")
+    if finding.dropped:
+        reasons.append(f"its facts {finding.dropped}")
     if unchecked:
         reasons.append(
             f"{len(unchecked)} claim(s) could not be checked against the code "
             f"(e.g. {unchecked[0].fact}: {unchecked[0].why or 'beyond the code facts'})"
         )
     if finding.omitted:
-        reasons.append(f"its facts leave out {len(finding.omitted)} code fact(s) that matter")
+        rounds = f" after {finding.formalizer_rounds} formalizer round(s)"
+        reasons.append(
+            f"its facts leave out {len(finding.omitted)} code fact(s) that matter{rounds}"
+        )
     cond = finding.condition
     if cond is not None and cond.holds is False:
         reasons.append("the equivalence condition does not hold on its checked facts")
@@ -217,6 +243,7 @@ def assess(
     entry: str,
     *,
     timeout_s: float = 10.0,
+    max_proofs: int | ProverAllowance | None = None,
     execute: bool = True,
 ) -> AgentFinding:
     """Check the agent's facts against the code's and ``combine``.
@@ -233,20 +260,22 @@ def assess(
     agent = run.formalization.facts
     try:
         code = (
-            code_facts(before_source, entry, BEFORE),
-            code_facts(after_source, entry, AFTER),
+            canonical_facts(code_facts(before_source, entry, BEFORE)),
+            canonical_facts(code_facts(after_source, entry, AFTER)),
         )
     except (SyntaxError, FunctionNotFound, ValueError) as exc:
         log.info("no code facts for %s: %s", entry, exc)
         claims = [ClaimReport(str(f), Status.UNCHECKED, f.line(), "no code facts") for f in agent]
         return combine(result, run, claims)
-    checked = check_claims(agent, code[0], code[1], {BEFORE: before_source, AFTER: after_source},
+    sources = {BEFORE: before_source, AFTER: after_source}
+    checked = check_claims(agent, code[0], code[1], sources, max_proofs=max_proofs,
                            budget=replace(PROOF_BUDGET, execute=execute))
     claims = [ClaimReport(str(c.fact), Status(c.status.value), c.line, c.why) for c in checked]
-    supported = FactSet(c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
+    supported = FactSet(c.checked or c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
+    compared = FactSet(c.checked or c.fact for c in checked)
     outcome = equivalence_condition(supported, timeout_s=timeout_s)
     changed = changed_lines(before_source, after_source)
-    left_out = _left_out(agent, code[0] | code[1], changed)
+    left_out = _left_out(compared, code[0] | code[1], changed)
     if outcome.holds:
         with_code = equivalence_condition(supported | code[0] | code[1], timeout_s=timeout_s)
         if with_code.holds is False:
@@ -255,7 +284,7 @@ def assess(
     dependences = [f for f in left_out if f.pred == "controldep" and _on(f, changed)]
     dropped = ""
     if dependences:
-        dropped = _describe_dependence(dependences[0], {BEFORE: before_source, AFTER: after_source})
+        dropped = _describe_dependence(dependences[0], sources)
     return combine(
         result,
         run,
@@ -264,6 +293,86 @@ def assess(
         [str(f) for f in ordered[:OMITTED_LIMIT]],
         dropped,
     )
+
+
+def ask_and_assess(
+    llm: LLM,
+    question: Question,
+    view: SourceView,
+    result: Result,
+    before_source: str,
+    after_source: str,
+    entry: str,
+    limits: AgentLimits | None = None,
+    *,
+    meter: UsageMeter | None = None,
+    tools: Sequence[AgentTool] = (),
+    timeout_s: float = 10.0,
+    execute: bool = True,
+) -> AgentFinding:
+    """Ask the agent about one unit and judge it; when the engine decided nothing (so the
+    judgement rests on the agent's facts) and its facts leave code out, give the formalizer
+    up to ``limits.omission_rounds`` more rounds, told where, and judge again.
+
+    Within ``meter`` (when given) the unit's calls are also capped at ``limits.unit_tokens``.
+    """
+    limits = limits or AgentLimits()
+    start = meter.report() if meter is not None else UsageReport()
+    prover = ProverAllowance(limits.max_prover_checks)  # for the unit, across judgements
+
+    def judged(run: AgentRun) -> AgentFinding:
+        return assess(
+            result,
+            run,
+            before_source,
+            after_source,
+            entry,
+            timeout_s=timeout_s,
+            max_proofs=prover,
+            execute=execute,
+        )
+
+    with _unit_cap(meter, limits.unit_tokens):
+        run = ask(llm, question, view, limits, meter=meter, tools=tools)
+        finding = judged(run)
+        for _ in range(limits.omission_rounds):
+            analysis, done = run.analysis, run.formalization
+            settled = result.verdict is not Verdict.INCONCLUSIVE or (
+                finding.outcome is not AgentOutcome.INCONCLUSIVE
+            )
+            if settled or not finding.omitted or analysis is None or done is None or run.error:
+                break
+            try:
+                more = refine(llm, question, analysis, done, _where(finding.omitted), limits)
+            except LLMError as exc:
+                log.warning("formalizer round for %s: %s", entry, exc)
+                run = replace(run, error=f"{type(exc).__name__}: {exc}")
+                break
+            run = replace(run, formalization=more)
+            finding = judged(run)
+    if meter is not None:
+        finding = replace(finding, usage=meter.report().minus(start))
+    return finding
+
+
+def _unit_cap(meter: UsageMeter | None, tokens: int | None) -> AbstractContextManager[None]:
+    return meter.unit(tokens) if meter is not None else nullcontext()
+
+
+def _where(omitted: Sequence[str]) -> list[str]:
+    """Where the omitted code facts are (predicate, version, line, variable), not the facts."""
+    out: list[str] = []
+    for text in omitted:
+        pred, _, rest = text.partition("(")
+        try:
+            args = json.loads(f"[{rest.removesuffix(')')}]")
+        except ValueError:
+            continue
+        if isinstance(args, list) and len(args) >= 3:
+            item = f"{pred} at {args[1]} line {args[2]}, for {args[0]}"
+            if item not in out:
+                out.append(item)
+    return out
 
 
 OMITTED_LIMIT = 8

@@ -13,7 +13,15 @@ Each agent fact is:
 
 Claims about helpers (``exprEquiv``) are obligations, discharged with the prover
 (``equivalence.check_pair`` without random search) when every helper they call is defined
-in ``sources`` (name -> module source; the version labels name the two versions' files).
+in ``sources`` (name -> module source; the version labels name the two versions' files),
+at most ``max_proofs`` of them per call; the rest stay unchecked, saying so.
+
+Facts are compared modulo spelling (:func:`normalise`): a literal is compared by its value
+(``"hi"`` and ``'hi'`` are one literal, ``1`` and ``True`` are two), and the temporaries
+the agent introduced when normalising expressions (names neither version's code uses)
+are renamed, consistently, to the front end's temporaries (``$t1`` ...) they match best.
+A fact about a temporary that matches none of the code's stays unchecked: naming a value
+the code does not name is not a claim the code can contradict.
 """
 
 from __future__ import annotations
@@ -22,11 +30,11 @@ import ast
 import builtins
 import enum
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.facts import Fact, FactSet
+from veribot.checks.facts import VOCABULARY, Fact, FactSet
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)
@@ -48,12 +56,26 @@ class ClaimStatus(enum.Enum):
 
 @dataclass(frozen=True)
 class Claim:
-    """One agent fact, what the code says about it, and the line it concerns."""
+    """One agent fact, what the code says about it, and the line it concerns.
+
+    ``checked`` is the fact as compared: literals in canonical spelling and the agent's
+    temporaries renamed to the code's (equal to ``fact`` when nothing was renamed).
+    """
 
     fact: Fact
     status: ClaimStatus
     line: int | None
     why: str
+    checked: Fact | None = None
+
+
+@dataclass
+class ProverAllowance:
+    """The prover checks one unit may still make, shared by its judgements, and the
+    results of those made (a claim judged again is not proved again)."""
+
+    left: int | None  # None: no cap
+    done: dict[tuple[str, str], tuple[ClaimStatus, str]] = field(default_factory=dict)
 
 
 def check_claims(
@@ -63,10 +85,176 @@ def check_claims(
     sources: Mapping[str, str],
     *,
     budget: Budget = PROOF_BUDGET,
+    max_proofs: int | ProverAllowance | None = None,
 ) -> list[Claim]:
-    """The status of every agent fact, in the agent set's order."""
-    checker = _Checker(code_before | code_after, sources, budget)
-    return [checker.check(fact) for fact in agent]
+    """The status of every agent fact, in the agent set's order.
+
+    ``max_proofs``: how many claims may be sent to the prover (``None``: no cap), or a
+    ``ProverAllowance`` shared with other judgements of the same unit.
+    """
+    code = canonical_facts(code_before | code_after)
+    renamed, temporaries = normalise(agent, code, sources)
+    allowance = (
+        max_proofs if isinstance(max_proofs, ProverAllowance) else ProverAllowance(max_proofs)
+    )
+    checker = _Checker(code, sources, budget, allowance)
+    claims: list[Claim] = []
+    for fact in agent:
+        checked = renamed[fact]
+        stray = sorted(a for a in _var_args(checked) if a in temporaries)
+        if stray:
+            claim = checker.stray(fact, checked, set(stray))
+        else:
+            claim = checker.check(checked)
+            why = claim.why
+            names = [f"{a} is the code's {b}" for a, b in _renaming(fact, checked)]
+            if names:
+                why = f"{why} ({', '.join(names)})" if why else ", ".join(names)
+            claim = Claim(fact, claim.status, claim.line, why)
+        claims.append(Claim(claim.fact, claim.status, claim.line, claim.why, checked))
+    return claims
+
+
+# --- comparing modulo spelling ------------------------------------------------------------
+
+
+def canonical_literal(text: str) -> str:
+    """A literal's canonical spelling (``repr`` of its value); other text unchanged."""
+    if len(text) > 10_000 or (text.isidentifier() and text not in ("True", "False", "None")):
+        return text
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    try:
+        return repr(value)
+    except ValueError:  # an int too long for repr
+        return text
+
+
+def _var_positions(fact: Fact) -> tuple[int, ...]:
+    spec = VOCABULARY.get(fact.pred)
+    if spec is None:
+        return ()
+    return tuple(i for i, (_, kind) in enumerate(spec.args) if kind == "var")
+
+
+def _var_args(fact: Fact) -> list[str]:
+    return [str(fact.args[i]) for i in _var_positions(fact) if i < len(fact.args)]
+
+
+def _map_vars(fact: Fact, change: Callable[[str], str]) -> Fact:
+    positions = _var_positions(fact)
+    return Fact(
+        fact.pred,
+        tuple(
+            change(a) if i in positions and isinstance(a, str) else a
+            for i, a in enumerate(fact.args)
+        ),
+    )
+
+
+def canonical_facts(facts: Iterable[Fact]) -> FactSet:
+    """The facts with every literal in canonical spelling."""
+    return FactSet(_map_vars(f, canonical_literal) for f in facts)
+
+
+def _renaming(original: Fact, checked: Fact) -> list[tuple[str, str]]:
+    """The agent's temporaries that ``checked`` names by the code's names."""
+    pairs: list[tuple[str, str]] = []
+    for i in _var_positions(original):
+        a, b = original.args[i], checked.args[i]
+        if a != b and str(b).startswith("$") and (str(a), str(b)) not in pairs:
+            pairs.append((str(a), str(b)))
+    return pairs
+
+
+def code_names(sources: Mapping[str, str], code: FactSet) -> set[str]:
+    """Every name either version's code uses: identifiers of the sources, the code facts'."""
+    names = {a for f in code for a in _var_args(f)}
+    for source in sources.values():
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+def normalise(
+    agent: FactSet, code: FactSet, sources: Mapping[str, str]
+) -> tuple[dict[Fact, Fact], set[str]]:
+    """Each agent fact as compared (literals canonical, temporaries renamed), and the agent's
+    temporaries left without a counterpart in the code.
+
+    A temporary of the agent is an identifier in a variable position that neither version's
+    code uses (or a name spelled like the front end's, ``$t...``, which the agent cannot
+    know). It is
+    renamed to a temporary of the front end (``$t...``) of the same version: the pairs are
+    chosen greedily by how many of the agent's facts about it become code facts, each
+    code temporary taken at most once, so the renaming is consistent.
+    """
+    literal = {f: _map_vars(f, canonical_literal) for f in agent}
+    known = code_names(sources, code)
+
+    def is_temporary(name: str) -> bool:
+        if name.startswith("$t"):  # the front end's own temporaries' spelling: never known
+            return True
+        return name.isidentifier() and name not in known and not _is_literal(name)
+
+    mine: dict[tuple[str, str], list[Fact]] = {}  # (version, temporary) -> facts
+    for fact in literal.values():
+        version = fact.file() or ""
+        for name in _var_args(fact):
+            if is_temporary(name):
+                mine.setdefault((version, name), []).append(fact)
+    theirs: dict[str, set[str]] = {}
+    for fact in code:
+        for name in _var_args(fact):
+            if name.startswith("$t"):
+                theirs.setdefault(fact.file() or "", set()).add(name)
+    scored: list[tuple[int, str, str, str]] = []
+    for (version, name), facts in mine.items():
+        for candidate in sorted(theirs.get(version, ())):
+            swap = {name: candidate}.get
+            score = sum(1 for f in facts if _map_vars(f, _renamer(swap)) in code)
+            if score:
+                scored.append((-score, version, name, candidate))
+    chosen: dict[tuple[str, str], str] = {}
+    taken: set[tuple[str, str]] = set()
+    for _, version, name, candidate in sorted(scored):
+        if (version, name) not in chosen and (version, candidate) not in taken:
+            chosen[(version, name)] = candidate
+            taken.add((version, candidate))
+
+    def rename(fact: Fact) -> Fact:
+        version = fact.file() or ""
+        return _map_vars(fact, lambda a: chosen.get((version, a), a))
+
+    unmatched = {name for (version, name) in mine if (version, name) not in chosen}
+    return {f: rename(literal[f]) for f in agent}, unmatched
+
+
+def _renamer(lookup: Callable[[str], str | None]) -> Callable[[str], str]:
+    return lambda a: lookup(a) or a
+
+
+def _is_literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def unchecked(claims: Iterable[Claim]) -> list[Claim]:
@@ -83,10 +271,17 @@ def _base(name: str) -> str:
 
 
 class _Checker:
-    def __init__(self, code: FactSet, sources: Mapping[str, str], budget: Budget) -> None:
+    def __init__(
+        self,
+        code: FactSet,
+        sources: Mapping[str, str],
+        budget: Budget,
+        allowance: ProverAllowance,
+    ) -> None:
         self.code = code
         self.sources = sources
         self.budget = budget
+        self.allowance = allowance
         self.files = {str(f.args[1]) for f in code.by_pred("entry")}
         self.described = {(str(f.args[0]), int(f.args[1])) for f in code.by_pred("stmt")}
         for f in code.by_pred("entry"):
@@ -96,6 +291,26 @@ class _Checker:
         self.flows: dict[tuple[object, ...], set[tuple[object, ...]]] = {}
         for f in code.by_pred("flow"):
             self.flows.setdefault(f.args[:3], set()).add(f.args[3:])
+
+    def stray(self, fact: Fact, checked: Fact, names: set[str]) -> Claim:
+        """A fact naming temporaries of the agent that match none of the code's: contradicted
+        only when no value at all could stand for them (the line is fully described and no
+        code fact fits with anything in their places), otherwise unchecked."""
+        first = sorted(names)[0]
+        file, line = checked.file(), checked.line()
+        fits = any(
+            len(f.args) == len(checked.args)
+            and all(a in names or a == b for a, b in zip(checked.args, f.args, strict=True))
+            for f in self.code.by_pred(checked.pred)
+        )
+        if not fits and file is not None and (file, line) in self.described:
+            why = (
+                f"{file} line {line} is fully described by the code facts, and nothing there "
+                f"fits this, whatever {', '.join(sorted(names))} stand(s) for"
+            )
+            return Claim(fact, ClaimStatus.CONTRADICTED, fact.line(), why)
+        why = f"{first} is a temporary of the agent's normalisation that matches none of the code's"
+        return Claim(fact, ClaimStatus.UNCHECKED, fact.line(), why)
 
     def check(self, fact: Fact) -> Claim:
         line = fact.line()
@@ -225,13 +440,25 @@ class _Checker:
         sig2 = self._signature(str(f2))
         if sig1 is None or sig2 is None:
             return ClaimStatus.UNCHECKED, "the version's source is not available to the prover"
-        result = check_pair(
+        return self._prove(
             self.sources[str(f1)] + f"\n\ndef {_CLAIM_FN}({sig1}):\n    return {e1}\n",
             self.sources[str(f2)] + f"\n\ndef {_CLAIM_FN}({sig2}):\n    return {e2}\n",
-            _CLAIM_FN,
-            budget=self.budget,
+            f"{x} = {e1} and {y} = {e2}",
         )
-        return _from_result(result, f"{x} = {e1} and {y} = {e2}")
+
+    def _prove(self, before: str, after: str, claim: str) -> tuple[ClaimStatus, str]:
+        """One prover check, unless the cap on them is reached."""
+        allowance = self.allowance
+        known = allowance.done.get((before, after))
+        if known is not None:
+            return known
+        if allowance.left is not None:
+            if allowance.left <= 0:
+                return ClaimStatus.UNCHECKED, f"not sent to the prover (cap reached): {claim}"
+            allowance.left -= 1
+        outcome = _from_result(check_pair(before, after, _CLAIM_FN, budget=self.budget), claim)
+        allowance.done[(before, after)] = outcome
+        return outcome
 
     def _closed_form(self, var: str, file: str, line: int, depth: int) -> str | None:
         """``var``'s value at its definition as an expression over parameters and constants,
@@ -299,13 +526,11 @@ class _Checker:
             )
         signature = params.strip() or self._guess_signature(trees, defs)
         module = "\n\n".join(defs.values())
-        result = check_pair(
+        return self._prove(
             f"{module}\n\ndef {_CLAIM_FN}({signature}):\n    return {e1}\n",
             f"{module}\n\ndef {_CLAIM_FN}({signature}):\n    return {e2}\n",
-            _CLAIM_FN,
-            budget=self.budget,
+            f"{e1} == {e2}",
         )
-        return _from_result(result, f"{e1} == {e2}")
 
     def _helpers(self, trees: list[ast.Expression]) -> tuple[dict[str, str], set[str]]:
         """Definitions (with their imports) of every function the expressions call."""

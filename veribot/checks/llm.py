@@ -19,6 +19,11 @@ Accounting: a ``UsageMeter`` is created per review with an ``LLMBudget``. Every 
 is reserved with ``meter.reserve(...)`` *before* it is made (raising ``BudgetExceeded`` when
 the worst case would go over), then settled with the usage the API reported; cache hits
 are counted separately and cost nothing. ``meter.report()`` gives a ``UsageReport``.
+The meter also refuses calls past the review's deadline (``deadline_s``) and, within
+``meter.unit(tokens)``, calls that could take one unit over its own token cap.
+
+A request may force the model to call one tool (``tool_choice``, the tool's name): the
+agent uses it to make the model answer with a tool call, never in prose.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -150,6 +156,9 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
+FINAL_STOP_REASONS = frozenset({"end_turn", "tool_use", "stop_sequence"})
+
+
 @dataclass(frozen=True)
 class Completion:
     """The model's answer: content blocks, why it stopped, and what it cost."""
@@ -163,6 +172,21 @@ class Completion:
     def text(self) -> str:
         """All text blocks joined by newlines."""
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def cut_off(self) -> bool:
+        """The answer stopped at ``max_tokens``: it is incomplete."""
+        return self.stop_reason == "max_tokens"
+
+    @property
+    def refused(self) -> bool:
+        """The model declined to answer (``stop_reason`` "refusal")."""
+        return self.stop_reason == "refusal"
+
+    @property
+    def final(self) -> bool:
+        """A whole answer, fit to be cached: not cut off, not refused, not paused."""
+        return self.stop_reason in FINAL_STOP_REASONS
 
     @property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
@@ -249,9 +273,13 @@ def request_to_api(
     *,
     max_tokens: int,
     temperature: float,
+    tool_choice: str | None = None,
 ) -> dict[str, object]:
-    """The canonical JSON of a request: what is sent, hashed for caches, and recorded."""
-    return {
+    """The canonical JSON of a request: what is sent, hashed for caches, and recorded.
+
+    ``tool_choice`` names a tool the model must call (``None``: the model chooses).
+    """
+    request: dict[str, object] = {
         "model": model,
         "max_tokens": max_tokens,
         "temperature": float(temperature),
@@ -259,6 +287,14 @@ def request_to_api(
         "messages": [m.to_api() for m in messages],
         "tools": [t.to_api() for t in tools],
     }
+    if tool_choice is not None:
+        request["tool_choice"] = forced_tool(tool_choice)
+    return request
+
+
+def forced_tool(name: str) -> dict[str, object]:
+    """The Messages API ``tool_choice`` that makes the model call tool ``name``."""
+    return {"type": "tool", "name": name}
 
 
 def estimate_input_tokens(
@@ -291,8 +327,9 @@ class LLM(Protocol):
         *,
         max_tokens: int,
         temperature: float,
+        tool_choice: str | None = None,
     ) -> Completion:
-        """Send one request and return the model's answer."""
+        """Send one request and return the model's answer; ``tool_choice`` forces a tool."""
         ...
 
 
@@ -361,12 +398,43 @@ class UsageMeter:
     in one report.
     """
 
-    def __init__(self, budget: LLMBudget | None = None) -> None:
+    def __init__(
+        self,
+        budget: LLMBudget | None = None,
+        *,
+        deadline_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.budget = budget or LLMBudget()
+        self._clock = clock
+        self._deadline = None if deadline_s is None else clock() + deadline_s
         self._lock = threading.Lock()
         self._report = UsageReport()
         self._pending_calls = 0
         self._pending_tokens = 0
+        self._unit_base = 0  # tokens spent before the current unit began
+        self._unit_cap: int | None = None
+
+    def remaining_s(self) -> float | None:
+        """Seconds left before the review's deadline (``None``: no deadline)."""
+        return None if self._deadline is None else self._deadline - self._clock()
+
+    def expired(self) -> bool:
+        """Whether the review's deadline for the agent has passed."""
+        left = self.remaining_s()
+        return left is not None and left <= 0
+
+    @contextmanager
+    def unit(self, max_tokens: int | None) -> Iterator[None]:
+        """Within the block, calls are also capped at ``max_tokens`` in all (one unit's cap)."""
+        with self._lock:
+            self._unit_base = self._report.total_tokens + self._pending_tokens
+            self._unit_cap = max_tokens
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._unit_cap = None
 
     @contextmanager
     def reserve(self, worst_case_tokens: int) -> Iterator[Reservation]:
@@ -381,12 +449,20 @@ class UsageMeter:
             calls = r.calls + self._pending_calls
             tokens = r.total_tokens + self._pending_tokens
             problem = ""
-            if calls + 1 > b.max_calls:
+            unit_tokens = tokens - self._unit_base
+            if self.expired():
+                problem = "the review's deadline for the agent has passed"
+            elif calls + 1 > b.max_calls:
                 problem = f"all {b.max_calls} model calls allowed per review are spent"
             elif tokens + worst_case_tokens > b.max_tokens:
                 problem = (
                     f"this call could use up to {worst_case_tokens} tokens and {tokens} of the "
                     f"{b.max_tokens} allowed per review are already spent or reserved"
+                )
+            elif self._unit_cap is not None and unit_tokens + worst_case_tokens > self._unit_cap:
+                problem = (
+                    f"this call could use up to {worst_case_tokens} tokens and {unit_tokens} of "
+                    f"the {self._unit_cap} allowed per function are already spent or reserved"
                 )
             if problem:
                 self._report = _bump(r, refused=1)

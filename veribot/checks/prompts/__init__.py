@@ -13,7 +13,7 @@ import hashlib
 import string
 from importlib import resources
 
-PROMPT_VERSION = 1  # bump when a template's meaning changes (it is part of cache keys anyway)
+PROMPT_VERSION = 2  # bump when a template's meaning changes (it is part of cache keys anyway)
 
 
 @functools.cache
