@@ -84,12 +84,14 @@ __all__ = [
     "SandboxError",
     "SandboxRun",
     "canonical",
+    "isolation",
     "package_files",
     "parse_argument",
     "parse_literal",
     "parse_receiver",
     "run_calls",
     "run_script",
+    "weakened",
 ]
 
 log = logging.getLogger(__name__)

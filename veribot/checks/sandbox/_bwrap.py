@@ -126,7 +126,7 @@ def command(
 
     ``entries``: the names in ``workdir`` to bind read-only into the child's tmpfs there;
     ``argv``: the interpreter's command line, seen from inside; ``extra``: more bwrap
-    arguments just before the command (the self-test's weakened configurations).
+    arguments before the root is made read-only (the self-test's weakened configurations).
     """
     args = [bwrap.path, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv",
@@ -164,9 +164,9 @@ def command(
     for name in entries:
         path = os.path.join(workdir, name)
         args += ["--ro-bind", path, path]
-    args += ["--remount-ro", "/", "--chdir", workdir]
+    args += [*extra, "--remount-ro", "/", "--chdir", workdir]
     for key, value in env.items():
         args += ["--setenv", key, value]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    return [*args, *extra, "--", *argv]
+    return [*args, "--", *argv]

@@ -1161,7 +1161,8 @@ def main(argv: Sequence[str]) -> None:
     except OSError as exc:
         send({"t": "setup-failed", "error": f"{type(exc).__name__}: {exc}"})
         os._exit(70)
-    os.environ.clear()
+    for name in ("PYTHONHASHSEED", "PWD", "LC_CTYPE"):  # bwrap's and Python's own: the
+        os.environ.pop(name, None)  # rest of bwrap's empty environment stays, for the probes
     os.environ.update({"HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
     sys.dont_write_bytecode = True
     send({"t": "ready", "isolation": report})
