@@ -89,7 +89,8 @@ def fresh_uid() -> int:
     return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
-def _python_roots() -> list[str]:
+@functools.cache
+def _python_roots() -> tuple[str, ...]:
     """The folders the interpreter needs, outside ``/usr``: prefixes and site-packages."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(os.path.realpath(sys.executable)), *site.getsitepackages()}
@@ -101,7 +102,7 @@ def _python_roots() -> list[str]:
         if any(path.startswith(r + os.sep) for r in roots):
             continue
         roots.append(path)
-    return roots
+    return tuple(roots)
 
 
 def _ancestors(path: str) -> list[str]:
