@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,9 +94,26 @@ def test_an_unusable_sandbox_turns_execution_off_with_the_reason() -> None:
     result = selftest.SelfTest("none", error="no isolation: bubblewrap (bwrap) is not installed")
     assert not result.ok
     assert result.reason() == (
-        "Code execution is off: the sandbox cannot run here "
-        "(no isolation: bubblewrap (bwrap) is not installed)."
+        "Code execution is off: no isolation: bubblewrap (bwrap) is not installed."
     )
+
+
+def test_without_user_namespaces_the_check_fails_and_says_why() -> None:
+    # A machine where an unprivileged user cannot create user namespaces (a container run
+    # without them): the self-test runs as uid 1000 in a namespace that forbids more.
+    _isolation_or_skip()
+    bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
+    path = os.pathsep.join(p for p in sys.path if p)
+    done = subprocess.run(
+        [bwrap, "--unshare-user", "--disable-userns", "--uid", "1000", "--gid", "1000",
+         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+         "--", sys.executable, "-m", "veribot.checks.sandbox.selftest"],
+        capture_output=True, text=True, timeout=120, env={"PYTHONPATH": path},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "isolation: none" in done.stdout
+    assert "NOT OK: Code execution is off: no isolation for the code under review: " \
+        "bubblewrap cannot isolate a process here: bwrap: " in done.stdout
 
 
 def test_the_job_files_are_read_only_and_the_folder_is_bounded() -> None:

@@ -40,7 +40,8 @@ from veribot.bot.config import (
 from veribot.bot.github import connect
 from veribot.bot.queue import Job
 from veribot.bot.webhooks import Ignored, PayloadError, router
-from veribot.bot.worker import Outcome, WorkerDeps, ensure_commits, run_job
+from veribot.bot.worker import Outcome, WorkerDeps, ensure_commits, run_job, sandbox_checked
+from veribot.checks.sandbox import selftest
 from veribot.checks.verdict import Verdict
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,8 @@ def run(action: ActionSettings) -> Outcome | None:
         inconclusive_conclusion=action.inconclusive_conclusion,
         execute=not proof_only,
     )
+    if deps.execute:  # code runs only if the sandbox's escape probes all fail here
+        deps = sandbox_checked(deps, selftest.at_start())
     return run_job(route, deps)
 
 

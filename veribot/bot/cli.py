@@ -325,6 +325,16 @@ def _progress(settings: Settings, stderr: TextIO) -> Iterator[ProgressCallback |
 
 def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
     budget = Budget(timeout_s=args.timeout, execute=not args.no_execute)
+    if budget.execute:
+        from veribot.checks.sandbox import SandboxError, isolation
+
+        try:
+            isolation()
+        except SandboxError as exc:
+            raise ConfigError(
+                f"{exc}; install bubblewrap (apt-get install bubblewrap), or pass "
+                "--no-execute for a proof-only review"
+            ) from exc
     if args.command == "review":
         source: GitSource | FilesSource = GitSource(args.repo, args.base, args.head)
     else:

@@ -82,7 +82,34 @@ def detect() -> Bwrap:
         raise Unavailable(f"bubblewrap ({path}) does not run: {exc}") from exc
     if "--disable-userns" not in usage:
         raise Unavailable(f"bubblewrap {version} is too old (0.8 or later is needed)")
-    return Bwrap(path, version, os.geteuid() == 0, "--size" in usage, _seccomp.program())
+    found = Bwrap(path, version, os.geteuid() == 0, "--size" in usage, _seccomp.program())
+    _try(found)
+    return found
+
+
+def _try(bwrap: Bwrap) -> None:
+    """Start an empty sandbox once: a container without user namespaces (or, as root,
+    without CAP_SYS_ADMIN) fails here, with bwrap's own words."""
+    args = [bwrap.path, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+            "--die-with-parent", "--clearenv"]
+    if not bwrap.privileged:
+        args += ["--unshare-user", "--disable-userns"]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for name in _TOP_LEVEL:
+        top = f"/{name}"
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    args += ["--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=30, env={},
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise Unavailable(f"bubblewrap does not run: {exc}") from exc
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1:] or [f"status {done.returncode}"]
+        raise Unavailable(f"bubblewrap cannot isolate a process here: {said[0][:200]}")
 
 
 def fresh_uid() -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import json
 import os
 import secrets
@@ -68,7 +69,7 @@ class SelfTest:
     def reason(self) -> str:
         """One sentence for the summaries when ``ok`` is false ("" when it is true)."""
         if self.error is not None:
-            return f"Code execution is off: the sandbox cannot run here ({self.error})."
+            return f"Code execution is off: {self.error}."
         if self.escaped:
             return ("Code execution is off: the sandbox self-test found that the code under "
                     f"review could {'; '.join(self.escaped)}.")
@@ -108,6 +109,12 @@ def run(secret_paths: Sequence[Path] = ()) -> SelfTest:
         probes = [Probe(str(p["name"]), bool(p["escaped"]), str(p["detail"])[:300]) for p in raw]
         probes.extend(plant.host_evidence())
     return SelfTest(how, tuple(_merge(probes)))
+
+
+@functools.cache
+def at_start() -> SelfTest:
+    """``run()`` once per process: what the Action and the worker check before any review."""
+    return run()
 
 
 def _merge(probes: list[Probe]) -> list[Probe]:
