@@ -373,6 +373,8 @@ def privileges():
                     setuid_files.append(name)
             except OSError:
                 pass
+    suid_mounts = [line.split()[4] for line in read("/proc/self/mountinfo").splitlines()
+                   if "nosuid" not in line.split()[5].split(",")]
     escaped = nnp != "1" or caps != 0 or host_root
     try:
         os.setuid(0)
@@ -382,7 +384,7 @@ def privileges():
         became = "setuid(0) refused"
     return escaped, (f"NoNewPrivs {nnp}, CapEff {caps:#x}, host root {host_root}, {became}; "
                      f"{len(setuid_files)} setuid/setgid files visible, useless without "
-                     f"new privileges")
+                     f"new privileges; mounts without nosuid: {suid_mounts}")
 probe("gain privileges (setuid binaries, capabilities, root)", privileges)
 
 def userns():
