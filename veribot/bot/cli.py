@@ -410,7 +410,8 @@ def _add_app_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     wk.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
     sub.add_parser(
         "sandbox-check",
-        help="run the sandbox's escape probes and print which escaped (exit 1 if any did)",
+        help="run the sandbox's escape probes and print which escaped (exit 1 if any did); "
+        "VERIBOT_DATA_DIR, if set, is probed too",
     )
     from veribot.bench import webhook as bench_webhook
 
@@ -458,7 +459,7 @@ def _worker(args: argparse.Namespace) -> int:
     from veribot.bot.worker import sandbox_checked
     from veribot.checks.sandbox import selftest
 
-    deps = sandbox_checked(app_deps(settings, tokens), selftest.run((settings.data_dir,)))
+    deps = sandbox_checked(app_deps(settings, tokens), selftest.run((settings.data_dir.resolve(),)))
 
     def runner(job: Job) -> None:
         run_job(job, deps)
@@ -478,7 +479,8 @@ def _bench_webhook(args: argparse.Namespace) -> int:
 def _sandbox_check(args: argparse.Namespace) -> int:
     from veribot.checks.sandbox import selftest
 
-    result = selftest.run()
+    data_dir = os.environ.get("VERIBOT_DATA_DIR")  # the App's: the child must not reach it
+    result = selftest.run((Path(data_dir).resolve(),) if data_dir else ())
     print(result.report())
     return EXIT_OK if result.ok else EXIT_FAILED
 
