@@ -10,7 +10,12 @@ capabilities, a new user namespace). Evidence is taken on both sides: what the c
 must contain the planted token, and the host checks for the file, segment, connection or
 signal the child tried to leave. ``SelfTest.ok`` is true only if the probes ran and none
 escaped; the App's worker and the Action turn code execution off otherwise, and
-``SelfTest.reason`` says why in every summary.
+``SelfTest.reason`` says why in every summary. (The audit hook can be switched off from
+inside, through ``gc``; nothing relies on it any more, so no probe tries.)
+
+``at_start()`` runs the probes once per process: the Action calls it, the worker runs
+``run((data_dir,))`` when it starts; both hand the result to
+``veribot.bot.worker.sandbox_checked``.
 """
 
 from __future__ import annotations
