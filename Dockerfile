@@ -1,8 +1,12 @@
-# The GitHub Action's image (see action.yml): veribot with exact pins, run on the workspace.
+# The App's image (veribot serve, or `docker run IMAGE worker`), with exact pins; the Action runs on the runner (action.yml).
+# bubblewrap isolates the code under review (veribot/checks/sandbox); it needs user
+# namespaces or root with CAP_SYS_ADMIN (e.g. `docker run --security-opt seccomp=unconfined
+# --security-opt apparmor=unconfined` or `--cap-add SYS_ADMIN`). Where it cannot work,
+# `veribot sandbox-check` says why and the worker reviews proof-only.
 FROM python:3.11-slim
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/*
 
 # Exact pins for the image; pyproject.toml keeps the ranges for library use.

@@ -85,8 +85,8 @@ from veribot.bot.workflow import (
 )
 from veribot.bot.workflow import write_outputs as write_output_values
 from veribot.checks.equivalence import Budget
-from veribot.checks.sandbox import SandboxError, run_calls
-from veribot.checks.verdict import BehaviourKind, Verdict
+from veribot.checks.sandbox import selftest
+from veribot.checks.verdict import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -244,23 +244,11 @@ def isolation_problem(secret_paths: Sequence[Path]) -> str | None:
 
     The Action's single call site for the sandbox's start-up self-test; ``secret_paths``
     are what the code under review must not reach (the checkout's ``.git``, which may hold
-    a token). Until the sandbox's escape probes are on the main branch this checks only
-    that a child starts and answers; with them, the body becomes::
-
-        check = selftest.run(secret_paths)
-        return None if check.ok else check.reason()
+    a token). It runs the sandbox's escape probes (``selftest.run``): code runs only if
+    every probe fails here.
     """
-    del secret_paths  # for the escape probes: see the docstring
-    try:
-        (behaviour,) = run_calls("def probe():\n    return 1\n", "probe", [[]])
-    except SandboxError as error:
-        return f"Code execution is off: the sandbox cannot run here ({error})."
-    if behaviour.kind is not BehaviourKind.RETURNED:
-        return (
-            "Code execution is off: a trivial call in the sandbox ended in "
-            f"{behaviour.kind.value} ({behaviour.text})."
-        )
-    return None
+    check = selftest.run(secret_paths)
+    return None if check.ok else check.reason()
 
 
 def execution_policy(action: ActionSettings) -> tuple[bool, str | None]:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from flask import Flask, Response, jsonify, request
 
 from veribot.bot.config import ConfigError, Settings
+from veribot.bot.purge import purge_installation
 from veribot.bot.queue import Job
 from veribot.bot.webhooks import (
     DeliveryStore,
@@ -105,6 +106,8 @@ def create_app(settings: Settings, queue: JobSink) -> Flask:
             return _answer(400, "bad request", str(error))
         if not deliveries.first_time(delivery):
             return _answer(200, "duplicate", f"delivery {delivery} was already accepted")
+        if event == "installation" and payload.get("action") == "deleted":
+            purge_installation(settings, payload)
         if isinstance(route, Ignored):
             log.info("ignored", extra={"delivery": delivery, "event": event})
             return _answer(200, "ignored", route.reason)

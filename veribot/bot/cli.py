@@ -325,6 +325,16 @@ def _progress(settings: Settings, stderr: TextIO) -> Iterator[ProgressCallback |
 
 def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
     budget = Budget(timeout_s=args.timeout, execute=not args.no_execute)
+    if budget.execute:
+        from veribot.checks.sandbox import SandboxError, isolation
+
+        try:
+            isolation()
+        except SandboxError as exc:
+            raise ConfigError(
+                f"{exc}; install bubblewrap (apt-get install bubblewrap), or pass "
+                "--no-execute for a proof-only review"
+            ) from exc
     if args.command == "review":
         source: GitSource | FilesSource = GitSource(args.repo, args.base, args.head)
     else:
@@ -360,7 +370,7 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import real as bench_real
 
         return int(bench_real.main(args))
-    if args.command in ("serve", "worker", "bench-webhook"):
+    if args.command in _APP_COMMANDS:
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
     with _progress(settings, stderr) as progress:
@@ -398,6 +408,11 @@ def _add_app_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     wk = sub.add_parser("worker", help="run queued review jobs as the GitHub App")
     wk.add_argument("--workers", type=_positive_int, default=1, help="jobs in parallel")
     wk.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
+    sub.add_parser(
+        "sandbox-check",
+        help="run the sandbox's escape probes and print which escaped (exit 1 if any did); "
+        "VERIBOT_DATA_DIR, if set, is probed too",
+    )
     from veribot.bench import webhook as bench_webhook
 
     bw = sub.add_parser(
@@ -412,9 +427,11 @@ def _add_app_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from veribot.bot.app import create_app
     from veribot.bot.config import Settings as AppSettings
+    from veribot.bot.config import secure_data_dir
     from veribot.bot.queue import JobQueue
 
     settings = AppSettings.from_env(os.environ)
+    secure_data_dir(settings.data_dir)
     if not settings.webhook_secret:  # refuse before the queue is created on disk
         raise ConfigError(
             "no webhook secret configured (set VERIBOT_WEBHOOK_SECRET or "
@@ -430,14 +447,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     from veribot.bot.config import Settings as AppSettings
+    from veribot.bot.config import secure_data_dir
     from veribot.bot.queue import Job, JobQueue
     from veribot.bot.worker import InstallationTokens, app_deps, run_job
 
     settings = AppSettings.from_env(os.environ)
+    secure_data_dir(settings.data_dir)
     if settings.app_id is None or not settings.private_key:
         raise ConfigError("set VERIBOT_APP_ID and VERIBOT_PRIVATE_KEY(_FILE) to run a worker")
     tokens = InstallationTokens(settings.app_id, settings.private_key, settings.github_api_url)
-    deps = app_deps(settings, tokens)
+    from veribot.bot.worker import sandbox_checked
+    from veribot.checks.sandbox import selftest
+
+    deps = sandbox_checked(app_deps(settings, tokens), selftest.run((settings.data_dir.resolve(),)))
 
     def runner(job: Job) -> None:
         run_job(job, deps)
@@ -454,7 +476,17 @@ def _bench_webhook(args: argparse.Namespace) -> int:
     return bench_webhook.main(args)
 
 
-_APP_COMMANDS = {"serve": _serve, "worker": _worker, "bench-webhook": _bench_webhook}
+def _sandbox_check(args: argparse.Namespace) -> int:
+    from veribot.checks.sandbox import selftest
+
+    data_dir = os.environ.get("VERIBOT_DATA_DIR")  # the App's: the child must not reach it
+    result = selftest.run((Path(data_dir).resolve(),) if data_dir else ())
+    print(result.report())
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+_APP_COMMANDS = {"serve": _serve, "worker": _worker, "bench-webhook": _bench_webhook,
+                 "sandbox-check": _sandbox_check}
 
 
 # --- end of the GitHub App commands ---------------------------------------------------------

@@ -9,6 +9,7 @@ every problem found, so a bad file becomes a clear check-run summary rather than
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,34 @@ DEFAULT_BOT_LOGIN = "veribot[bot]"
 DEFAULT_CHECK_NAME = "veribot"
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
 KNOWN_CHECKS = ("equivalence",)
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` if missing, readable and writable by its owner only (0600), in a
+    folder created 0700 if new. SQLite gives its -wal and -shm files the same mode."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    os.chmod(path, 0o600)
+    return path
+
+
+def secure_data_dir(data_dir: Path) -> None:
+    """Make the App's data directory private (0700, its files 0600, its folders 0700) and
+    set the process's umask to 077, so everything it creates later is private too."""
+    os.umask(0o077)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(data_dir, 0o700)
+    for root, dirs, files in os.walk(data_dir):
+        for name in dirs:
+            _tighten(os.path.join(root, name), 0o700)
+        for name in files:
+            _tighten(os.path.join(root, name), 0o600)
+
+
+def _tighten(path: str, most: int) -> None:
+    mode = os.lstat(path).st_mode
+    if not os.path.islink(path) and mode & 0o077:
+        os.chmod(path, mode & most)
 
 
 class ConfigError(ValueError):

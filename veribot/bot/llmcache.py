@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+from veribot.bot.config import private_file
 from veribot.checks.llm import (
     LLM,
     Completion,
@@ -128,7 +129,7 @@ class CachedLLM:
         if mode is Mode.REPLAY and not self.path.is_file():
             raise LLMUnavailable(f"replay: recording {self.path} does not exist")
         if mode is not Mode.REPLAY:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)  # other tenants' code and the model's answers
         if mode is not Mode.REPLAY:
             self._create()
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from huey import Huey, RedisHuey, SqliteHuey  # type: ignore[import-untyped]
 
-from veribot.bot.config import Settings
+from veribot.bot.config import Settings, private_file
 
 log = logging.getLogger(__name__)
 
@@ -185,5 +185,4 @@ def _instant(timestamp: str) -> datetime:
 
 def sqlite_huey(path: Path, *, immediate: bool = False) -> SqliteHuey:
     """The embedded queue: a SQLite file (its folder is created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteHuey("veribot", filename=str(path), immediate=immediate)
+    return SqliteHuey("veribot", filename=str(private_file(path)), immediate=immediate)

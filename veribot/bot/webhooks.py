@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from veribot.bot.config import private_file
 from veribot.bot.queue import Command, Job
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,7 @@ class DeliveryStore:
     """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = private_file(path)
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(

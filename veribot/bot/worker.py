@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC
 from pathlib import Path
 
@@ -75,6 +75,7 @@ from veribot.bot.render import (
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget
 from veribot.checks.llm import LLMBudget
+from veribot.checks.sandbox.selftest import SelfTest
 from veribot.checks.units import ChangedUnit
 from veribot.checks.verdict import Verdict
 
@@ -647,7 +648,7 @@ class GitCache:
     def __call__(self, job: Job, clone_url: str, shas: tuple[str, ...]) -> Path:
         path = self.root / job.repo.replace("/", "__")
         if not path.exists():
-            path.mkdir(parents=True)
+            path.mkdir(parents=True, mode=0o700)
             repo = git.Repo.init(path)
             repo.create_remote("origin", clone_url)
         ensure_commits(git.Repo(path), job.pr_number, shas, self.token_for(job.installation_id))
@@ -740,6 +741,16 @@ class InstallationTokens:
         if installation_id is None:
             raise ConfigError("the delivery names no installation: cannot act as the App")
         return connect(self.base_url, self.token(installation_id))
+
+
+def sandbox_checked(deps: WorkerDeps, check: SelfTest) -> WorkerDeps:
+    """``deps`` as the sandbox self-test allows: unchanged if every escape probe failed,
+    otherwise proof-only, with the reason said in every summary."""
+    if check.ok:
+        log.info("sandbox self-test passed: %s", check.isolation)
+        return deps
+    log.error("sandbox self-test failed, code execution is off:\n%s", check.report())
+    return replace(deps, execute=False, notes=(*deps.notes, check.reason()))
 
 
 def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:

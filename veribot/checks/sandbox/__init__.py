@@ -7,48 +7,46 @@ behaviour (HUNG, RESOURCE, CRASHED) or a ``SandboxRun`` with ``timed_out``/retur
 ``SandboxError`` is raised only when the sandbox itself cannot work (cannot start
 the interpreter, cannot set up isolation).
 
-What is enforced, by whom:
+What is enforced, by whom (see ``_bwrap`` for the two modes, root and not root):
 
-======================  =====================================================  =========
-concern                 mechanism                                              as root
-======================  =====================================================  =========
-wall clock              the parent kills the child's process group (and, as    yes
-                        root, every process of the child's uid) at the limit
-per call                ``setitimer`` + SIGALRM in the child raises a          yes
+======================  =====================================================
+concern                 mechanism
+======================  =====================================================
+isolation               bubblewrap: new user (not root) or a fresh uid (root),
+                        pid, ipc, network, uts and cgroup namespaces;
+                        no-new-privileges; a seccomp filter (no new namespaces,
+                        mounts, ptrace, keyrings, BPF, io_uring...); an empty
+                        environment; the child dies with its parent
+files                   a read-only root with only the Python installation, a
+                        private ``/proc`` and ``/dev``; the job's files bound
+                        read-only into a tmpfs of ``disk_mb`` (total disk),
+                        the only writable place; nothing else of the host
+wall clock              the parent kills bwrap at the limit; the pid namespace
+                        ends with it, every descendant included
+per call                ``setitimer`` + SIGALRM in the child raises a
                         BaseException (re-fired every 50 ms); a call the timer
                         cannot stop (C code) is killed by the parent a second
                         later and the remaining calls run in a fresh child
-CPU                     RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)    yes
-memory                  RLIMIT_AS (``MemoryError`` or death by SIGKILL)        yes
-file size               RLIMIT_FSIZE, SIGXFSZ ignored (a write raises EFBIG)   yes
-processes               a fresh unprivileged uid per child (never 0) with      yes
-                        RLIMIT_NPROC = 1 + ``processes``; threads count too
-network                 a new, empty network namespace (no interface is up)    yes
-filesystem writes       a new mount namespace in which every mount is          yes
-                        read-only except the child's temporary directory, plus
-                        the uid's own permissions (the directory is its only
-                        one)
-output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each  yes
+CPU                     RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
+memory                  RLIMIT_AS (``MemoryError`` or death by SIGKILL)
+file size               RLIMIT_FSIZE, SIGXFSZ ignored (a write raises EFBIG)
+processes               RLIMIT_NPROC = 1 + ``processes``; threads count too
+output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each
                         stream and drains the rest; the result channel is
                         capped too
-second layer            a ``sys.addaudithook`` hook refusing writes outside    yes
+second layer            a ``sys.addaudithook`` hook refusing writes outside
                         the directory, sockets, new processes and ctypes;
                         each refusal (and a thread start the process limit
-                        refused) is recorded in ``Behaviour.refused``
-======================  =====================================================  =========
+                        refused) is recorded in ``Behaviour.refused``; it is
+                        not a security boundary (code can get around it)
+======================  =====================================================
 
-Not enforced: reading files that the unprivileged uid may read (world-readable files:
-the repository checkout, the Python installation; directories closed to others such as
-``/root`` are hidden behind an empty tmpfs except the Python installation inside them);
-CPU shares between concurrent children; the number of files and the total disk space
-used in the temporary directory (only each file's size is limited; the directory is
-deleted afterwards); the kernel's own resources beyond the above.
+Without bubblewrap (or where it cannot create its namespaces, e.g. a container without
+user namespaces) nothing runs: ``SandboxError``. ``selftest`` proves the isolation with
+escape probes; the App and the Action turn code execution off when it fails.
 Code in the child can forge its own results (it shares the interpreter with the
 reporting code); that can only add or hide a difference for that code, never make a
-proof. When not running as root the namespaces are attempted through a user namespace;
-if unavailable, network, process and filesystem containment rest on the audit hook only,
-which is not a security boundary; the child's ``ready`` message records which layers are
-in force and the parent logs a warning for each missing one.
+proof. CPU shares between concurrent children are not limited.
 """
 
 from __future__ import annotations
@@ -57,7 +55,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import selectors
 import shutil
 import signal
@@ -71,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veribot.checks.package import Package
-from veribot.checks.sandbox import _child
+from veribot.checks.sandbox import _bwrap, _child
 from veribot.checks.sandbox._child import (
     parse_argument,
     parse_literal,
@@ -87,12 +84,14 @@ __all__ = [
     "SandboxError",
     "SandboxRun",
     "canonical",
+    "isolation",
     "package_files",
     "parse_argument",
     "parse_literal",
     "parse_receiver",
     "run_calls",
     "run_script",
+    "weakened",
 ]
 
 log = logging.getLogger(__name__)
@@ -108,9 +107,8 @@ _PACKAGE_DIR = "__veribot_package__"
 _STARTUP_S = 5.0
 # Seconds after the per-call timer during which the child must report, before it is killed.
 _GRACE_S = 1.0
-# The child's uid is drawn from this range, far above any real account.
-_UID_BASE = 0x6000_0000
-_UID_SPAN = 0x1000_0000
+# Test-only: more bwrap arguments for every child (see ``weakened``).
+_extra_bwrap_args: tuple[str, ...] = ()
 
 
 class SandboxError(RuntimeError):
@@ -127,11 +125,13 @@ class Limits:
     memory_mb: int = 512  # RLIMIT_AS
     file_size_mb: int = 1  # RLIMIT_FSIZE
     processes: int = 0  # extra processes (and threads) allowed
+    disk_mb: int = 32  # the whole writable folder (a tmpfs)
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.call_s <= 0 or self.cpu_s <= 0:
             raise ValueError("time limits must be positive")
-        if self.memory_mb <= 0 or self.file_size_mb < 0 or self.processes < 0:
+        if (self.memory_mb <= 0 or self.file_size_mb < 0 or self.processes < 0
+                or self.disk_mb <= 0):
             raise ValueError("resource limits must not be negative")
 
 
@@ -154,49 +154,53 @@ class SandboxRun:
 
 @dataclass
 class _Workspace:
-    path: str
-    uid: int | None
-    readonly: tuple[str, ...] = ()  # absolute folders the child may read, never write
-
-    def new_uid(self) -> None:
-        """Give the directory to a fresh uid (root only), for the next child.
-
-        The read-only folders stay the parent's (mode 0555, files 0444).
-        """
-        if os.geteuid() != 0:
-            return
-        self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
-        for root, dirs, files in os.walk(self.path):
-            dirs[:] = [d for d in dirs if os.path.join(root, d) not in self.readonly]
-            for name in (root, *(os.path.join(root, n) for n in (*dirs, *files))):
-                os.lchown(name, self.uid, self.uid)
+    path: str  # the job's files, bound read-only into the child's tmpfs at the same path
 
 
 @contextlib.contextmanager
-def _workspace(files: Mapping[str, str], readonly: Sequence[str] = ()) -> Iterator[_Workspace]:
-    """A fresh directory holding ``files``; the top folders named in ``readonly`` (and
-    all under them) are made read-only for the child."""
+def _workspace(files: Mapping[str, str]) -> Iterator[_Workspace]:
+    """A fresh directory (mode 0700) holding ``files`` (readable, for a fresh uid)."""
     path = os.path.realpath(tempfile.mkdtemp(prefix="veribot-sandbox-"))
-    locked = tuple(os.path.join(path, name) for name in readonly)
     try:
         for name, text in files.items():
             target = os.path.realpath(os.path.join(path, name))
             if not target.startswith(path + os.sep):
                 raise ValueError(f"file name outside the sandbox directory: {name!r}")
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            folder = os.path.dirname(target)
+            os.makedirs(folder, exist_ok=True)
+            while folder != path:
+                os.chmod(folder, 0o755)
+                folder = os.path.dirname(folder)
             Path(target).write_text(text, encoding="utf-8")
-        for top in locked:
-            for root, _dirs, names in os.walk(top, topdown=False):
-                for name in names:
-                    os.chmod(os.path.join(root, name), 0o444)
-                os.chmod(root, 0o555)
-        yield _Workspace(path, None, locked)
+            os.chmod(target, 0o644)
+        yield _Workspace(path)
     finally:
-        for top in locked:  # writable again, so the directory can be removed
-            for root, _dirs, _names in os.walk(top):
-                with contextlib.suppress(OSError):
-                    os.chmod(root, 0o755)
         shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def weakened(*bwrap_args: str) -> Iterator[None]:
+    """Test-only: add ``bwrap_args`` to every child's command (e.g. bind a secret in), so
+    the tests can show that the self-test's probes notice a weaker sandbox."""
+    global _extra_bwrap_args
+    saved = _extra_bwrap_args
+    _extra_bwrap_args = (*saved, *bwrap_args)
+    try:
+        yield
+    finally:
+        _extra_bwrap_args = saved
+
+
+def isolation() -> str:
+    """How children are isolated here (one line); ``SandboxError`` if they cannot be."""
+    return _backend().describe()
+
+
+def _backend() -> _bwrap.Bwrap:
+    try:
+        return _bwrap.detect()
+    except _bwrap.Unavailable as exc:
+        raise SandboxError(f"no isolation for the code under review: {exc}") from exc
 
 
 # ----------------------------------------------------------------------------- one child
@@ -227,7 +231,8 @@ def _run_child(
     ``idle_s``: the longest silence allowed on the result channel once the child is
     ready (``None``: no such limit, only the deadline).
     """
-    ws.new_uid()
+    bwrap = _backend()
+    uid = _bwrap.fresh_uid() if bwrap.privileged else None
     # Calls skip the site module (a third of the start-up time) and get the
     # site-packages directories on sys.path instead; scripts keep the full start-up.
     no_site = ["-S"] if cfg.get("mode") == "calls" else []
@@ -238,27 +243,36 @@ def _run_child(
     seed = cfg.get("hash_seed")
     flags, env = (["-I"], {}) if seed is None else (["-s", "-P"], {"PYTHONHASHSEED": str(seed)})
     read_fd, write_fd = os.pipe()
-    cfg = {**cfg, "workdir": ws.path, "uid": ws.uid, "result_fd": write_fd,
+    cfg = {**cfg, "workdir": ws.path, "uid": uid, "result_fd": write_fd,
            "limits": limits.__dict__}
     config_path = os.path.join(ws.path, _CONFIG_NAME)
     Path(config_path).write_text(json.dumps(cfg), encoding="utf-8")
+    os.chmod(config_path, 0o644)
+    seccomp_fd = _seccomp_fd(bwrap.seccomp)
+    argv = [sys.executable, *flags, *no_site, "-X", "utf8", "-B", _bwrap.CHILD_PATH, config_path]
+    command = _bwrap.command(
+        bwrap, ws.path, sorted(os.listdir(ws.path)), argv, _CHILD, env,
+        disk_mb=limits.disk_mb, seccomp_fd=seccomp_fd, extra=_extra_bwrap_args,
+    )
     stdin_file = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
     try:
         proc = subprocess.Popen(
-            [sys.executable, *flags, *no_site, "-X", "utf8", "-B", _CHILD, config_path],
+            command,
             stdin=stdin_file,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=ws.path,
-            env=env,
-            pass_fds=(write_fd,),
+            cwd="/",
+            env={},  # bwrap's own environment is readable as /proc/1/environ inside
+            pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
             start_new_session=True,
         )
     except OSError as exc:
         os.close(read_fd)
-        raise SandboxError(f"cannot start the sandbox interpreter: {exc}") from exc
+        raise SandboxError(f"cannot start the sandbox (bubblewrap): {exc}") from exc
     finally:
         os.close(write_fd)
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
         if not isinstance(stdin_file, int):
             stdin_file.close()
     assert proc.stdout is not None and proc.stderr is not None
@@ -266,11 +280,11 @@ def _run_child(
     try:
         _collect(proc, read_fd, out, deadline, idle_s, cap_results=_result_cap(cfg))
     finally:
-        _kill_all(proc, ws.uid, limits.processes > 0)
+        _kill_all(proc)
         os.close(read_fd)
         proc.stdout.close()
         proc.stderr.close()
-    out.returncode = proc.returncode
+    out.returncode = _status(proc.returncode)
     out.ended_at = time.monotonic()
     return out
 
@@ -355,52 +369,41 @@ def _decode_message(line: bytes) -> dict[str, object] | None:
     return message if isinstance(message, dict) else None
 
 
-def _kill_all(proc: subprocess.Popen[bytes], uid: int | None, sweep: bool) -> None:
-    """Kill the child, its process group and (as root) every process of its uid."""
+def _seccomp_fd(program: bytes | None) -> int | None:
+    """A pipe's read end holding the seccomp program, for ``bwrap --seccomp``."""
+    if program is None:
+        return None
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, program)  # a few hundred bytes: within the pipe's buffer
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+def _kill_all(proc: subprocess.Popen[bytes]) -> None:
+    """Kill bwrap; its pid namespace, every process of the child included, ends with it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    if uid is not None and sweep:
-        for _ in range(100):
-            if not _kill_uid(uid):
-                break
-            time.sleep(0.005)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
     proc.wait()
 
 
-def _kill_uid(uid: int) -> bool:
-    """SIGKILL every live process owned by ``uid``; return whether any was found."""
-    found = False
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{name}").st_uid != uid:
-                continue
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            if state in ("Z", "X"):
-                continue
-            os.kill(int(name), signal.SIGKILL)
-            found = True
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-    return found
-
-
-_warned: set[str] = set()
+def _status(code: int | None) -> int | None:
+    """The child's status as ``Popen`` gives it: bwrap reports a death by signal N as
+    128 + N, which becomes -N (a child exiting with 129..159 itself reads the same)."""
+    if code is not None and code > 128 and (code - 128) in signal.Signals._value2member_map_:
+        return -(code - 128)
+    return code
 
 
 def _check_ready(out: _Outcome) -> None:
-    """Raise SandboxError if isolation failed; warn once per missing layer."""
+    """Raise SandboxError if isolation failed."""
     for message in out.messages:
         if message.get("t") == "setup-failed":
             raise SandboxError(f"the sandbox could not isolate its child: {message.get('error')}")
         if message.get("t") == "ready":
-            isolation = message.get("isolation")
-            if isinstance(isolation, dict):
-                for layer, how in isolation.items():
-                    if "audit hook only" in str(how) and layer not in _warned:
-                        _warned.add(layer)
-                        log.warning("sandbox: %s containment is weak here: %s", layer, how)
             return
     if out.killed is None:
         stderr = out.stderr.decode("utf-8", "replace").strip()[-500:]
@@ -420,24 +423,29 @@ def run_script(
     stdin: str = "",
     allow_ctypes: bool = False,
     readonly: Sequence[str] = (),
+    audit_hook: bool = True,
 ) -> SandboxRun:
     """Run ``script`` with ``files`` beside it in a fresh temporary directory.
 
     The script runs as ``__main__`` under ``python -I`` with the directory as its working
     directory and ``HOME``/``TMPDIR``; stdout and stderr are kept up to ``OUTPUT_CAP``
     bytes each. ``allow_ctypes`` lifts the audit hook's ctypes ban (for drivers that use
-    z3, whose Python bindings are ctypes); the other layers are unchanged. ``readonly``
-    names top folders of ``files`` the child may read but not write.
+    z3, whose Python bindings are ctypes); the other layers are unchanged. ``files`` are
+    all read-only for the child (``readonly``, naming folders that must be, is kept for
+    the callers that say so); new files may be written beside them. ``audit_hook=False``
+    leaves the hook out, so that the self-test probes the kernel's boundary alone.
     """
+    del readonly  # every file of the job is read-only now
     files = dict(files or {})
     files[_SCRIPT_NAME] = script
     files[_STDIN_NAME] = stdin
     start = time.monotonic()
-    with _workspace(files, readonly) as ws:
+    with _workspace(files) as ws:
         cfg: dict[str, object] = {
             "mode": "script",
             "script": os.path.join(ws.path, _SCRIPT_NAME),
             "allow_ctypes": allow_ctypes,
+            "audit_hook": audit_hook,
         }
         out = _run_child(ws, cfg, limits, start + limits.wall_s, idle_s=None,
                          stdin_path=os.path.join(ws.path, _STDIN_NAME))
@@ -509,7 +517,7 @@ def run_calls(
     files, subject = {_SUBJECT_NAME: source}, _SUBJECT_NAME
     if package is not None:
         files, subject = package_files(_PACKAGE_DIR, package, source)
-    with _workspace(files, (_PACKAGE_DIR,) if package is not None else ()) as ws:
+    with _workspace(files) as ws:
         next_index = 0
         while next_index < len(literal_calls) and time.monotonic() < deadline:
             cfg: dict[str, object] = {

@@ -8,8 +8,8 @@ encoding are defined once.
 
 Order of events in the child (see the package docstring for what each layer enforces):
 
-1. as the parent's user: new network and mount namespaces (root only), read-only mounts
-   except the work directory, resource limits, then the switch to an unprivileged uid;
+1. inside bubblewrap's namespaces (see ``_bwrap``): resource limits, then, if bwrap ran as
+   root, the switch to the fresh uid the parent chose;
 2. a "ready" message on the result pipe, describing which layers are in force;
 3. the audit hook; then either the script (``mode == "script"``) or the calls.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import builtins
 import collections.abc
-import ctypes
 import errno
 import functools
 import hashlib
@@ -33,7 +32,6 @@ import re
 import resource
 import runpy
 import signal
-import stat
 import sys
 import time
 import traceback
@@ -49,17 +47,6 @@ _MAX_DEPTH = 200
 # swallowed the first interrupt with a bare ``except:``.
 _REFIRE_S = 0.05
 
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
-_MS_RDONLY = 1
-_MS_NOSUID = 2
-_MS_NODEV = 4
-_MS_NOEXEC = 8
-_MS_REMOUNT = 32
-_MS_BIND = 4096
-_MS_REC = 16384
-_MS_PRIVATE = 1 << 18
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _PROCESS_EVENTS = frozenset(
@@ -525,136 +512,35 @@ def _exception_text(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- isolation
 
 
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = [
-        ctypes.c_char_p,
-        ctypes.c_char_p,
-        ctypes.c_char_p,
-        ctypes.c_ulong,
-        ctypes.c_void_p,
-    ]
-    libc.unshare.argtypes = [ctypes.c_int]
-    return libc
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"{what}: {os.strerror(code)}")
-
-
-def _mount(libc: ctypes.CDLL, src: str | None, target: str, fstype: str | None,
-           flags: int, data: str | None = None) -> None:
-    def enc(s: str | None) -> bytes | None:
-        return None if s is None else s.encode()
-
-    _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
-
-
-def _reachable_roots(paths: Sequence[str]) -> None:
-    """Make each of ``paths`` traversable for any uid, in this mount namespace only.
-
-    For the first ancestor that others may not traverse (e.g. ``/root`` holding a pyenv
-    Python), a small tmpfs is mounted over it and only the needed child is bound back.
-    """
-    libc = _libc()
-    done: set[str] = set()
-    for path in paths:
-        if not os.path.isdir(path):
-            continue
-        parts = os.path.realpath(path).strip("/").split("/")
-        current = "/"
-        for i, part in enumerate(parts[:-1]):
-            current = os.path.join(current, part)
-            try:
-                mode = os.stat(current).st_mode
-            except OSError:
-                break
-            if mode & stat.S_IXOTH:
-                continue
-            child = os.path.join(current, parts[i + 1])
-            if child in done:
-                break
-            fd = os.open(child, os.O_PATH)
-            try:
-                if current not in done:
-                    _mount(libc, "tmpfs", current, "tmpfs", _MS_NOSUID | _MS_NODEV,
-                           "mode=0755,size=64k")
-                    done.add(current)
-                os.makedirs(child, exist_ok=True)
-                _mount(libc, f"/proc/self/fd/{fd}", child, None, _MS_BIND | _MS_REC)
-                done.add(child)
-            finally:
-                os.close(fd)
-            break
-
-
-def _read_only_except(workdir: str) -> None:
-    """Bind ``workdir`` onto itself, then make every other mount read-only."""
-    libc = _libc()
-    _mount(libc, workdir, workdir, None, _MS_BIND)
-    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        mounts = [line.split() for line in handle]
-    for fields in mounts:
-        point = fields[4].encode().decode("unicode_escape")
-        if point == workdir:
-            continue
-        opts = fields[5].split(",")
-        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
-        flags |= _MS_NOSUID if "nosuid" in opts else 0
-        flags |= _MS_NODEV if "nodev" in opts else 0
-        flags |= _MS_NOEXEC if "noexec" in opts else 0
-        try:
-            _mount(libc, None, point, None, flags)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EINVAL):
-                raise
-
-
 def isolate(cfg: dict[str, Any]) -> dict[str, str]:
-    """Apply every layer the platform allows; return what is in force, layer by layer."""
+    """Set the resource limits and, when bubblewrap ran as root, take the fresh uid.
+
+    The namespaces, the file system, the empty environment, no-new-privileges and the
+    seccomp filter are bubblewrap's (``veribot.checks.sandbox._bwrap``); this is the
+    last step before untrusted code, done by the child because bwrap cannot change the
+    uid without a user namespace.
+    """
     workdir = os.path.realpath(cfg["workdir"])
     uid = cfg.get("uid")
-    report: dict[str, str] = {}
-    if os.geteuid() == 0:
-        libc = _libc()
-        _check(libc.unshare(_CLONE_NEWNET | _CLONE_NEWNS), "unshare")
-        _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
-        report["network"] = "new network namespace"
-        if uid is not None:
-            _reachable_roots([sys.prefix, sys.base_prefix, *[p for p in sys.path if p]])
-        _read_only_except(workdir)
-        report["filesystem"] = "all mounts read-only except the work directory"
-    else:
-        try:
-            _check(_libc().unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare")
-            report["network"] = "new network namespace (user namespace)"
-        except OSError as exc:
-            report["network"] = f"audit hook only ({exc.strerror})"
-        report["filesystem"] = "the user's own permissions and the audit hook"
     limits = cfg["limits"]
     mb = 1024 * 1024
     cpu = int(limits["cpu_s"])
+    nproc = 1 + int(limits["processes"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError(EFBIG)
     if uid is not None:
-        nproc = 1 + int(limits["processes"])
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        os.chdir(workdir)
+        os.chown(workdir, uid, uid)  # the tmpfs bwrap made for the job
         os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        report["user"] = f"uid {uid}, a fresh one per child"
-        report["processes"] = f"RLIMIT_NPROC {nproc} for that uid"
-    else:
-        os.chdir(workdir)
-        report["user"] = "unchanged (not root)"
-        report["processes"] = "audit hook only"
-    return report
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
+        if os.geteuid() == 0 or os.getegid() == 0:
+            raise OSError(errno.EPERM, "the child is still root")
+    os.chdir(workdir)
+    return {"user": f"uid {os.getuid()}", "processes": f"RLIMIT_NPROC {nproc}"}
 
 
 # The message of every PermissionError the audit hook raises starts with this.
@@ -1275,13 +1161,15 @@ def main(argv: Sequence[str]) -> None:
     except OSError as exc:
         send({"t": "setup-failed", "error": f"{type(exc).__name__}: {exc}"})
         os._exit(70)
-    os.environ.clear()
+    for name in ("PYTHONHASHSEED", "PWD", "LC_CTYPE"):  # bwrap's and Python's own: the
+        os.environ.pop(name, None)  # rest of bwrap's empty environment stays, for the probes
     os.environ.update({"HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
     sys.dont_write_bytecode = True
     send({"t": "ready", "isolation": report})
-    install_audit_hook(
-        cfg["workdir"], int(cfg["limits"]["processes"]) > 0, bool(cfg.get("allow_ctypes"))
-    )
+    if cfg.get("audit_hook", True):
+        install_audit_hook(
+            cfg["workdir"], int(cfg["limits"]["processes"]) > 0, bool(cfg.get("allow_ctypes"))
+        )
     _watch_threads()
     if cfg["mode"] == "script":
         channel.close()
