@@ -5,8 +5,11 @@ reviews, issue comments, reactions, collaborator permissions), records every cal
 validates every request against GitHub's published OpenAPI description (the request-side
 subset committed in ``openapi/``). A request GitHub would reject is answered 422 and recorded
 as a violation; :meth:`FakeGitHub.assert_no_violations` fails the test on any. Besides the
-schema, it enforces the rule GitHub applies to review comments: each must sit on a line of
-the pull request's diff.
+schema, it enforces the rules GitHub applies beyond it: each review comment must sit on a
+line of the diff of the commit it is posted on; a comment body holds at most 65,536
+characters; a check run's ``output.summary`` and ``output.text`` at most 65,535 bytes (of
+UTF-8, whatever GitHub's message says), an annotation's title 255 characters and its
+message 64 KiB.
 
 Use it as a context manager::
 
@@ -39,6 +42,10 @@ from werkzeug.wrappers import Request, Response
 
 SPEC_PATH = Path(__file__).parent / "openapi" / "api.github.com.subset.json"
 _SPEC_URI = "urn:veribot:github-openapi"
+COMMENT_BODY_MAX_CHARS = 65_536
+CHECK_OUTPUT_MAX_BYTES = 65_535
+ANNOTATION_TITLE_MAX_CHARS = 255
+ANNOTATION_MESSAGE_MAX_BYTES = 65_536
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -241,6 +248,43 @@ class OpenApiValidator:
         return problems
 
 
+def _beyond_limits(operation: str, body: Any) -> str | None:
+    """GitHub's 422 message for a text beyond its size limits, or None."""
+    if not isinstance(body, dict):
+        return None
+    bodies: list[Any] = []
+    if operation in (
+        "issues/create-comment",
+        "issues/update-comment",
+        "pulls/create-reply-for-review-comment",
+        "pulls/create-review",
+    ):
+        bodies.append(body.get("body"))
+        bodies += [c.get("body") for c in body.get("comments", []) if isinstance(c, dict)]
+    for text in bodies:
+        if isinstance(text, str) and len(text) > COMMENT_BODY_MAX_CHARS:
+            return f"Body is too long (maximum is {COMMENT_BODY_MAX_CHARS} characters)"
+    output = body.get("output") if operation in ("checks/create", "checks/update") else None
+    if not isinstance(output, dict):
+        return None
+    for key in ("summary", "text"):
+        text = output.get(key)
+        if isinstance(text, str) and len(text.encode("utf-8")) > CHECK_OUTPUT_MAX_BYTES:
+            size = len(text.encode("utf-8"))
+            return (
+                f"Invalid request.\n\nOnly {CHECK_OUTPUT_MAX_BYTES} characters are allowed; "
+                f"{size} were supplied."
+            )
+    for note in output.get("annotations", []):
+        title = note.get("title") if isinstance(note, dict) else None
+        if isinstance(title, str) and len(title) > ANNOTATION_TITLE_MAX_CHARS:
+            return f"annotation title is longer than {ANNOTATION_TITLE_MAX_CHARS} characters"
+        message = note.get("message") if isinstance(note, dict) else None
+        if isinstance(message, str) and len(message.encode()) > ANNOTATION_MESSAGE_MAX_BYTES:
+            return "annotation message is longer than 64 KB"
+    return None
+
+
 def diff_lines(patch: str) -> set[int]:
     """Lines of the new file that a GitHub review comment may anchor to (side RIGHT)."""
     text = f"--- a/f\n+++ b/f\n{patch}\n"
@@ -437,6 +481,9 @@ class FakeGitHub:
                 return self._record_reject(
                     method, path, query, body, op.operation_id, 422, "; ".join(problems)
                 )
+            limit = _beyond_limits(op.operation_id, body)
+            if limit is not None:
+                return self._record_reject(method, path, query, body, op.operation_id, 422, limit)
             for injected in self._injected:
                 if (
                     injected.remaining

@@ -29,6 +29,14 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 from unidiff.patch import PatchSet
 
+from veribot.bot.render import (
+    ANNOTATION_MESSAGE_MAX_BYTES,
+    ANNOTATION_TITLE_MAX_CHARS,
+    GITHUB_TEXT_MAX_BYTES,
+    clip_bytes,
+    clip_chars,
+)
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -37,7 +45,6 @@ SUMMARY_MARKER = "<!-- veribot:summary -->"
 REVIEW_MARKER = "<!-- veribot:review {sha} -->"
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_REVIEW_COMMENTS = 30
-MAX_OUTPUT_CHARS = 65_535
 CONTENT_REQUESTS_PER_MINUTE = 80
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
@@ -72,10 +79,10 @@ class Annotation:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "annotation_level": self.level,
-            "message": self.message,
+            "message": clip_bytes(self.message, ANNOTATION_MESSAGE_MAX_BYTES),
         }
         if self.title:
-            data["title"] = self.title
+            data["title"] = clip_chars(self.title, ANNOTATION_TITLE_MAX_CHARS)
         return data
 
 
@@ -98,19 +105,12 @@ class CheckOutput:
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "title": self.title[:1000],
-            "summary": _clip(self.summary),
+            "title": clip_chars(self.title, 1000),
+            "summary": clip_bytes(self.summary, GITHUB_TEXT_MAX_BYTES),
         }
         if self.text:
-            data["text"] = _clip(self.text)
+            data["text"] = clip_bytes(self.text, GITHUB_TEXT_MAX_BYTES)
         return data
-
-
-def _clip(text: str) -> str:
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    note = "\n\n(cut to GitHub's limit)"
-    return text[: MAX_OUTPUT_CHARS - len(note)] + note
 
 
 def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
@@ -273,6 +273,10 @@ class GitHubClient:
     def _slug(self) -> str:
         return self.bot_login.removesuffix("[bot]")
 
+    def check_run_url(self, run_id: int) -> str:
+        """The check run's page on GitHub."""
+        return str(self._run(run_id).html_url)
+
     def _run(self, run_id: int) -> CheckRun:
         if run_id not in self._check_runs:
             self._check_runs[run_id] = self.policy.call(
@@ -347,10 +351,16 @@ class GitHubClient:
             "create review",
             lambda: pull.create_review(
                 commit=commit,
-                body=f"{body}\n\n{marker}",
+                body=clip_bytes(body, GITHUB_TEXT_MAX_BYTES - len(marker) - 2) + f"\n\n{marker}",
                 event="COMMENT",
                 comments=[
-                    {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in kept
+                    {
+                        "path": c.path,
+                        "line": c.line,
+                        "side": "RIGHT",
+                        "body": clip_bytes(c.body, GITHUB_TEXT_MAX_BYTES),
+                    }
+                    for c in kept
                 ],
             ),
             write=True,
@@ -361,7 +371,7 @@ class GitHubClient:
 
     def upsert_summary(self, number: int, body: str) -> int:
         """Create the summary comment, or edit the one this bot posted before; its id."""
-        text = f"{SUMMARY_MARKER}\n{body}"
+        text = f"{SUMMARY_MARKER}\n{clip_bytes(body, GITHUB_TEXT_MAX_BYTES - 64)}"
         pull = self.pull(number)
         comments = self.policy.call(
             f"list comments of #{number}", lambda: list(pull.get_issue_comments())
@@ -393,6 +403,7 @@ class GitHubClient:
 
     def reply(self, number: int, body: str, *, review_comment_id: int | None = None) -> None:
         """Answer in the pull request's thread, or under a review comment."""
+        body = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
         pull = self.pull(number)
         if review_comment_id is not None:
             self.policy.call(

@@ -64,7 +64,15 @@ from veribot.bot.github import (
 )
 from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.queue import Command, Job
-from veribot.bot.render import SUMMARY_MARKER, explain, render_markdown, summary_line
+from veribot.bot.render import (
+    GITHUB_TEXT_MAX_BYTES,
+    SUMMARY_MARKER,
+    explain,
+    fit_blocks,
+    render_markdown,
+    summary_line,
+    utf8_size,
+)
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget
 from veribot.checks.llm import LLMBudget
@@ -109,6 +117,9 @@ REFUSAL_TEXT = (
     "repository. A maintainer can run it for you."
 )
 PROGRESS_INTERVAL_S = 5.0
+# The marker and a margin leave room in GitHub's 65,535 bytes.
+SUMMARY_MAX_BYTES = GITHUB_TEXT_MAX_BYTES - 256
+IN_CHECK_REST = "the annotations of this check run"
 TOKEN_REFRESH_MARGIN_S = 300.0
 
 GitData = Callable[[Job, str, tuple[str, ...]], Path]
@@ -349,10 +360,12 @@ def post_review_results(
     if comments:
         body = f"veribot: {summary_line(report)}."
         leftovers = client.post_review(number, head_sha, body, comments)
-    summary = summary_markdown(report, head_sha, notes, leftovers)
+    in_check = summary_markdown(report, head_sha, notes, leftovers, rest=IN_CHECK_REST)
     client.complete_check_run(
-        run_id, conclusion, CheckOutput(check_title(report), summary), check_annotations(report)
+        run_id, conclusion, CheckOutput(check_title(report), in_check), check_annotations(report)
     )
+    rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
+    summary = summary_markdown(report, head_sha, notes, leftovers, rest=rest)
     client.upsert_summary(number, summary)
     log.info(
         "review posted",
@@ -436,18 +449,33 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
 
 
 def summary_markdown(
-    report: Report, head_sha: str, notes: Sequence[str], leftovers: Sequence[InlineComment]
+    report: Report,
+    head_sha: str,
+    notes: Sequence[str],
+    leftovers: Sequence[InlineComment],
+    *,
+    rest: str = IN_CHECK_REST,
+    max_bytes: int = SUMMARY_MAX_BYTES,
 ) -> str:
-    """The summary comment's body (the marker is added by the poster)."""
-    parts = [_strip_marker(render_markdown(report)).rstrip()]
+    """The summary comment's body (the marker is added by the poster), within ``max_bytes``
+    of UTF-8; what does not fit is counted and said to be in ``rest``."""
+    tail = "\n\n".join([agent_note(report), *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
+    room = max_bytes - utf8_size(tail) - 4
+    placed = ""
     if leftovers:
-        parts.append(
-            f"{len(leftovers)} finding(s) could not be placed inline (not on a line of the "
-            f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n"
-            + "\n".join(f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers)
+        lines, _ = fit_blocks(
+            [f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers],
+            room // 4,
+            lambda n: f"- … {n} more: see {rest}.",
         )
-    parts.extend([agent_note(report), *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
-    return "\n\n".join(parts) + "\n"
+        placed = (
+            f"{len(leftovers)} finding(s) could not be placed inline (not on a line of the "
+            f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n" + "\n".join(lines)
+        )
+        room -= utf8_size(placed) + 2
+    table = _strip_marker(render_markdown(report, max_bytes=room, rest=rest)).rstrip()
+    parts = [table, placed] if placed else [table]
+    return "\n\n".join([*parts, tail]) + "\n"
 
 
 def agent_note(report: Report) -> str:
