@@ -110,3 +110,101 @@ def test_a_600_function_pull_request_posts_within_githubs_limits(
     assert "more units" in summary and run["html_url"] in summary
     assert "more units" in check_summary and "annotations" in check_summary
     assert summary.rstrip().endswith(f"Reviewed at {pr.head[:12]}.</sub>")
+
+
+BASE_CODE = (
+    b"def inc(x: int) -> int:\n    return x + 1\n\n\ndef sq(x: int) -> int:\n    return x * x\n"
+)
+HEAD_CODE = (
+    b"def inc(x: int) -> int:\n    return 1 + x\n\n\ndef sq(x: int) -> int:\n    return x * 2\n"
+)
+
+
+def small_pr(tmp_path: Path, fake: FakeGitHub, **deps: Any) -> Pr:
+    return Pr(tmp_path, fake, {"m.py": BASE_CODE}, {"m.py": HEAD_CODE}, **deps)
+
+
+def test_a_failing_summary_comment_still_completes_and_does_not_rerun(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.inject("POST", r"/issues/\d+/comments$", 502, times=50)
+    outcome = run_job(pr.job(), pr.deps)  # no exception: the queue must not run it again
+    assert outcome is not None and outcome.conclusion == "failure"
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+
+
+def test_a_failing_review_post_falls_back_to_the_summary(tmp_path: Path, fake: FakeGitHub) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.inject("POST", r"/pulls/\d+/reviews$", 500, times=50)
+    outcome = run_job(pr.job(), pr.deps)
+    assert outcome is not None
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert "could not be placed inline" in pr.summary() and "m.py" in pr.summary()
+
+
+def test_a_check_run_the_full_output_cannot_complete_is_completed_with_the_reason(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    # One progress update (5 attempts), then every attempt at the full output (5).
+    fake.inject("PATCH", r"/check-runs/\d+$", 500, times=10)
+    run_job(pr.job(), pr.deps)
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert "could not be posted" in run["output"]["summary"]
+
+
+def test_a_transient_error_after_the_check_started_completes_it_neutral(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    from veribot.bot.github import GitHubError
+
+    pr = small_pr(tmp_path, fake)
+
+    def git_data(_job: Job, _url: str, _shas: tuple[str, ...]) -> Path:
+        raise GitHubError("get contents: GitHub answered 502", 502)
+
+    deps = WorkerDeps(settings=pr.deps.settings, github=pr.deps.github, git_data=git_data)
+    outcome = run_job(pr.job(), deps)
+    assert outcome is not None and outcome.conclusion == "neutral"
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "neutral")
+    assert "502" in run["output"]["summary"] and "Re-run" in run["output"]["summary"]
+
+
+def test_an_interrupted_review_completes_its_check_run(tmp_path: Path, fake: FakeGitHub) -> None:
+    pr = small_pr(tmp_path, fake)
+
+    def git_data(_job: Job, _url: str, _shas: tuple[str, ...]) -> Path:
+        raise KeyboardInterrupt
+
+    deps = WorkerDeps(settings=pr.deps.settings, github=pr.deps.github, git_data=git_data)
+    with pytest.raises(KeyboardInterrupt):
+        run_job(pr.job(), deps)
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "neutral")
+
+
+def test_a_failing_reply_after_a_targeted_verify_is_not_rerun(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    fake.inject("POST", r"/issues/\d+/comments$", 503, times=50)
+    run_job(pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev"), pr.deps)
+
+
+def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    from veribot.bot.github import GitHubError
+
+    pr = small_pr(tmp_path, fake)
+    fake.inject("POST", r"/check-runs$", 502, times=50)
+    with pytest.raises(GitHubError):
+        run_job(pr.job(), pr.deps)
+    fake.inject("GET", r"/pulls/\d+$", 404, times=50)  # not transient: no retry
+    assert run_job(pr.job(), pr.deps) is None

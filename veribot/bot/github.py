@@ -61,6 +61,11 @@ class GitHubError(Exception):
         super().__init__(message)
         self.status = status
 
+    @property
+    def transient(self) -> bool:
+        """No answer, a server error or a rate limit: the same request may work later."""
+        return self.status == 0 or self.status >= 500 or self.status in (403, 429)
+
 
 @dataclass(frozen=True)
 class Annotation:

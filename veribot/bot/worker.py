@@ -22,7 +22,11 @@ Only the units that `.veribot.toml`'s include/exclude globs (or a `/verify` targ
 are decided, at most ``budget.units`` of them; the rest are reported inconclusive with reason
 ``budget``. With ``execute`` off (``WorkerDeps.execute``, or ``execute = false`` in
 `.veribot.toml`) no code from the pull request runs at all: the review is proof-only.
-GitHub errors are raised again so the queue retries the job; every post is idempotent.
+
+A started check run is always completed, whatever fails after it (``neutral`` when GitHub
+or git did not answer, ``failure`` when the review itself failed, with the reason). Only a
+transient GitHub error before the check run started (so before any code of the pull
+request ran) is raised for the queue to retry; every post is idempotent.
 """
 
 from __future__ import annotations
@@ -127,6 +131,10 @@ GitData = Callable[[Job, str, tuple[str, ...]], Path]
 holding them (the production one is :class:`GitCache`; tests hand a temporary repository)."""
 
 
+class FetchError(Exception):
+    """The repository's commits could not be fetched (git failed or timed out)."""
+
+
 @dataclass(frozen=True)
 class WorkerDeps:
     """What :func:`run_job` needs from the world."""
@@ -170,10 +178,17 @@ def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
     )
     context = {"pr": job.pr_key, "delivery": job.delivery_id, "command": job.command.value}
     log.info("job started", extra=context)
-    if job.command is Command.REVIEW:
-        outcome = _review_job(job, client, deps)
-    else:
-        outcome = _command_job(job, client, deps)
+    try:
+        if job.command is Command.REVIEW:
+            outcome = _review_job(job, client, deps)
+        else:
+            outcome = _command_job(job, client, deps)
+    except GitHubError as error:
+        # Only raised before any code of the pull request ran (see review_and_post).
+        if error.transient:
+            raise  # the queue retries, a bounded number of times
+        log.error("job abandoned: %s", error, extra=context)
+        return None
     log.info("job done", extra=context)
     return outcome
 
@@ -223,7 +238,7 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
             text += f": {summary_line(outcome.report)}. Details in the summary comment."
         else:
             text += "; see the check run for the result."
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        _reply_after_run(client, job, text, reply_to)
         return outcome
     pull = client.pull(job.pr_number)
     base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
@@ -246,12 +261,10 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
                     agent_reason=why_not,
                 )
             )
-    except GitHubError:
-        raise
     except Exception as error:  # the command's boundary: answer in the thread, never silence
         log.exception("/verify failed", extra={"pr": job.pr_key, "target": job.target})
         text = f"veribot could not run the check: {type(error).__name__}: {error}"
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        _reply_after_run(client, job, text, reply_to)
         return None
     if not report.items:
         what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
@@ -260,8 +273,17 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
     else:
         notes = _with_execution_note(deps.notes, execute)
         text = "\n\n".join([_strip_marker(render_markdown(report)), agent_note(report), *notes])
-    client.reply(job.pr_number, text, review_comment_id=reply_to)
+    _reply_after_run(client, job, text, reply_to)
     return None
+
+
+def _reply_after_run(client: GitHubClient, job: Job, text: str, reply_to: int | None) -> None:
+    """Answer a command whose code has run: a failure is logged, never retried (that would
+    run the pull request's code again)."""
+    try:
+        client.reply(job.pr_number, text, review_comment_id=reply_to)
+    except GitHubError as error:
+        log.error("could not answer the command: %s", error, extra={"pr": job.pr_key})
 
 
 # -- the review and what it posts ------------------------------------------------------------
@@ -295,6 +317,8 @@ def review_and_post(
     run_id = client.start_check_run(
         check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
     )
+    # From here the check run is always completed, and nothing is raised but an interrupt:
+    # raising would make the queue run the pull request's code again.
     try:
         tree = working_tree()
         config = read_repo_config(tree, base_sha)
@@ -312,29 +336,74 @@ def review_and_post(
                 agent_reason=why_not,
             )
             report = review(request, progress)
+        return post_review_results(
+            client,
+            run_id=run_id,
+            number=number,
+            head_sha=head_sha,
+            report=report,
+            inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
+            notes=_with_execution_note(notes, execute),
+        )
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {error}"
-        client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
+        finish_check_run(client, run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
         return Outcome("neutral", None, summary)
-    except GitHubError:
-        raise
+    except (GitHubError, FetchError) as error:  # GitHub or git did not answer: say so, not red
+        log.exception("review could not fetch", extra={"repo": client.full_name, "pr": number})
+        summary = (
+            f"veribot could not fetch what it needs, so nothing was reviewed: {error}. "
+            "Re-run the check (or push again) to try once more."
+        )
+        finish_check_run(client, run_id, "neutral", CheckOutput("Review not run", summary))
+        return Outcome("neutral", None, summary)
     except Exception as error:  # the job's boundary: say it in the check run, never green
         log.exception("review failed", extra={"repo": client.full_name, "pr": number})
         summary = (
             "veribot could not finish the review, so nothing was verified: "
             f"{type(error).__name__}: {error}"
         )
-        client.complete_check_run(run_id, "failure", CheckOutput("Review failed", summary))
+        finish_check_run(client, run_id, "failure", CheckOutput("Review failed", summary))
         return Outcome("failure", None, summary)
-    return post_review_results(
-        client,
-        run_id=run_id,
-        number=number,
-        head_sha=head_sha,
-        report=report,
-        inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
-        notes=_with_execution_note(notes, execute),
-    )
+    except BaseException:  # an interrupt (the worker stops): complete, then let it through
+        summary = "veribot stopped before the review finished. Re-run the check to review."
+        finish_check_run(client, run_id, "neutral", CheckOutput("Review interrupted", summary))
+        raise
+
+
+def finish_check_run(
+    client: GitHubClient,
+    run_id: int,
+    conclusion: Conclusion,
+    output: CheckOutput,
+    annotations: Sequence[Annotation] = (),
+) -> bool:
+    """Complete the check run; if GitHub refuses the full output, complete it with the
+    conclusion and the reason alone. False (logged) when even that fails."""
+    try:
+        client.complete_check_run(run_id, conclusion, output, annotations)
+        return True
+    except GitHubError as error:
+        log.warning("completing the check run failed: %s; completing it plainly", error)
+        short = CheckOutput(
+            output.title,
+            f"The full results could not be posted ({error}). {check_conclusion_text(conclusion)}",
+        )
+    try:
+        client.complete_check_run(run_id, conclusion, short)
+        return True
+    except GitHubError as error:
+        log.error("the check run could not be completed: %s", error, extra={"run": run_id})
+        return False
+
+
+def check_conclusion_text(conclusion: Conclusion) -> str:
+    """One sentence on what ``conclusion`` means for the pull request."""
+    return {
+        "success": "Every changed function was verified or needs no check.",
+        "failure": "A changed function was refuted, or the review failed.",
+        "neutral": "Some changed functions are undecided.",
+    }.get(conclusion, f"Conclusion: {conclusion}.")
 
 
 def _with_execution_note(notes: Sequence[str], execute: bool) -> tuple[str, ...]:
@@ -355,18 +424,31 @@ def post_review_results(
 ) -> Outcome:
     """Complete the check run, post the review's inline comments and upsert the summary."""
     conclusion = conclusion_for(report, inconclusive_conclusion)
-    comments = inline_comments(report, client.diff_anchors(number))
     leftovers: list[InlineComment] = []
-    if comments:
-        body = f"veribot: {summary_line(report)}."
-        leftovers = client.post_review(number, head_sha, body, comments)
+    try:
+        comments = inline_comments(report, client.diff_anchors(number))
+        if comments:
+            body = f"veribot: {summary_line(report)}."
+            leftovers = client.post_review(number, head_sha, body, comments)
+    except GitHubError as error:  # the findings go to the summary instead
+        log.warning("inline comments not posted: %s", error, extra={"pr": number})
+        comments = inline_comments(report, {})
+        leftovers = comments
     in_check = summary_markdown(report, head_sha, notes, leftovers, rest=IN_CHECK_REST)
-    client.complete_check_run(
-        run_id, conclusion, CheckOutput(check_title(report), in_check), check_annotations(report)
+    finish_check_run(
+        client,
+        run_id,
+        conclusion,
+        CheckOutput(check_title(report), in_check),
+        check_annotations(report),
     )
-    rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
-    summary = summary_markdown(report, head_sha, notes, leftovers, rest=rest)
-    client.upsert_summary(number, summary)
+    try:
+        rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
+        summary = summary_markdown(report, head_sha, notes, leftovers, rest=rest)
+        client.upsert_summary(number, summary)
+    except GitHubError as error:  # the check run holds the results
+        log.error("summary comment not posted: %s", error, extra={"pr": number})
+        summary = in_check
     log.info(
         "review posted",
         extra={"repo": client.full_name, "pr": number, "conclusion": conclusion},
