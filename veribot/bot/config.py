@@ -18,7 +18,9 @@ from typing import Any
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_BOT_LOGIN = "veribot[bot]"
-DEFAULT_CHECK_NAME = "veribot"
+# Not "veribot": that is the README workflow's job id, and a job's check run bears its name.
+# A space cannot appear in a job id, so no workflow job's check can take this name.
+DEFAULT_CHECK_NAME = "veribot review"
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
 KNOWN_CHECKS = ("equivalence",)
 
