@@ -14,6 +14,12 @@
 
 Every function returns a string; printing is the command line's business.
 
+Text that comes from the code under review or from the model (a ``__repr__``, a file name,
+an agent's answer) is made inert before it reaches Markdown: :func:`md_text` for prose (no
+HTML, link, mention, issue reference or formatting), :func:`md_code` for an inline code
+span and :func:`md_fence` for a code block, each fenced by more backticks than any run
+inside, so nothing can close them early.
+
 What goes to GitHub must fit GitHub's limits, counted in bytes of UTF-8 (a check run's
 summary and text hold 65,535 bytes, a comment 65,536 characters): :func:`clip_bytes` cuts a
 text and says so, and :func:`render_markdown` with ``max_bytes`` lists the most important
@@ -23,8 +29,10 @@ units first and ends with how many more there are and where to find them.
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -166,6 +174,58 @@ def summary_line(report: Report) -> str:
         n = len(report.skipped)
         parts.append(f"{n} file{'s' if n != 1 else ''} skipped (not Python, or left out)")
     return "; ".join(parts)
+
+
+# --- inert Markdown for text from the code or the model --------------------------------
+
+_WORD_JOINER = "\u2060"  # invisible; breaks what GitHub would turn into a mention or link
+# What can open a link, an image, a code span or a table cell, and the escape itself.
+_MD_PUNCTUATION = re.compile(r"([\\`\[\]|])")
+_LINKABLE = re.compile(r"(@|#(?=\w)|://|(?i:www)\.)")
+
+
+def md_text(text: str) -> str:
+    """``text`` as inert Markdown prose on one line: HTML escaped, what opens a link, an
+    image, a code span or a table cell escaped, and a word joiner after ``@``, ``#``, the
+    ``:`` of ``://`` and ``www``, so GitHub makes no mention, reference or link of it."""
+    flat = " ".join(text.splitlines())
+    escaped = _MD_PUNCTUATION.sub(r"\\\1", html.escape(flat, quote=False))
+    return _LINKABLE.sub(lambda m: _join(m.group(1)), escaped)
+
+
+def html_text(text: str) -> str:
+    """``text`` as inert HTML text (inside a raw HTML element such as ``<summary>``)."""
+    flat = " ".join(text.splitlines())
+    return _LINKABLE.sub(lambda m: _join(m.group(1)), html.escape(flat, quote=False))
+
+
+def _join(found: str) -> str:
+    if found == "://":
+        return ":" + _WORD_JOINER + "//"
+    if found.endswith("."):
+        return found[:-1] + _WORD_JOINER + "."
+    return found + _WORD_JOINER
+
+
+def _fence_for(text: str, shortest: int) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
+def md_code(text: str, *, in_table: bool = False) -> str:
+    """``text`` as an inline code span on one line, whatever backticks it holds
+    (``in_table``: its pipes escaped, as a table cell needs)."""
+    flat = " ".join(text.splitlines()) or " "
+    fence = _fence_for(flat, 1)
+    pad = " " if flat[0] in "` " or flat[-1] in "` " else ""
+    span = f"{fence}{pad}{flat}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def md_fence(text: str, lang: str = "") -> str:
+    """``text`` as a fenced code block whose fence no line of it can close."""
+    fence = _fence_for(text, 3)
+    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 # --- GitHub's size limits --------------------------------------------------------------
@@ -431,11 +491,6 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
 # --- Markdown -------------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    """Escape text for a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
-
-
 _SEVERITY = {Verdict.REFUTED: 0, Verdict.INCONCLUSIVE: 1, Verdict.VERIFIED: 3}
 
 
@@ -463,9 +518,9 @@ def render_markdown(
         summary_line(report) + ".",
         "",
     ]
-    tail = [_md(agent_line(report)) + ".", ""]
+    tail = [md_text(agent_line(report)) + ".", ""]
     if report.skipped:
-        skipped = "Not checked: " + ", ".join(f"`{_md(u.path)}`" for u in report.skipped) + "."
+        skipped = "Not checked: " + ", ".join(md_code(u.path) for u in report.skipped) + "."
         tail += [clip_bytes(skipped, 4096), ""]
     tail.append(
         "<sub>verified = proven for every input of the stated types; refuted = an input "
@@ -497,8 +552,8 @@ def render_markdown(
 def _table_row(item: UnitResult) -> str:
     r = item.result
     return (
-        f"| {_VERDICT_ICON[r.verdict]} | `{_md(item.unit.qualname)}` | "
-        f"**{r.verdict.value}** | `{r.reason}` | {_md(explain(item))} |"
+        f"| {_VERDICT_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)} | "
+        f"**{r.verdict.value}** | {md_code(r.reason, in_table=True)} | {md_text(explain(item))} |"
     )
 
 
@@ -522,15 +577,16 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
         blocks.append(
             "\n".join(
                 [
-                    f"<details><summary><code>{item.unit.qualname}</code>: "
+                    f"<details><summary><code>{html.escape(item.unit.qualname)}</code>: "
                     f"a distinguishing input</summary>",
                     "",
-                    "```python",
-                    describe_call(item.unit.entry, cex),
-                    f"# before: {cex.before.describe()}",
-                    f"# after:  {cex.after.describe()}",
-                    "```",
-                    f"Found by {cex.found_by}, reproduced by running both versions.",
+                    md_fence(
+                        f"{describe_call(item.unit.entry, cex)}\n"
+                        f"# before: {cex.before.describe()}\n"
+                        f"# after:  {cex.after.describe()}",
+                        "python",
+                    ),
+                    f"Found by {md_text(cex.found_by)}, reproduced by running both versions.",
                     "</details>",
                     "",
                 ]
@@ -542,10 +598,10 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
         blocks.append(
             "\n".join(
                 [
-                    f"<details><summary><code>{item.unit.qualname}</code>: "
-                    f"{_md(lines[0])}</summary>",
+                    f"<details><summary><code>{html.escape(item.unit.qualname)}</code>: "
+                    f"{html_text(lines[0])}</summary>",
                     "",
-                    *[f"- {_md(line.strip())}" for line in lines[1:]],
+                    *[f"- {md_text(line.strip())}" for line in lines[1:]],
                     "</details>",
                     "",
                 ]

@@ -73,6 +73,8 @@ from veribot.bot.render import (
     SUMMARY_MARKER,
     explain,
     fit_blocks,
+    md_code,
+    md_text,
     render_markdown,
     summary_line,
     utf8_size,
@@ -263,12 +265,14 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
             )
     except Exception as error:  # the command's boundary: answer in the thread, never silence
         log.exception("/verify failed", extra={"pr": job.pr_key, "target": job.target})
-        text = f"veribot could not run the check: {type(error).__name__}: {error}"
+        text = f"veribot could not run the check: {type(error).__name__}: {md_text(str(error))}"
         _reply_after_run(client, job, text, reply_to)
         return None
     if not report.items:
-        what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
-        changed = ", ".join(f"`{u.qualname}`" for u in report.filtered_out) or "none"
+        what = (
+            md_code(job.target) if job.target else f"line {job.line} of {md_code(job.path or '')}"
+        )
+        changed = ", ".join(md_code(u.qualname) for u in report.filtered_out) or "none"
         text = f"No changed function matches {what}. Changed units: {changed}."
     else:
         notes = _with_execution_note(deps.notes, execute)
@@ -346,14 +350,14 @@ def review_and_post(
             notes=_with_execution_note(notes, execute),
         )
     except ConfigError as error:
-        summary = f"veribot did not review this pull request: {error}"
+        summary = f"veribot did not review this pull request: {md_text(str(error))}"
         finish_check_run(client, run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
         return Outcome("neutral", None, summary)
     except (GitHubError, FetchError) as error:  # GitHub or git did not answer: say so, not red
         log.exception("review could not fetch", extra={"repo": client.full_name, "pr": number})
         summary = (
-            f"veribot could not fetch what it needs, so nothing was reviewed: {error}. "
-            "Re-run the check (or push again) to try once more."
+            "veribot could not fetch what it needs, so nothing was reviewed: "
+            f"{md_text(str(error))}. Re-run the check (or push again) to try once more."
         )
         finish_check_run(client, run_id, "neutral", CheckOutput("Review not run", summary))
         return Outcome("neutral", None, summary)
@@ -361,7 +365,7 @@ def review_and_post(
         log.exception("review failed", extra={"repo": client.full_name, "pr": number})
         summary = (
             "veribot could not finish the review, so nothing was verified: "
-            f"{type(error).__name__}: {error}"
+            f"{type(error).__name__}: {md_text(str(error))}"
         )
         finish_check_run(client, run_id, "failure", CheckOutput("Review failed", summary))
         return Outcome("failure", None, summary)
@@ -520,9 +524,9 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
             continue
         in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
         line = in_diff[0] if in_diff else lines[0]
-        body = f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
+        body = f"**{verdict.value}** ({md_code(item.result.reason)}): {md_text(explain(item))}\n\n"
         if report.agent_model and item.agent is not None:
-            body += f"Agent: {item.agent.outcome.value}: {item.agent.summary}\n\n"
+            body += f"Agent: {item.agent.outcome.value}: {md_text(item.agent.summary)}\n\n"
             body += "<sub>veribot: the solver's verdict; the agent's answer, checked</sub>"
         else:
             body += "<sub>veribot, solver-only review</sub>"
@@ -546,7 +550,7 @@ def summary_markdown(
     placed = ""
     if leftovers:
         lines, _ = fit_blocks(
-            [f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers],
+            [f"- {md_code(c.path)} line {c.line}: {c.body.splitlines()[0]}" for c in leftovers],
             room // 4,
             lambda n: f"- … {n} more: see {rest}.",
         )
