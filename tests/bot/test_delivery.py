@@ -208,3 +208,48 @@ def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
         run_job(pr.job(), pr.deps)
     fake.inject("GET", r"/pulls/\d+$", 404, times=50)  # not transient: no retry
     assert run_job(pr.job(), pr.deps) is None
+
+
+def long_sq(last: str) -> bytes:
+    body = "".join(f"    x{i} = x + {i}\n" for i in range(10))
+    inc = "def inc(x: int) -> int:\n    return x + 1\n\n\n"
+    return f"{inc}def sq(x: int) -> int:\n{body}    return {last}\n".encode()
+
+
+def test_a_push_mid_review_leaves_comments_on_the_reviewed_commits_diff(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = Pr(tmp_path, fake, {"m.py": long_sq("x * x")}, {"m.py": long_sq("x * 2")})
+    # A force-push while the review runs: a whole new m.py, every line of it in the diff.
+    rewritten = "".join(f"v{i} = {i}\n" for i in range(40)).encode()
+    pr.repo.git("checkout", "-q", "-b", "rewrite", pr.base)
+    pushed = pr.repo.commit("rewrite", {"m.py": rewritten})
+
+    def git_data(_job: Job, _url: str, _shas: tuple[str, ...]) -> Path:
+        fake.push(
+            REPO, NUMBER, head_sha=pushed, files=pull_files_from_git(pr.repo.path, pr.base, pushed)
+        )
+        return pr.repo.path
+
+    deps = WorkerDeps(
+        settings=pr.deps.settings, github=pr.deps.github, git_data=git_data, policy=no_sleep_policy
+    )
+    outcome = run_job(pr.job(), deps)
+    assert outcome is not None and outcome.conclusion == "failure"
+    fake.assert_no_violations()  # no comment posted off the reviewed commit's diff
+    (review,) = fake.reviews(REPO, NUMBER)
+    assert review["commit_id"] == pr.head
+    # sq (lines 5-16) is refuted; its comment sits on the first line of it in the diff of
+    # the reviewed commit (the hunk around line 16), not on line 5 of the pushed file.
+    assert [(c["path"], c["line"]) for c in review["comments"]] == [("m.py", 13)]
+
+
+def test_a_refused_review_gives_its_comments_back_for_the_summary(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.inject("POST", r"/pulls/\d+/reviews$", 422, message="Pull request review thread line")
+    outcome = run_job(pr.job(), pr.deps)
+    assert outcome is not None and outcome.conclusion == "failure"
+    assert fake.reviews(REPO, NUMBER) == []
+    assert "could not be placed inline" in pr.summary() and "`m.py` line" in pr.summary()

@@ -87,6 +87,14 @@ class Pull:
     draft: bool = False
     title: str = "A change"
     body: str = ""
+    # The pull request's files as of each head it had (its diff is commit-scoped).
+    files_at: dict[str, list[PullFile]] = field(default_factory=dict)
+
+    def files_of(self, sha: str) -> list[PullFile] | None:
+        """The files of the pull request when ``sha`` was its head (None: never was)."""
+        if sha == self.head_sha:
+            return self.files
+        return self.files_at.get(sha)
 
 
 @dataclass
@@ -399,8 +407,16 @@ class FakeGitHub:
         draft: bool = False,
     ) -> Pull:
         pull = Pull(full_name, number, head_sha, base_sha, list(files), author, draft)
+        pull.files_at[head_sha] = pull.files
         self.state.pulls[(full_name, number)] = pull
         return pull
+
+    def push(self, full_name: str, number: int, *, head_sha: str, files: list[PullFile]) -> None:
+        """A new head for the pull request (a push, or a force-push), with its files."""
+        with self._lock:
+            pull = self.state.pulls[(full_name, number)]
+            pull.head_sha, pull.files = head_sha, list(files)
+            pull.files_at[head_sha] = pull.files
 
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         self.state.permissions[(full_name, login)] = permission
@@ -749,7 +765,12 @@ class FakeGitHub:
             run["output"]["annotations_count"] += len(new)
 
     def _create_review(self, full_name: str, pull: Pull, body: dict[str, Any]) -> tuple[int, Any]:
-        anchors = {f.filename: diff_lines(f.patch) for f in pull.files}
+        commit = body.get("commit_id", pull.head_sha)
+        files = pull.files_of(commit)
+        if files is None:
+            raise _Reject(422, f"commit_id {commit} is not part of the pull request")
+        # GitHub places a comment on the diff of the commit it is posted on.
+        anchors = {f.filename: diff_lines(f.patch) for f in files}
         for comment in body.get("comments", []):
             line = comment.get("line", comment.get("position"))
             if comment.get("side", "RIGHT") != "RIGHT" or "position" in comment:

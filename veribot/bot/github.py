@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 import requests
 from github import Auth, Github, GithubException
 from github.CheckRun import CheckRun
+from github.Commit import Commit
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 from unidiff.patch import PatchSet
@@ -330,15 +331,23 @@ class GitHubClient:
     # -- review ----------------------------------------------------------------------------
 
     def post_review(
-        self, number: int, head_sha: str, body: str, comments: Sequence[InlineComment]
+        self,
+        number: int,
+        head_sha: str,
+        body: str,
+        comments: Sequence[InlineComment],
+        *,
+        anchors: dict[str, set[int]] | None = None,
     ) -> list[InlineComment]:
         """Post one review on ``head_sha`` with the comments that fit; return the others.
 
-        A comment fits when its line is in the diff and it is among the first 30 that are.
-        A review this bot already posted on ``head_sha`` (found by its marker) is not posted
-        again.
+        A comment fits when its line is in ``anchors`` (the diff of ``head_sha``; by default
+        the pull request's diff now) and it is among the first 30 that are. A review this bot
+        already posted on ``head_sha`` (found by its marker) is not posted again. If GitHub
+        refuses the review (422: a line off the diff after all), every comment comes back.
         """
-        anchors = self.diff_anchors(number)
+        if anchors is None:
+            anchors = self.diff_anchors(number)
         placed = [c for c in comments if c.line in anchors.get(c.path, set())]
         kept = placed[:MAX_REVIEW_COMMENTS]
         leftovers = [c for c in comments if c not in kept]
@@ -352,6 +361,23 @@ class GitHubClient:
             log.info("review already posted", extra={"pr": number, "head": head_sha})
             return leftovers
         commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        try:
+            self._create_review(pull, commit, body, marker, kept)
+        except GitHubError as error:
+            if error.status != 422:
+                raise
+            log.warning("review refused (%s): its comments go to the summary", error)
+            return list(comments)
+        return leftovers
+
+    def _create_review(
+        self,
+        pull: PullRequest,
+        commit: Commit,
+        body: str,
+        marker: str,
+        kept: Sequence[InlineComment],
+    ) -> None:
         self.policy.call(
             "create review",
             lambda: pull.create_review(
@@ -370,7 +396,6 @@ class GitHubClient:
             ),
             write=True,
         )
-        return leftovers
 
     # -- comments --------------------------------------------------------------------------
 

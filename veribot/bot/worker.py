@@ -45,6 +45,7 @@ from pathlib import Path
 
 import git
 from github import Auth, Github, GithubIntegration
+from unidiff.patch import PatchSet
 
 from veribot.bot.agentreview import AgentConfig, anthropic_agent
 from veribot.bot.config import (
@@ -328,9 +329,10 @@ def review_and_post(
         config = read_repo_config(tree, base_sha)
         execute = execute and config.execute
         progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
+        start = merge_base(tree, base_sha, head_sha)
         with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
             request = ReviewRequest(
-                GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
+                GitSource(tree, start, head_sha),
                 budget=Budget(execute=execute),
                 select=config_filter(config),
                 max_units=config.budget.units,
@@ -348,6 +350,7 @@ def review_and_post(
             report=report,
             inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
             notes=_with_execution_note(notes, execute),
+            anchors=commit_anchors(tree, start, head_sha),
         )
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {md_text(str(error))}"
@@ -425,15 +428,22 @@ def post_review_results(
     report: Report,
     inconclusive_conclusion: str,
     notes: Sequence[str] = (),
+    anchors: dict[str, set[int]] | None = None,
 ) -> Outcome:
-    """Complete the check run, post the review's inline comments and upsert the summary."""
+    """Complete the check run, post the review's inline comments and upsert the summary.
+
+    ``anchors``: the lines of the reviewed commit's diff (see :func:`commit_anchors`); by
+    default the pull request's diff as GitHub serves it now, which a push may have moved.
+    """
     conclusion = conclusion_for(report, inconclusive_conclusion)
     leftovers: list[InlineComment] = []
     try:
-        comments = inline_comments(report, client.diff_anchors(number))
+        if anchors is None:
+            anchors = client.diff_anchors(number)
+        comments = inline_comments(report, anchors)
         if comments:
             body = f"veribot: {summary_line(report)}."
-            leftovers = client.post_review(number, head_sha, body, comments)
+            leftovers = client.post_review(number, head_sha, body, comments, anchors=anchors)
     except GitHubError as error:  # the findings go to the summary instead
         log.warning("inline comments not posted: %s", error, extra={"pr": number})
         comments = inline_comments(report, {})
@@ -684,6 +694,23 @@ def read_repo_config(tree: Path, base_sha: str) -> RepoConfig:
     except UnicodeDecodeError as error:
         raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text: {error}") from error
     return parse_repo_config(text)
+
+
+def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
+    """The lines of ``head`` a review comment posted on ``head`` may anchor to: those of the
+    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now."""
+    diff = git.Repo(tree).git.diff("--no-color", "--no-ext-diff", "-M", base, head)
+    anchors: dict[str, set[int]] = {}
+    for patched in PatchSet(diff):
+        if patched.is_removed_file:
+            continue
+        anchors[patched.path] = {
+            line.target_line_no
+            for hunk in patched
+            for line in hunk
+            if line.target_line_no is not None
+        }
+    return anchors
 
 
 def merge_base(tree: Path, base_sha: str, head_sha: str) -> str:
