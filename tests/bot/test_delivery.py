@@ -253,3 +253,111 @@ def test_a_refused_review_gives_its_comments_back_for_the_summary(
     assert outcome is not None and outcome.conclusion == "failure"
     assert fake.reviews(REPO, NUMBER) == []
     assert "could not be placed inline" in pr.summary() and "`m.py` line" in pr.summary()
+
+
+# -- the git cache -------------------------------------------------------------------------
+
+
+def origin_with_branches(tmp_path: Path) -> tuple[GitRepo, str, str]:
+    origin = GitRepo(tmp_path / "origin")
+    base = origin.commit("base", {"m.py": BASE_CODE})
+    for n in range(5):
+        origin.git("branch", f"unrelated-{n}")
+    origin.git("checkout", "-q", "-b", "feature")
+    head = origin.commit("feature", {"m.py": HEAD_CODE})
+    origin.git("update-ref", f"refs/pull/{NUMBER}/head", head)
+    origin.git("checkout", "-q", "main")
+    origin.git("branch", "-D", "feature")  # the head is reachable only as the PR's ref
+    return origin, base, head
+
+
+def cache_job() -> Job:
+    return Job(REPO, NUMBER, None, 1)
+
+
+def test_twenty_concurrent_fetches_into_one_cache_all_succeed(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from veribot.bot.worker import GitCache
+
+    origin, base, head = origin_with_branches(tmp_path)
+    cache = GitCache(tmp_path / "cache", lambda _installation: None)
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        trees = list(
+            pool.map(lambda _n: cache(cache_job(), str(origin.path), (base, head)), range(20))
+        )
+    assert len(set(trees)) == 1
+    tree = GitRepo.__new__(GitRepo)
+    tree.path = trees[0]
+    assert tree.git("cat-file", "-t", head) == "commit"
+
+
+def test_the_cache_fetches_only_the_commits_it_needs(tmp_path: Path) -> None:
+    from veribot.bot.worker import GitCache
+
+    origin, base, head = origin_with_branches(tmp_path)
+    tree = GitCache(tmp_path / "cache", lambda _installation: None)(
+        cache_job(), str(origin.path), (base, head)
+    )
+    cached = GitRepo.__new__(GitRepo)
+    cached.path = tree
+    refs = cached.git("for-each-ref", "--format=%(refname)").splitlines()
+    assert not [r for r in refs if "unrelated" in r]  # not every branch of the origin
+    assert cached.git("cat-file", "-t", base) == cached.git("cat-file", "-t", head) == "commit"
+
+
+def test_a_transient_fetch_failure_is_retried_with_backoff(tmp_path: Path) -> None:
+    from veribot.bot.worker import GitCache
+
+    origin, base, head = origin_with_branches(tmp_path)
+    link = tmp_path / "origin-link"
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the origin comes back while the cache waits
+        waits.append(seconds)
+        if not link.exists():
+            link.symlink_to(origin.path)
+
+    cache = GitCache(tmp_path / "cache", lambda _installation: None, sleep=sleep)
+    tree = cache(cache_job(), str(link), (base, head))
+    assert tree.is_dir() and len(waits) == 1 and waits[0] > 0
+
+
+def test_a_fetch_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
+    import socket
+
+    from veribot.bot.worker import FetchError, GitCache
+
+    _origin, base, head = origin_with_branches(tmp_path)
+    with socket.socket() as server:  # accepts connections, never answers
+        server.bind(("127.0.0.1", 0))
+        server.listen(5)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/octo/demo.git"
+        cache = GitCache(tmp_path / "cache", lambda _installation: None, timeout=2.0, attempts=1)
+        with pytest.raises(FetchError, match="timed out"):
+            cache(cache_job(), url, (base, head))
+
+
+def test_a_shallow_checkout_is_deepened_for_the_merge_base_or_says_so(tmp_path: Path) -> None:
+    import shutil
+
+    from veribot.bot.worker import FetchError, merge_base
+
+    origin = GitRepo(tmp_path / "origin")
+    fork_point = origin.commit("start", {"m.py": BASE_CODE})
+    origin.git("checkout", "-q", "-b", "feature")
+    head = origin.commit("feature", {"m.py": HEAD_CODE})
+    origin.git("checkout", "-q", "main")
+    base = origin.commit("main moves on", {"other.py": b"X = 1\n"})
+    shallow = tmp_path / "shallow"
+    origin.git(
+        "clone", "-q", "--depth", "1", "--no-single-branch", origin.path.as_uri(), str(shallow)
+    )
+    assert merge_base(shallow, base, head) == fork_point  # deepened from origin
+    again = tmp_path / "again"
+    origin.git(
+        "clone", "-q", "--depth", "1", "--no-single-branch", origin.path.as_uri(), str(again)
+    )
+    shutil.rmtree(origin.path)
+    with pytest.raises(FetchError, match="shallow"):
+        merge_base(again, base, head)  # never the base itself, silently

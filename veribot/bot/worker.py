@@ -32,6 +32,7 @@ request ran) is raised for the queue to retry; every post is idempotent.
 from __future__ import annotations
 
 import base64
+import fcntl
 import fnmatch
 import logging
 import os
@@ -124,6 +125,8 @@ REFUSAL_TEXT = (
     "repository. A maintainer can run it for you."
 )
 PROGRESS_INTERVAL_S = 5.0
+FETCH_TIMEOUT_S = 300.0
+FETCH_ATTEMPTS = 3
 # The marker and a margin leave room in GitHub's 65,535 bytes.
 SUMMARY_MAX_BYTES = GITHUB_TEXT_MAX_BYTES - 256
 IN_CHECK_REST = "the annotations of this check run"
@@ -714,10 +717,28 @@ def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
 
 
 def merge_base(tree: Path, base_sha: str, head_sha: str) -> str:
-    """Where the head branched from the base: what GitHub's pull request diff starts at."""
-    bases = git.Repo(tree).merge_base(base_sha, head_sha)
+    """Where the head branched from the base: what GitHub's pull request diff starts at.
+
+    In a shallow clone the merge base may lie below the cut: the history is then fetched
+    in full from origin, and if that fails :class:`FetchError` says so (falling back to the
+    base would review the base branch's own changes as if the pull request made them).
+    """
+    repo = git.Repo(tree)
+    bases = repo.merge_base(base_sha, head_sha)
+    shallow = Path(repo.git_dir, "shallow").exists()
+    if not bases and shallow:
+        try:
+            env = dict(os.environ) | {"GIT_TERMINAL_PROMPT": "0"}
+            _fetch(repo, ["--unshallow"], env, FETCH_TIMEOUT_S)
+        except FetchError as error:
+            raise FetchError(
+                "the checkout is shallow and holds no common ancestor of the base and the "
+                f"head, and deepening it failed ({error}); fetch the full history "
+                "(actions/checkout: fetch-depth: 0)"
+            ) from None
+        bases = repo.merge_base(base_sha, head_sha)
     if not bases:
-        return base_sha
+        return base_sha  # unrelated histories: the whole head is the change
     return str(bases[0].hexsha)
 
 
@@ -767,28 +788,93 @@ class GitCache:
     """Working trees of the repositories, fetched on demand into ``root`` (GitPython).
 
     ``token_for(installation_id)`` gives the token to fetch with (see :func:`ensure_commits`).
+    Workers share the cache: each repository's is initialised and fetched under an exclusive
+    lock on its own lock file. A fetch that fails is tried ``attempts`` times, waiting
+    ``backoff`` seconds and doubling; each is stopped after ``timeout`` seconds.
     """
 
-    def __init__(self, root: Path, token_for: Callable[[int | None], str | None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        token_for: Callable[[int | None], str | None],
+        *,
+        timeout: float = FETCH_TIMEOUT_S,
+        attempts: int = FETCH_ATTEMPTS,
+        backoff: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.root = root
         self.token_for = token_for
+        self.timeout = timeout
+        self.attempts = attempts
+        self.backoff = backoff
+        self.sleep = sleep
 
     def __call__(self, job: Job, clone_url: str, shas: tuple[str, ...]) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / job.repo.replace("/", "__")
-        if not path.exists():
-            path.mkdir(parents=True)
-            repo = git.Repo.init(path)
-            repo.create_remote("origin", clone_url)
-        ensure_commits(git.Repo(path), job.pr_number, shas, self.token_for(job.installation_id))
+        with _locked(self.root / f"{path.name}.lock"):
+            repo = _cache_repo(path, clone_url)
+            for attempt in range(1, self.attempts + 1):
+                try:
+                    token = self.token_for(job.installation_id)
+                    ensure_commits(repo, job.pr_number, shas, token, timeout=self.timeout)
+                    break
+                except FetchError as error:
+                    if attempt == self.attempts:
+                        raise
+                    delay = self.backoff * 2 ** (attempt - 1)
+                    log.warning(
+                        "fetch failed (%s); retrying in %.1f s",
+                        error,
+                        delay,
+                        extra={"pr": job.pr_key},
+                    )
+                    self.sleep(delay)
         return path
 
 
-def ensure_commits(repo: git.Repo, pr_number: int, shas: Sequence[str], token: str | None) -> None:
-    """Fetch the branches and the pull request's head from origin unless ``shas`` are here.
+@contextmanager
+def _locked(lock_file: Path) -> Iterator[None]:
+    """An exclusive lock on ``lock_file`` (between threads and processes alike)."""
+    with open(lock_file, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    The token travels in an environment-borne HTTP header, never in a URL or a command line.
+
+def _cache_repo(path: Path, clone_url: str) -> git.Repo:
+    """The cache's repository at ``path`` with ``origin`` at ``clone_url`` (made if absent)."""
+    if not (path / ".git").is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        git.Repo.init(path)
+    repo = git.Repo(path)
+    if "origin" not in [remote.name for remote in repo.remotes]:
+        repo.create_remote("origin", clone_url)
+    elif repo.remotes.origin.url != clone_url:
+        repo.remotes.origin.set_url(clone_url)
+    return repo
+
+
+def ensure_commits(
+    repo: git.Repo,
+    pr_number: int,
+    shas: Sequence[str],
+    token: str | None,
+    *,
+    timeout: float = FETCH_TIMEOUT_S,
+) -> None:
+    """Fetch ``shas`` from origin unless they are here: by commit id (each kept under
+    ``refs/veribot/``), or else the pull request's head and merge refs; never every branch.
+
+    Raises :class:`FetchError` when git fails, takes longer than ``timeout`` seconds, or
+    origin does not have them. The token travels in an environment-borne HTTP header, never
+    in a URL or a command line.
     """
-    if all(_has_commit(repo, sha) for sha in shas):
+    missing = [sha for sha in shas if not _has_commit(repo, sha)]
+    if not missing:
         return
     env = dict(os.environ)
     if token:
@@ -798,13 +884,35 @@ def ensure_commits(repo: git.Repo, pr_number: int, shas: Sequence[str], token: s
             "GIT_CONFIG_KEY_0": "http.extraHeader",
             "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
         }
-    repo.git.fetch(
-        "--no-tags",
-        "origin",
-        "+refs/heads/*:refs/remotes/origin/*",
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    by_id = [f"+{sha}:refs/veribot/{sha}" for sha in missing]
+    pull_refs = [
         f"+refs/pull/{pr_number}/head:refs/remotes/origin/pull/{pr_number}",
-        env=env,
+        f"+refs/pull/{pr_number}/merge:refs/remotes/origin/pull/{pr_number}-merge",
+    ]
+    problems = []
+    for refspecs in (by_id, pull_refs[:1], pull_refs[1:]):
+        try:
+            _fetch(repo, refspecs, env, timeout)
+        except FetchError as error:
+            problems.append(str(error))
+        missing = [sha for sha in missing if not _has_commit(repo, sha)]
+        if not missing:
+            return
+    raise FetchError(
+        f"could not fetch {', '.join(sha[:12] for sha in missing)}: " + "; ".join(problems)
     )
+
+
+def _fetch(repo: git.Repo, args: Sequence[str], env: dict[str, str], timeout: float) -> None:
+    """``git fetch --no-tags origin ARGS``, stopped after ``timeout`` seconds."""
+    try:
+        repo.git.fetch("--no-tags", "origin", *args, env=env, kill_after_timeout=timeout)
+    except git.GitCommandError as error:
+        if error.status == -9 or "kill" in str(error.stderr).lower():  # the timer's SIGKILL
+            raise FetchError(f"git fetch did not finish in {timeout:.0f} s (timed out)") from None
+        detail = " ".join(str(error.stderr).split())[-300:]
+        raise FetchError(f"git fetch failed: {detail}") from None
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:
