@@ -361,3 +361,36 @@ def test_a_shallow_checkout_is_deepened_for_the_merge_base_or_says_so(tmp_path: 
     shutil.rmtree(origin.path)
     with pytest.raises(FetchError, match="shallow"):
         merge_base(again, base, head)  # never the base itself, silently
+
+
+# -- /verify ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("permission", "answered"), [("read", False), ("write", True)])
+def test_verify_asks_the_permission_api_whatever_the_author_association(
+    tmp_path: Path, fake: FakeGitHub, permission: str, answered: bool
+) -> None:
+    from veribot.bot.webhooks import router
+
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "member", permission)
+    payload = {
+        "action": "created",
+        "issue": {"number": NUMBER, "pull_request": {"url": "x"}},
+        "comment": {
+            "id": 41,
+            "body": "/verify m.py::sq",
+            "user": {"login": "member", "type": "User"},
+            "author_association": "MEMBER",  # an organisation member may be read-only
+        },
+        "repository": {"full_name": REPO},
+        "installation": {"id": 1},
+    }
+    job = router.route("issue_comment", payload, "d-1", "veribot[bot]")
+    assert isinstance(job, Job)
+    run_job(job, pr.deps)
+    asked = fake.calls_to("GET", r"/collaborators/member/permission$")
+    assert len(asked) == 1
+    replies = [c["body"] for c in fake.issue_comments(REPO, NUMBER)]
+    assert len(replies) == 1
+    assert ("only available to people with write access" in replies[0]) is not answered

@@ -128,12 +128,12 @@ def test_verify_comment_becomes_a_verify_job() -> None:
     assert (job.command, job.target, job.head_sha) == (Command.VERIFY, "src/app.py::total", None)
     assert job.comment_id == payload["comment"]["id"]
     assert job.requested_by == payload["comment"]["user"]["login"]
-    assert job.trusted and not job.on_review_comment
+    assert not job.on_review_comment
 
 
-def test_verify_from_a_reader_is_queued_untrusted() -> None:
+def test_verify_from_a_reader_is_queued_for_the_worker_to_ask_the_permission_api() -> None:
     job = router.route("issue_comment", _pr_comment("/verify", "CONTRIBUTOR"), "d", BOT)
-    assert isinstance(job, Job) and not job.trusted
+    assert isinstance(job, Job) and job.requested_by == "Codertocat"
 
 
 def test_bot_comments_are_ignored() -> None:

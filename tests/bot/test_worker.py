@@ -62,6 +62,8 @@ class Setup:
             github=lambda _installation: connect(fake.base_url, "token"),
             git_data=lambda _job, _url, _shas: self.repo.path,
         )
+        for login in ("dev", "maintainer"):
+            fake.set_permission(REPO, login, "write")
 
     def job(self, command: Command = Command.REVIEW, **fields: Any) -> Job:
         head = self.head if command is Command.REVIEW else None
@@ -101,7 +103,6 @@ def test_verify_on_a_review_comment_checks_the_function_on_that_line(setup: Setu
         comment_id=77,
         on_review_comment=True,
         requested_by="someone",
-        trusted=False,
     )
     setup.fake.set_permission(REPO, "someone", "write")
     run_job(job, setup.deps)

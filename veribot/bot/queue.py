@@ -74,7 +74,6 @@ class Job:
     comment_id: int | None = None
     on_review_comment: bool = False
     requested_by: str | None = None
-    trusted: bool = True
     updated_at: str | None = None
 
     @property

@@ -24,7 +24,6 @@ from veribot.bot.queue import Command, Job
 log = logging.getLogger(__name__)
 
 SIGNATURE_PREFIX = "sha256="
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 VERIFY_COMMAND = re.compile(r"^\s*/verify(?:[ \t]+(?P<arg>\S+))?[ \t]*$", re.MULTILINE)
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
@@ -205,7 +204,6 @@ def _comment_job(
         return Ignored("comment has no /verify command")
     command, target = parsed
     comment = _mapping(payload, "comment")
-    association = comment.get("author_association")
     path = _str(payload, "comment", "path") if review else None
     line = comment.get("line") if review else None
     return Job(
@@ -221,7 +219,6 @@ def _comment_job(
         comment_id=_int(payload, "comment", "id"),
         on_review_comment=review,
         requested_by=author,
-        trusted=association in TRUSTED_ASSOCIATIONS,
     )
 
 

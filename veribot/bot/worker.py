@@ -226,7 +226,9 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
 def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
     login = job.requested_by or "there"
     reply_to = job.comment_id if job.on_review_comment else None
-    if not job.trusted and not (job.requested_by and client.has_write_access(job.requested_by)):
+    # The permission API, never the author association: an organisation member (MEMBER)
+    # may have read access only.
+    if not (job.requested_by and client.has_write_access(job.requested_by)):
         log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
         client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
         return None
