@@ -394,3 +394,33 @@ def test_verify_asks_the_permission_api_whatever_the_author_association(
     replies = [c["body"] for c in fake.issue_comments(REPO, NUMBER)]
     assert len(replies) == 1
     assert ("only available to people with write access" in replies[0]) is not answered
+
+
+# -- re-runs -------------------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "fakes" / "webhooks"
+
+
+@pytest.mark.parametrize(
+    ("event", "key"),
+    [("check_run", "check_run"), ("check_suite", "check_suite")],
+)
+def test_rerun_of_a_fork_pull_requests_check_reviews_it_again(
+    tmp_path: Path, fake: FakeGitHub, event: str, key: str
+) -> None:
+    import json
+
+    from veribot.bot.webhooks import router
+
+    pr = small_pr(tmp_path, fake)
+    payload = json.loads((EXAMPLES / f"{event}.rerequested.1.json").read_text())
+    payload["repository"]["full_name"] = REPO
+    payload[key]["head_sha"] = pr.head
+    payload[key]["pull_requests"] = []  # GitHub lists no pull request from a fork here
+    job = router.route(event, payload, "d-2", "veribot[bot]")
+    assert isinstance(job, Job), job
+    outcome = run_job(job, pr.deps)
+    assert outcome is not None and outcome.conclusion == "failure"
+    (run,) = fake.check_runs()
+    assert run["head_sha"] == pr.head and run["status"] == "completed"
+    assert pr.summary()  # posted on the pull request found by its head

@@ -602,6 +602,10 @@ class FakeGitHub:
         repo_url = f"{self.base_url}/repos/{full_name}"
         if operation == "repos/get":
             return 200, self._repo_json(full_name)
+        if operation == "pulls/list":
+            state = query.get("state", "open")
+            pulls = [p for (name, _), p in self.state.pulls.items() if name == full_name]
+            return 200, [self._pull_json(p) for p in pulls if state in ("open", "all")]
         if operation == "pulls/get":
             return 200, self._pull_json(self._pull(params))
         if operation == "pulls/list-files":

@@ -246,6 +246,15 @@ class GitHubClient:
             )
         return self._pulls[number]
 
+    def pull_with_head(self, head_sha: str) -> int | None:
+        """The number of the open pull request whose head is ``head_sha`` (forks included)."""
+        pulls = self.policy.call("list open pulls", lambda: list(self.repo.get_pulls(state="open")))
+        for pull in pulls:
+            if pull.head.sha == head_sha:
+                self._pulls[pull.number] = pull
+                return int(pull.number)
+        return None
+
     def diff_anchors(self, number: int) -> dict[str, set[int]]:
         """The lines of pull request ``number`` that review comments may anchor to."""
         pull = self.pull(number)

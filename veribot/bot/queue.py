@@ -39,6 +39,7 @@ from veribot.bot.config import Settings
 log = logging.getLogger(__name__)
 
 TASK_NAME = "veribot.run_job"
+UNKNOWN_PULL = 0  # Job.pr_number of a re-run on a fork's head: found by the head commit
 
 
 class Command(Enum):

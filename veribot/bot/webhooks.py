@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 
 log = logging.getLogger(__name__)
 
@@ -236,18 +236,33 @@ def _review_comment(payload: Mapping[str, Any], delivery_id: str, bot_login: str
     return _comment_job(payload, delivery_id, bot_login, number, review=True)
 
 
-@router.register("check_run", "rerequested")
-def _check_run_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
-    pulls = lookup(payload, "check_run", "pull_requests")
-    if not isinstance(pulls, list) or not pulls or not isinstance(pulls[0], Mapping):
-        return Ignored("check run belongs to no pull request")
+def _rerequested(payload: Mapping[str, Any], delivery_id: str, key: str) -> Route:
+    """A re-run ("Re-run", "Re-run all checks") of ``payload[key]``, a check run or suite.
+
+    GitHub lists the pull requests of the head only when they come from the same
+    repository; a fork's comes with none, and the worker finds it by its head commit.
+    """
+    pulls = lookup(payload, key, "pull_requests")
+    number = UNKNOWN_PULL
+    if isinstance(pulls, list) and pulls and isinstance(pulls[0], Mapping):
+        number = _int(pulls[0], "number")
     return Job(
         repo=_str(payload, "repository", "full_name"),
-        pr_number=_int(pulls[0], "number"),
-        head_sha=_str(payload, "check_run", "head_sha"),
+        pr_number=number,
+        head_sha=_str(payload, key, "head_sha"),
         installation_id=_installation(payload),
         delivery_id=delivery_id,
     )
+
+
+@router.register("check_run", "rerequested")
+def _check_run_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
+    return _rerequested(payload, delivery_id, "check_run")
+
+
+@router.register("check_suite", "rerequested")
+def _check_suite_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
+    return _rerequested(payload, delivery_id, "check_suite")
 
 
 @router.register("installation")

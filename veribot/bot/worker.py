@@ -32,6 +32,7 @@ request ran) is raised for the queue to retry; every post is idempotent.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import fcntl
 import fnmatch
 import logging
@@ -69,7 +70,7 @@ from veribot.bot.github import (
     connect,
 )
 from veribot.bot.llm import DEFAULT_MODEL
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 from veribot.bot.render import (
     GITHUB_TEXT_MAX_BYTES,
     SUMMARY_MARKER,
@@ -200,6 +201,12 @@ def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
 
 
 def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
+    if job.pr_number == UNKNOWN_PULL and job.head_sha is not None:
+        number = client.pull_with_head(job.head_sha)
+        if number is None:
+            log.info("re-run of a head no open pull request has", extra={"head": job.head_sha})
+            return None
+        job = dataclasses.replace(job, pr_number=number)
     pull = client.pull(job.pr_number)
     head_sha = str(pull.head.sha)
     if job.head_sha is not None and job.head_sha != head_sha:
