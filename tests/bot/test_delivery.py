@@ -424,3 +424,21 @@ def test_rerun_of_a_fork_pull_requests_check_reviews_it_again(
     (run,) = fake.check_runs()
     assert run["head_sha"] == pr.head and run["status"] == "completed"
     assert pr.summary()  # posted on the pull request found by its head
+
+
+# -- requests that create --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_create_whose_answer_is_lost_is_not_made_twice(
+    tmp_path: Path, fake: FakeGitHub, status: int
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.inject("POST", r"/check-runs$", status, after=True)
+    fake.inject("POST", r"/issues/\d+/comments$", status, after=True)
+    fake.inject("POST", r"/pulls/\d+/reviews$", status, after=True)
+    run_job(pr.job(), pr.deps)
+    assert len(fake.check_runs()) == 1
+    assert fake.check_runs()[0]["status"] == "completed"
+    assert len(fake.issue_comments(REPO, NUMBER)) == 1
+    assert len(fake.reviews(REPO, NUMBER)) == 1

@@ -105,6 +105,7 @@ class _Injected:
     headers: dict[str, str]
     message: str
     remaining: int
+    after: bool = False  # do the request, then answer with the error (the answer is lost)
 
 
 @dataclass
@@ -430,10 +431,23 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         message: str = "injected failure",
         times: int = 1,
+        after: bool = False,
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status`` (after validation)."""
+        """Answer the next ``times`` matching requests with ``status`` (after validation).
+
+        ``after``: the request is carried out first, and only its answer is the error, as
+        when GitHub times out after writing (a 502 on a POST that did create the comment).
+        """
         self._injected.append(
-            _Injected(method, re.compile(path_pattern), status, dict(headers or {}), message, times)
+            _Injected(
+                method,
+                re.compile(path_pattern),
+                status,
+                dict(headers or {}),
+                message,
+                times,
+                after,
+            )
         )
 
     def calls_to(self, method: str, pattern: str) -> list[Call]:
@@ -507,6 +521,8 @@ class FakeGitHub:
                     and injected.path_pattern.search(path)
                 ):
                     injected.remaining -= 1
+                    if injected.after:
+                        self._dispatch(op.operation_id, params, query, body)
                     self.calls.append(
                         Call(method, path, query, body, injected.status, op.operation_id)
                     )

@@ -6,7 +6,8 @@ review whose inline comments sit only on lines of the diff (at most 30; the rest
 to the caller for the summary), and one summary comment found again by a hidden marker and
 edited in place. Every request goes through :class:`RequestPolicy`: 403/429 rate limits
 wait for ``Retry-After`` or ``x-ratelimit-reset``, 5xx and connection errors are retried
-with backoff, and content-creating requests are held to 80 a minute. Sleeping and clocks
+with backoff (a request that creates something only after checking it was not created),
+and content-creating requests are held to 80 a minute. Sleeping and clocks
 are injectable so tests run fast.
 
 Errors: a request that still fails is raised as :class:`GitHubError` carrying the status.
@@ -26,7 +27,9 @@ import requests
 from github import Auth, Github, GithubException
 from github.CheckRun import CheckRun
 from github.Commit import Commit
+from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
+from github.PullRequestReview import PullRequestReview
 from github.Repository import Repository
 from unidiff.patch import PatchSet
 
@@ -166,8 +169,22 @@ class RequestPolicy:
             return self.rate_limit_wait
         return None
 
-    def call(self, what: str, request: Callable[[], T], *, write: bool = False) -> T:
-        """Run ``request`` (one logical GitHub request) with pacing and retries."""
+    def call(
+        self,
+        what: str,
+        request: Callable[[], T],
+        *,
+        write: bool = False,
+        creates: bool = False,
+        recover: Callable[[], T | None] | None = None,
+    ) -> T:
+        """Run ``request`` (one logical GitHub request) with pacing and retries.
+
+        ``creates``: the request makes something (a POST), so after a server error or no
+        answer it may have been done anyway: it is sent again only when ``recover`` (which
+        looks for what it made, and returns it) finds nothing; without ``recover``, never.
+        A rate limit (403/429) means GitHub did not do it, so it is always sent again.
+        """
         for attempt in range(1, self.max_attempts + 1):
             if write:
                 self._pace_write()
@@ -179,18 +196,36 @@ class RequestPolicy:
                     delay = self._rate_limit_delay(error)
                 elif error.status >= 500:
                     delay = self.backoff * 2 ** (attempt - 1)
+                    if creates:
+                        made = self._recovered(what, recover, error.status)
+                        if made is not None:
+                            return made
                 if delay is None or attempt == self.max_attempts:
                     raise GitHubError(
                         f"{what}: GitHub answered {error.status}", error.status
                     ) from error
                 log.warning("%s: GitHub answered %s; retrying in %.1f s", what, error.status, delay)
             except requests.RequestException as error:
+                made = self._recovered(what, recover, 0) if creates else None
+                if made is not None:
+                    return made
                 if attempt == self.max_attempts:
                     raise GitHubError(f"{what}: no answer from GitHub ({error})", 0) from error
                 delay = self.backoff * 2 ** (attempt - 1)
                 log.warning("%s: no answer (%s); retrying in %.1f s", what, error, delay)
             self.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _recovered(
+        self, what: str, recover: Callable[[], T | None] | None, status: int
+    ) -> T | None:
+        """What a create that may have happened made; raises if it cannot be known."""
+        if recover is None:
+            raise GitHubError(f"{what}: GitHub answered {status}; not sent again", status)
+        made = recover()
+        if made is not None:
+            log.info("%s: GitHub answered %s but it was done", what, status)
+        return made
 
 
 def diff_anchors(files: Iterable[tuple[str, str | None]]) -> dict[str, set[int]]:
@@ -265,24 +300,33 @@ class GitHubClient:
 
     def start_check_run(self, name: str, head_sha: str, output: CheckOutput) -> int:
         """An ``in_progress`` check run on ``head_sha``; reuses one left unfinished by a crash."""
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
-        existing = self.policy.call(
-            "list check runs", lambda: list(commit.get_check_runs(check_name=name))
-        )
-        for run in existing:
-            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
-                self._check_runs[run.id] = run
-                self.update_check_run(run.id, output)
-                return run.id
+        unfinished = self._unfinished_check_run(name, head_sha)
+        if unfinished is not None:
+            self._check_runs[unfinished.id] = unfinished
+            self.update_check_run(unfinished.id, output)
+            return unfinished.id
         run = self.policy.call(
             "create check run",
             lambda: self.repo.create_check_run(
                 name=name, head_sha=head_sha, status="in_progress", output=output.as_json()
             ),
             write=True,
+            creates=True,
+            recover=lambda: self._unfinished_check_run(name, head_sha),
         )
         self._check_runs[run.id] = run
         return run.id
+
+    def _unfinished_check_run(self, name: str, head_sha: str) -> CheckRun | None:
+        """This bot's check run ``name`` on ``head_sha`` that is not completed, if any."""
+        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        existing = self.policy.call(
+            "list check runs", lambda: list(commit.get_check_runs(check_name=name))
+        )
+        for run in existing:
+            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
+                return run
+        return None
 
     @property
     def _slug(self) -> str:
@@ -362,11 +406,7 @@ class GitHubClient:
         leftovers = [c for c in comments if c not in kept]
         marker = REVIEW_MARKER.format(sha=head_sha)
         pull = self.pull(number)
-        reviews = self.policy.call(f"list reviews of #{number}", lambda: list(pull.get_reviews()))
-        if any(
-            r.user is not None and r.user.login == self.bot_login and marker in (r.body or "")
-            for r in reviews
-        ):
+        if self._posted_review(pull, marker) is not None:
             log.info("review already posted", extra={"pr": number, "head": head_sha})
             return leftovers
         commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
@@ -378,6 +418,19 @@ class GitHubClient:
             log.warning("review refused (%s): its comments go to the summary", error)
             return list(comments)
         return leftovers
+
+    def _posted_review(self, pull: PullRequest, marker: str) -> PullRequestReview | None:
+        reviews = self.policy.call(
+            f"list reviews of #{pull.number}", lambda: list(pull.get_reviews())
+        )
+        for review in reviews:
+            if (
+                review.user is not None
+                and review.user.login == self.bot_login
+                and marker in (review.body or "")
+            ):
+                return review
+        return None
 
     def _create_review(
         self,
@@ -404,6 +457,8 @@ class GitHubClient:
                 ],
             ),
             write=True,
+            creates=True,
+            recover=lambda: self._posted_review(pull, marker),
         )
 
     # -- comments --------------------------------------------------------------------------
@@ -412,20 +467,30 @@ class GitHubClient:
         """Create the summary comment, or edit the one this bot posted before; its id."""
         text = f"{SUMMARY_MARKER}\n{clip_bytes(body, GITHUB_TEXT_MAX_BYTES - 64)}"
         pull = self.pull(number)
+        comment = self._summary_comment(pull)
+        if comment is not None:
+            if comment.body != text:
+                self.policy.call("edit summary", functools.partial(comment.edit, text), write=True)
+            return int(comment.id)
+        created = self.policy.call(
+            "create summary",
+            lambda: pull.create_issue_comment(text),
+            write=True,
+            creates=True,
+            recover=lambda: self._summary_comment(pull),
+        )
+        if created.body != text:  # recovered: an older one, or the same
+            self.policy.call("edit summary", functools.partial(created.edit, text), write=True)
+        return int(created.id)
+
+    def _summary_comment(self, pull: PullRequest) -> IssueComment | None:
         comments = self.policy.call(
-            f"list comments of #{number}", lambda: list(pull.get_issue_comments())
+            f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
         )
         for comment in comments:
             if comment.user.login == self.bot_login and SUMMARY_MARKER in comment.body:
-                if comment.body != text:
-                    self.policy.call(
-                        "edit summary", functools.partial(comment.edit, text), write=True
-                    )
-                return int(comment.id)
-        created = self.policy.call(
-            "create summary", lambda: pull.create_issue_comment(text), write=True
-        )
-        return int(created.id)
+                return comment
+        return None
 
     def react(self, comment_id: int, content: str = "eyes", *, on_review_comment: bool) -> None:
         """Acknowledge a comment with a reaction."""
@@ -449,9 +514,12 @@ class GitHubClient:
                 "reply",
                 lambda: pull.create_review_comment_reply(review_comment_id, body),
                 write=True,
+                creates=True,
             )
         else:
-            self.policy.call("reply", lambda: pull.create_issue_comment(body), write=True)
+            self.policy.call(
+                "reply", lambda: pull.create_issue_comment(body), write=True, creates=True
+            )
 
     def has_write_access(self, login: str) -> bool:
         """Whether ``login`` may push to the repository (the permission API)."""
