@@ -225,16 +225,14 @@ def test_a_push_mid_review_leaves_comments_on_the_reviewed_commits_diff(
     pr.repo.git("checkout", "-q", "-b", "rewrite", pr.base)
     pushed = pr.repo.commit("rewrite", {"m.py": rewritten})
 
-    def git_data(_job: Job, _url: str, _shas: tuple[str, ...]) -> Path:
-        fake.push(
-            REPO, NUMBER, head_sha=pushed, files=pull_files_from_git(pr.repo.path, pr.base, pushed)
-        )
-        return pr.repo.path
-
-    deps = WorkerDeps(
-        settings=pr.deps.settings, github=pr.deps.github, git_data=git_data, policy=no_sleep_policy
+    files = pull_files_from_git(pr.repo.path, pr.base, pushed)
+    # The push lands as the review is being posted (after the bot last looked at the head).
+    fake.before(
+        "GET",
+        r"/pulls/\d+/reviews$",
+        lambda: fake.push(REPO, NUMBER, head_sha=pushed, files=files),
     )
-    outcome = run_job(pr.job(), deps)
+    outcome = run_job(pr.job(), pr.deps)
     assert outcome is not None and outcome.conclusion == "failure"
     fake.assert_no_violations()  # no comment posted off the reviewed commit's diff
     (review,) = fake.reviews(REPO, NUMBER)
@@ -442,3 +440,26 @@ def test_a_create_whose_answer_is_lost_is_not_made_twice(
     assert fake.check_runs()[0]["status"] == "completed"
     assert len(fake.issue_comments(REPO, NUMBER)) == 1
     assert len(fake.reviews(REPO, NUMBER)) == 1
+
+
+def test_a_review_superseded_by_a_push_is_cancelled_and_posts_nothing_else(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    pr.repo.git("checkout", "-q", "-b", "newer", pr.head)
+    newer = pr.repo.commit("newer", {"m.py": HEAD_CODE + b"\n# more\n"})
+    files = pull_files_from_git(pr.repo.path, pr.base, newer)
+
+    def git_data(_job: Job, _url: str, _shas: tuple[str, ...]) -> Path:
+        fake.push(REPO, NUMBER, head_sha=newer, files=files)  # while the review runs
+        return pr.repo.path
+
+    deps = WorkerDeps(
+        settings=pr.deps.settings, github=pr.deps.github, git_data=git_data, policy=no_sleep_policy
+    )
+    outcome = run_job(pr.job(), deps)
+    assert outcome is not None and outcome.conclusion == "cancelled"
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
+    assert newer[:12] in run["output"]["summary"]
+    assert fake.issue_comments(REPO, NUMBER) == [] and fake.reviews(REPO, NUMBER) == []

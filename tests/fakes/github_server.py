@@ -27,7 +27,7 @@ import json
 import re
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -361,6 +361,7 @@ class FakeGitHub:
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
         self._injected: list[_Injected] = []
+        self._hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -450,6 +451,11 @@ class FakeGitHub:
             )
         )
 
+    def before(self, method: str, path_pattern: str, action: Callable[[], None]) -> None:
+        """Run ``action`` once, just before the next matching request is answered (a push
+        racing with the bot, say)."""
+        self._hooks.append((method, re.compile(path_pattern), action))
+
     def calls_to(self, method: str, pattern: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and re.search(pattern, c.path)]
 
@@ -494,6 +500,10 @@ class FakeGitHub:
         query = {k: v for k, v in request.args.items()}
         body: Any = None
         raw = request.get_data()
+        for hook in list(self._hooks):
+            if hook[0] == method and hook[1].search(path):
+                self._hooks.remove(hook)
+                hook[2]()
         with self._lock:
             if raw:
                 try:

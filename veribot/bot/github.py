@@ -281,6 +281,12 @@ class GitHubClient:
             )
         return self._pulls[number]
 
+    def current_head(self, number: int) -> str:
+        """The pull request's head commit now (asked again, not cached)."""
+        pull = self.policy.call(f"get pull #{number}", lambda: self.repo.get_pull(number))
+        self._pulls[number] = pull
+        return str(pull.head.sha)
+
     def pull_with_head(self, head_sha: str) -> int | None:
         """The number of the open pull request whose head is ``head_sha`` (forks included)."""
         pulls = self.policy.call("list open pulls", lambda: list(self.repo.get_pulls(state="open")))

@@ -125,6 +125,10 @@ REFUSAL_TEXT = (
     "Sorry @{login}, `/verify` is only available to people with write access to this "
     "repository. A maintainer can run it for you."
 )
+SUPERSEDED_NOTE = (
+    "A newer commit ({newer}) was pushed while this one was reviewed, so this review was "
+    "stopped and posted nothing else: the newer commit's review replaces it."
+)
 PROGRESS_INTERVAL_S = 5.0
 FETCH_TIMEOUT_S = 300.0
 FETCH_ATTEMPTS = 3
@@ -140,6 +144,14 @@ holding them (the production one is :class:`GitCache`; tests hand a temporary re
 
 class FetchError(Exception):
     """The repository's commits could not be fetched (git failed or timed out)."""
+
+
+class Superseded(Exception):
+    """The pull request moved on to ``newer`` while its older head was being reviewed."""
+
+    def __init__(self, newer: str) -> None:
+        super().__init__(f"superseded by {newer}")
+        self.newer = newer
 
 
 @dataclass(frozen=True)
@@ -340,7 +352,14 @@ def review_and_post(
         tree = working_tree()
         config = read_repo_config(tree, base_sha)
         execute = execute and config.execute
-        progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
+
+        def newer() -> str | None:
+            head = client.current_head(number)
+            return head if head != head_sha else None
+
+        progress = ProgressReporter(
+            client, run_id, clock=clock, interval=progress_interval, superseded=newer
+        )
         start = merge_base(tree, base_sha, head_sha)
         with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
             request = ReviewRequest(
@@ -354,6 +373,9 @@ def review_and_post(
                 agent_reason=why_not,
             )
             report = review(request, progress)
+        moved_on = newer()
+        if moved_on is not None:
+            raise Superseded(moved_on)
         return post_review_results(
             client,
             run_id=run_id,
@@ -364,6 +386,11 @@ def review_and_post(
             notes=_with_execution_note(notes, execute),
             anchors=commit_anchors(tree, start, head_sha),
         )
+    except Superseded as error:
+        log.info("review superseded", extra={"pr": number, "head": head_sha, "newer": error.newer})
+        summary = SUPERSEDED_NOTE.format(newer=error.newer[:12])
+        finish_check_run(client, run_id, "cancelled", CheckOutput("Superseded", summary))
+        return Outcome("cancelled", None, summary)
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {md_text(str(error))}"
         finish_check_run(client, run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
@@ -598,7 +625,8 @@ def _strip_marker(markdown: str) -> str:
 
 
 class ProgressReporter:
-    """Updates the check run with "7 of 12 functions checked", at most once per interval."""
+    """Updates the check run with "7 of 12 functions checked", at most once per interval;
+    then stops the review (:class:`Superseded`) if ``superseded()`` names a newer head."""
 
     def __init__(
         self,
@@ -607,11 +635,13 @@ class ProgressReporter:
         *,
         clock: Callable[[], float] = time.monotonic,
         interval: float = PROGRESS_INTERVAL_S,
+        superseded: Callable[[], str | None] | None = None,
     ) -> None:
         self.client = client
         self.run_id = run_id
         self.clock = clock
         self.interval = interval
+        self.superseded = superseded
         self._last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -622,11 +652,15 @@ class ProgressReporter:
             return
         self._last = now
         try:
+            newer = self.superseded() if self.superseded is not None else None
             self.client.update_check_run(
                 self.run_id, CheckOutput("Reviewing", f"{done} of {total} functions checked")
             )
         except GitHubError as error:  # progress is a courtesy; the review goes on
             log.warning("progress update failed: %s", error)
+            return
+        if newer is not None:
+            raise Superseded(newer)
 
 
 # -- the agent -------------------------------------------------------------------------------
