@@ -463,3 +463,30 @@ def test_a_review_superseded_by_a_push_is_cancelled_and_posts_nothing_else(
     assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
     assert newer[:12] in run["output"]["summary"]
     assert fake.issue_comments(REPO, NUMBER) == [] and fake.reviews(REPO, NUMBER) == []
+
+
+# -- pacing shared between jobs ----------------------------------------------------------------
+
+
+def test_the_write_pacer_is_shared_by_every_job_of_an_installation(tmp_path: Path) -> None:
+    from veribot.bot.github import SharedPacer
+
+    now = [1000.0]
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    def policy(installation: int) -> RequestPolicy:
+        pacer = SharedPacer(tmp_path / "pacer.sqlite3", installation, 3, clock=lambda: now[0])
+        return RequestPolicy(sleep=sleep, monotonic=lambda: now[0], pacer=pacer)
+
+    first, second, other = policy(1), policy(1), policy(2)  # three jobs, two installations
+    for job_policy in (first, second, first):
+        job_policy.call("write", lambda: None, write=True)
+        now[0] += 1
+    other.call("write", lambda: None, write=True)  # another installation: its own minute
+    assert waits == []
+    second.call("write", lambda: None, write=True)  # the 4th of installation 1 in a minute
+    assert waits and 56.0 <= sum(waits) <= 60.0

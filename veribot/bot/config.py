@@ -57,6 +57,11 @@ class Settings:
         return self.data_dir / "queue.sqlite3"
 
     @property
+    def pacer_path(self) -> Path:
+        """The SQLite file counting each installation's recent content-creating requests."""
+        return self.data_dir / "pacer.sqlite3"
+
+    @property
     def deliveries_path(self) -> Path:
         """The SQLite file remembering webhook deliveries already accepted."""
         return self.data_dir / "deliveries.sqlite3"

@@ -7,7 +7,8 @@ to the caller for the summary), and one summary comment found again by a hidden 
 edited in place. Every request goes through :class:`RequestPolicy`: 403/429 rate limits
 wait for ``Retry-After`` or ``x-ratelimit-reset``, 5xx and connection errors are retried
 with backoff (a request that creates something only after checking it was not created),
-and content-creating requests are held to 80 a minute. Sleeping and clocks
+and content-creating requests are held to 80 a minute, per installation across all its jobs
+when a :class:`SharedPacer` is given. Sleeping and clocks
 are injectable so tests run fast.
 
 Errors: a request that still fails is raised as :class:`GitHubError` carrying the status.
@@ -17,10 +18,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import requests
@@ -134,6 +138,48 @@ def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
     )
 
 
+class SharedPacer:
+    """GitHub's limit on content-creating requests, counted per installation across every
+    job and worker process of this machine, in a SQLite file (one row per recent write)."""
+
+    def __init__(
+        self,
+        path: Path,
+        installation: int | None,
+        per_minute: int = CONTENT_REQUESTS_PER_MINUTE,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.key = str(installation)
+        self.per_minute = per_minute
+        self.clock = clock
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS writes (installation TEXT, at REAL)")
+            db.execute("CREATE INDEX IF NOT EXISTS writes_by ON writes (installation, at)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30, isolation_level=None)
+
+    def reserve(self) -> float:
+        """Record a write now and return 0, or return how long to wait for room."""
+        now = self.clock()
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM writes WHERE at <= ?", (now - 60.0,))
+                count, oldest = db.execute(
+                    "SELECT COUNT(*), MIN(at) FROM writes WHERE installation = ?", (self.key,)
+                ).fetchone()
+                if count < self.per_minute:
+                    db.execute("INSERT INTO writes VALUES (?, ?)", (self.key, now))
+                    return 0.0
+                return max(0.01, 60.0 - (now - float(oldest)))
+            finally:
+                db.execute("COMMIT")
+
+
 @dataclass
 class RequestPolicy:
     """Retries and pacing for GitHub requests (see the module docstring)."""
@@ -145,9 +191,15 @@ class RequestPolicy:
     backoff: float = 1.0
     rate_limit_wait: float = 60.0
     writes_per_minute: int = CONTENT_REQUESTS_PER_MINUTE
+    pacer: SharedPacer | None = None  # shared with the installation's other jobs
     _writes: deque[float] = field(default_factory=deque)
 
     def _pace_write(self) -> None:
+        if self.pacer is not None:
+            while (wait := self.pacer.reserve()) > 0:
+                log.info("pacing content-creating requests: waiting %.1f s", wait)
+                self.sleep(wait)
+            return
         now = self.monotonic()
         while self._writes and now - self._writes[0] >= 60.0:
             self._writes.popleft()

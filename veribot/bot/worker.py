@@ -67,6 +67,7 @@ from veribot.bot.github import (
     InlineComment,
     Level,
     RequestPolicy,
+    SharedPacer,
     connect,
 )
 from veribot.bot.llm import DEFAULT_MODEL
@@ -162,6 +163,7 @@ class WorkerDeps:
     github: Callable[[int | None], Github]  # a client for the job's installation
     git_data: GitData
     policy: Callable[[], RequestPolicy] = RequestPolicy
+    pacer: Callable[[int | None], SharedPacer] | None = None  # shared by an installation's jobs
     clock: Callable[[], float] = time.monotonic
     progress_interval: float = PROGRESS_INTERVAL_S
     notes: tuple[str, ...] = ()  # said in every summary (e.g. proof-only under a target event)
@@ -189,11 +191,14 @@ def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
     in the thread, a stale head).
     """
     settings = deps.settings
+    policy = deps.policy()
+    if deps.pacer is not None:
+        policy.pacer = deps.pacer(job.installation_id)
     client = GitHubClient(
         deps.github(job.installation_id),
         job.repo,
         bot_login=settings.bot_login,
-        policy=deps.policy(),
+        policy=policy,
     )
     context = {"pr": job.pr_key, "delivery": job.delivery_id, "command": job.command.value}
     log.info("job started", extra=context)
@@ -1032,4 +1037,5 @@ def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
         settings=settings,
         github=tokens.github,
         git_data=GitCache(settings.data_dir / "repos", token_for),
+        pacer=lambda installation: SharedPacer(settings.pacer_path, installation),
     )
