@@ -490,3 +490,31 @@ def test_the_write_pacer_is_shared_by_every_job_of_an_installation(tmp_path: Pat
     assert waits == []
     second.call("write", lambda: None, write=True)  # the 4th of installation 1 in a minute
     assert waits and 56.0 <= sum(waits) <= 60.0
+
+
+# -- quota ---------------------------------------------------------------------------------
+
+
+def test_reviews_beyond_the_installations_daily_quota_are_proof_only_and_say_so(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    from veribot.bot.worker import NOT_EXECUTED_NOTE, QUOTA_NOTE, ReviewQuota
+
+    settings = Settings.from_env(
+        {"VERIBOT_DATA_DIR": str(tmp_path / "data"), "VERIBOT_REVIEWS_PER_DAY": "1"}
+    )
+    assert settings.reviews_per_day == 1
+    pr = small_pr(tmp_path, fake)
+    deps = WorkerDeps(
+        settings=settings,
+        github=pr.deps.github,
+        git_data=pr.deps.git_data,
+        policy=no_sleep_policy,
+        quota=lambda installation: ReviewQuota(settings.usage_path, installation, 1),
+    )
+    first = run_job(pr.job(), deps)
+    assert first is not None and first.conclusion == "failure"  # executed: refuted
+    second = run_job(pr.job(), deps)
+    assert second is not None and second.conclusion == "neutral"  # proof-only: undecided
+    assert QUOTA_NOTE.format(limit=1) in second.summary
+    assert NOT_EXECUTED_NOTE in second.summary

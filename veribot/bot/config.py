@@ -45,6 +45,9 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str = DEFAULT_ANTHROPIC_URL
     llm_cache: bool = False  # keep the model's answers in data_dir (reruns cost nothing)
+    # Reviews of pushes per installation and day that may run code and ask the agent; the
+    # rest are proof-only and solver-only. None: no limit.
+    reviews_per_day: int | None = None
 
     @property
     def llm_cache_path(self) -> Path | None:
@@ -57,9 +60,9 @@ class Settings:
         return self.data_dir / "queue.sqlite3"
 
     @property
-    def pacer_path(self) -> Path:
+    def usage_path(self) -> Path:
         """The SQLite file counting each installation's recent content-creating requests."""
-        return self.data_dir / "pacer.sqlite3"
+        return self.data_dir / "usage.sqlite3"
 
     @property
     def deliveries_path(self) -> Path:
@@ -105,7 +108,11 @@ class Settings:
                     f"VERIBOT_ANTHROPIC_API_KEY_FILE {anthropic_key_file!r} is unreadable: "
                     f"{error.strerror}"
                 ) from error
+        per_day = env.get("VERIBOT_REVIEWS_PER_DAY") or None
+        if per_day is not None and not per_day.isdigit():
+            raise ConfigError(f"VERIBOT_REVIEWS_PER_DAY must be a number, not {per_day!r}")
         return cls(
+            reviews_per_day=int(per_day) if per_day is not None else None,
             webhook_secret=secret,
             app_id=int(app_id_text) if app_id_text is not None else None,
             private_key=key,

@@ -37,10 +37,11 @@ import fcntl
 import fnmatch
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -126,6 +127,11 @@ REFUSAL_TEXT = (
     "Sorry @{login}, `/verify` is only available to people with write access to this "
     "repository. A maintainer can run it for you."
 )
+QUOTA_NOTE = (
+    "This installation's {limit} reviews a day that may run code and ask the agent "
+    "(`VERIBOT_REVIEWS_PER_DAY`) are spent: this review is proof-only and solver-only."
+)
+QUOTA_REASON = "the installation's daily quota of reviews is spent"
 SUPERSEDED_NOTE = (
     "A newer commit ({newer}) was pushed while this one was reviewed, so this review was "
     "stopped and posted nothing else: the newer commit's review replaces it."
@@ -147,6 +153,44 @@ class FetchError(Exception):
     """The repository's commits could not be fetched (git failed or timed out)."""
 
 
+class ReviewQuota:
+    """How many reviews of pushes an installation may run with code execution and the agent
+    in a day (a sliding 24 hours), counted in a SQLite file shared by the workers."""
+
+    def __init__(
+        self,
+        path: Path,
+        installation: int | None,
+        per_day: int,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.key = str(installation)
+        self.per_day = per_day
+        self.clock = clock
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS reviews (installation TEXT, at REAL)")
+
+    def take(self) -> bool:
+        """Count one review and return True, or False when the day's quota is spent."""
+        now = self.clock()
+        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM reviews WHERE at <= ?", (now - 86_400.0,))
+                (count,) = db.execute(
+                    "SELECT COUNT(*) FROM reviews WHERE installation = ?", (self.key,)
+                ).fetchone()
+                if count >= self.per_day:
+                    return False
+                db.execute("INSERT INTO reviews VALUES (?, ?)", (self.key, now))
+                return True
+            finally:
+                db.execute("COMMIT")
+
+
 class Superseded(Exception):
     """The pull request moved on to ``newer`` while its older head was being reviewed."""
 
@@ -164,6 +208,7 @@ class WorkerDeps:
     git_data: GitData
     policy: Callable[[], RequestPolicy] = RequestPolicy
     pacer: Callable[[int | None], SharedPacer] | None = None  # shared by an installation's jobs
+    quota: Callable[[int | None], ReviewQuota] | None = None  # reviews of pushes that run code
     clock: Callable[[], float] = time.monotonic
     progress_interval: float = PROGRESS_INTERVAL_S
     notes: tuple[str, ...] = ()  # said in every summary (e.g. proof-only under a target event)
@@ -231,6 +276,17 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         return None
     base_sha = str(pull.base.sha)
     clone_url = client.repo.clone_url or ""
+    execute, notes, access = (
+        deps.execute,
+        deps.notes,
+        AgentAccess.of(deps, pr_text(pull.title, pull.body)),
+    )
+    if deps.quota is not None and job.command is Command.REVIEW and execute:
+        quota = deps.quota(job.installation_id)
+        if not quota.take():
+            log.info("daily quota spent: proof-only review", extra={"pr": job.pr_key})
+            execute, notes = False, (*notes, QUOTA_NOTE.format(limit=quota.per_day))
+            access = dataclasses.replace(access, unavailable=access.unavailable or QUOTA_REASON)
     return review_and_post(
         client,
         number=job.pr_number,
@@ -238,12 +294,12 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         check_name=deps.settings.check_name,
         working_tree=lambda: deps.git_data(job, clone_url, (base_sha, head_sha)),
         base_sha=base_sha,
-        notes=deps.notes,
+        notes=notes,
         inconclusive_conclusion=deps.inconclusive_conclusion,
         clock=deps.clock,
         progress_interval=deps.progress_interval,
-        execute=deps.execute,
-        agent=AgentAccess.of(deps, pr_text(pull.title, pull.body)),
+        execute=execute,
+        agent=access,
     )
 
 
@@ -1037,5 +1093,10 @@ def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
         settings=settings,
         github=tokens.github,
         git_data=GitCache(settings.data_dir / "repos", token_for),
-        pacer=lambda installation: SharedPacer(settings.pacer_path, installation),
+        pacer=lambda installation: SharedPacer(settings.usage_path, installation),
+        quota=None
+        if settings.reviews_per_day is None
+        else lambda installation: ReviewQuota(
+            settings.usage_path, installation, settings.reviews_per_day or 0
+        ),
     )
