@@ -24,6 +24,7 @@ from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 log = logging.getLogger(__name__)
 
 SIGNATURE_PREFIX = "sha256="
+DELIVERY_KEEP_S = 7 * 86_400.0
 VERIFY_COMMAND = re.compile(r"^\s*/verify(?:[ \t]+(?P<arg>\S+))?[ \t]*$", re.MULTILINE)
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
@@ -38,34 +39,60 @@ def signature(secret: bytes, body: bytes) -> str:
 
 
 def verify_signature(secret: bytes, body: bytes, header: str) -> bool:
-    """Whether ``header`` is the HMAC-SHA256 of the raw ``body`` (constant-time compare)."""
-    return hmac.compare_digest(signature(secret, body), header.strip())
+    """Whether ``header`` is the HMAC-SHA256 of the raw ``body`` (constant-time compare;
+    a header of any characters is just a mismatch)."""
+    sent = header.strip().encode("utf-8", errors="replace")
+    return hmac.compare_digest(signature(secret, body).encode("ascii"), sent)
 
 
 class DeliveryStore:
-    """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes."""
+    """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes.
 
-    def __init__(self, path: Path) -> None:
+    Ids older than ``keep_s`` (a week: GitHub redelivers only what is asked within days)
+    are pruned as new ones come, so the table stays small.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        keep_s: float = DELIVERY_KEEP_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = path
+        self.keep_s = keep_s
+        self.clock = clock
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, seen_at REAL NOT NULL)"
             )
+            db.execute("CREATE INDEX IF NOT EXISTS deliveries_seen ON deliveries (seen_at)")
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10, isolation_level=None)
 
     def first_time(self, delivery_id: str) -> bool:
         """Record ``delivery_id``; True only the first time it is seen."""
+        now = self.clock()
         db = self._connect()
         try:
+            db.execute("DELETE FROM deliveries WHERE seen_at < ?", (now - self.keep_s,))
             cursor = db.execute(
                 "INSERT OR IGNORE INTO deliveries (id, seen_at) VALUES (?, ?)",
-                (delivery_id, time.time()),
+                (delivery_id, now),
             )
             return cursor.rowcount == 1
+        finally:
+            db.close()
+
+    def count(self) -> int:
+        """How many delivery ids are remembered."""
+        db = self._connect()
+        try:
+            (n,) = db.execute("SELECT COUNT(*) FROM deliveries").fetchone()
+            return int(n)
         finally:
             db.close()
 
