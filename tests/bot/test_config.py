@@ -143,3 +143,13 @@ def test_the_apps_check_name_cannot_collide_with_a_workflow_job() -> None:
     text = README.read_text(encoding="utf-8")
     assert DEFAULT_CHECK_NAME not in _workflow_job_checks(text)
     assert f"`{DEFAULT_CHECK_NAME}`" in text  # documented: what branch protection requires
+
+
+def test_the_data_directory_is_always_absolute(tmp_path: Path) -> None:
+    assert Settings().data_dir.is_absolute()
+    home = Settings.from_env({"HOME": str(tmp_path)}).data_dir
+    assert home == tmp_path / ".local" / "share" / "veribot"
+    xdg = Settings.from_env({"XDG_DATA_HOME": str(tmp_path / "xdg")}).data_dir
+    assert xdg == tmp_path / "xdg" / "veribot"
+    relative = Settings.from_env({"VERIBOT_DATA_DIR": "state"}).data_dir
+    assert relative.is_absolute() and relative.name == "state"  # fixed when read

@@ -518,3 +518,18 @@ def test_reviews_beyond_the_installations_daily_quota_are_proof_only_and_say_so(
     assert second is not None and second.conclusion == "neutral"  # proof-only: undecided
     assert QUOTA_NOTE.format(limit=1) in second.summary
     assert NOT_EXECUTED_NOTE in second.summary
+
+
+def test_annotation_titles_and_messages_are_clipped_to_githubs_limits(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    from veribot.bot.github import Annotation, CheckOutput, GitHubClient
+
+    pr = small_pr(tmp_path, fake)
+    client = GitHubClient(connect(fake.base_url, "t"), REPO, bot_login="veribot[bot]")
+    run_id = client.start_check_run("veribot review", pr.head, CheckOutput("Reviewing", "..."))
+    long = Annotation("m.py", 1, 1, "warning", "é" * 40_000, title="ü" * 300)
+    client.complete_check_run(run_id, "neutral", CheckOutput("done", "done"), [long])
+    fake.assert_no_violations()
+    (stored,) = fake.annotations(run_id)
+    assert len(stored["title"]) <= 255 and stored["title"].endswith("…")

@@ -21,6 +21,7 @@ DEFAULT_BOT_LOGIN = "veribot[bot]"
 # Not "veribot": that is the README workflow's job id, and a job's check run bears its name.
 # A space cannot appear in a job id, so no workflow job's check can take this name.
 DEFAULT_CHECK_NAME = "veribot review"
+DEFAULT_DATA_DIR = Path("/var/lib/veribot")
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
 KNOWN_CHECKS = ("equivalence",)
 
@@ -37,7 +38,7 @@ class Settings:
     github_api_url: str = DEFAULT_API_URL
     bot_login: str = DEFAULT_BOT_LOGIN
     check_name: str = DEFAULT_CHECK_NAME
-    data_dir: Path = Path(".veribot")
+    data_dir: Path = DEFAULT_DATA_DIR  # from_env: under $XDG_DATA_HOME or ~/.local/share
     redis_url: str | None = None
     app_id: int | None = None
     private_key: str | None = field(default=None, repr=False)
@@ -119,12 +120,25 @@ class Settings:
             github_api_url=env.get("VERIBOT_GITHUB_API_URL", DEFAULT_API_URL),
             bot_login=env.get("VERIBOT_BOT_LOGIN", DEFAULT_BOT_LOGIN),
             check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
-            data_dir=Path(env.get("VERIBOT_DATA_DIR", ".veribot")),
+            data_dir=_data_dir(env),
             redis_url=env.get("VERIBOT_REDIS_URL") or None,
             anthropic_api_key=anthropic_key or None,
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,
             llm_cache=env.get("VERIBOT_LLM_CACHE", "1") not in ("0", "false", "no", ""),
         )
+
+
+def _data_dir(env: Mapping[str, str]) -> Path:
+    """``VERIBOT_DATA_DIR`` made absolute (so a change of folder cannot move it), else
+    ``$XDG_DATA_HOME/veribot`` or ``$HOME/.local/share/veribot``, else the default."""
+    given = env.get("VERIBOT_DATA_DIR")
+    if given:
+        return Path(given).absolute()
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]).absolute() / "veribot"
+    if env.get("HOME"):
+        return Path(env["HOME"]).absolute() / ".local" / "share" / "veribot"
+    return DEFAULT_DATA_DIR
 
 
 @dataclass(frozen=True)
