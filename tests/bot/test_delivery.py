@@ -279,7 +279,7 @@ def test_twenty_concurrent_fetches_into_one_cache_all_succeed(tmp_path: Path) ->
     from veribot.bot.worker import GitCache
 
     origin, base, head = origin_with_branches(tmp_path)
-    cache = GitCache(tmp_path / "cache", lambda _installation: None)
+    cache = GitCache(tmp_path / "cache", lambda _installation, _repo: None)
     with ThreadPoolExecutor(max_workers=20) as pool:
         trees = list(
             pool.map(lambda _n: cache(cache_job(), str(origin.path), (base, head)), range(20))
@@ -294,7 +294,7 @@ def test_the_cache_fetches_only_the_commits_it_needs(tmp_path: Path) -> None:
     from veribot.bot.worker import GitCache
 
     origin, base, head = origin_with_branches(tmp_path)
-    tree = GitCache(tmp_path / "cache", lambda _installation: None)(
+    tree = GitCache(tmp_path / "cache", lambda _installation, _repo: None)(
         cache_job(), str(origin.path), (base, head)
     )
     cached = GitRepo.__new__(GitRepo)
@@ -316,7 +316,7 @@ def test_a_transient_fetch_failure_is_retried_with_backoff(tmp_path: Path) -> No
         if not link.exists():
             link.symlink_to(origin.path)
 
-    cache = GitCache(tmp_path / "cache", lambda _installation: None, sleep=sleep)
+    cache = GitCache(tmp_path / "cache", lambda _installation, _repo: None, sleep=sleep)
     tree = cache(cache_job(), str(link), (base, head))
     assert tree.is_dir() and len(waits) == 1 and waits[0] > 0
 
@@ -331,7 +331,9 @@ def test_a_fetch_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
         server.bind(("127.0.0.1", 0))
         server.listen(5)
         url = f"http://127.0.0.1:{server.getsockname()[1]}/octo/demo.git"
-        cache = GitCache(tmp_path / "cache", lambda _installation: None, timeout=2.0, attempts=1)
+        cache = GitCache(
+            tmp_path / "cache", lambda _installation, _repo: None, timeout=2.0, attempts=1
+        )
         with pytest.raises(FetchError, match="timed out"):
             cache(cache_job(), url, (base, head))
 
@@ -533,3 +535,41 @@ def test_annotation_titles_and_messages_are_clipped_to_githubs_limits(
     fake.assert_no_violations()
     (stored,) = fake.annotations(run_id)
     assert len(stored["title"]) <= 255 and stored["title"].endswith("…")
+
+
+# -- the App's identity and tokens ---------------------------------------------------------
+
+
+def _app_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def test_the_apps_login_comes_from_github_and_tokens_are_narrowed_to_the_repository(
+    tmp_path: Path,
+) -> None:
+    from veribot.bot.worker import InstallationTokens, app_deps
+
+    with FakeGitHub(bot_login="acme-verifier[bot]") as fake:
+        settings = Settings.from_env({"VERIBOT_DATA_DIR": str(tmp_path / "data")})
+        tokens = InstallationTokens(7, _app_key(), fake.base_url)
+        deps = app_deps(settings, tokens)
+        assert deps.settings.bot_login == "acme-verifier[bot]"  # read from GET /app
+        assert len(fake.calls_to("GET", r"^/app$")) == 1
+        explicit = app_deps(
+            Settings.from_env({"VERIBOT_BOT_LOGIN": "mine[bot]", "HOME": str(tmp_path)}), tokens
+        )
+        assert explicit.settings.bot_login == "mine[bot]"
+        assert deps.github_for_repo is not None
+        gh = deps.github_for_repo(1, "octo/demo")
+        assert gh.get_repo("octo/demo").full_name == "octo/demo"
+        (granted,) = fake.calls_to("POST", r"^/app/installations/1/access_tokens$")
+        assert granted.body["repositories"] == ["demo"]
+        fake.assert_no_violations()

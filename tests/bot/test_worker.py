@@ -202,7 +202,7 @@ def test_git_cache_fetches_branches_and_the_pull_head_once(setup: Setup, tmp_pat
     setup.repo.git("update-ref", f"refs/pull/{NUMBER}/head", setup.head)
     setup.repo.git("checkout", "-q", "main")
     setup.repo.git("branch", "-D", "feature")  # the head is reachable only as the PR ref
-    cache = GitCache(tmp_path / "cache", lambda _installation: None)
+    cache = GitCache(tmp_path / "cache", lambda _installation, _repo: None)
     job = setup.job()
     tree = cache(job, str(setup.repo.path), (setup.base, setup.head))
     assert tree == tmp_path / "cache" / "octo__demo"

@@ -695,14 +695,24 @@ class FakeGitHub:
             }
             self.state.reactions.append(reaction)
             return 201, reaction
+        if operation == "apps/get-authenticated":
+            slug = self.bot_login.removesuffix("[bot]")
+            return 200, {
+                "id": 7,
+                "slug": slug,
+                "name": slug,
+                "owner": self._user("octo"),
+                "html_url": f"https://github.com/apps/{slug}",
+            }
         if operation == "apps/create-installation-access-token":
             issued = next(self._ids)
             expires = datetime.now(UTC) + timedelta(hours=1)
+            narrowed = (body or {}).get("repositories")
             return 201, {
                 "token": f"ghs_fake_installation_token_{issued}",
                 "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "permissions": {"checks": "write", "pull_requests": "write"},
-                "repository_selection": "all",
+                "repository_selection": "selected" if narrowed else "all",
             }
         if operation == "repos/get-collaborator-permission-level":
             permission = self.state.permissions.get((full_name, params["username"]), "read")

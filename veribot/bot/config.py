@@ -37,6 +37,7 @@ class Settings:
     webhook_secret: str | None = field(default=None, repr=False)
     github_api_url: str = DEFAULT_API_URL
     bot_login: str = DEFAULT_BOT_LOGIN
+    bot_login_given: bool = False  # False: the App's workers read it from GET /app
     check_name: str = DEFAULT_CHECK_NAME
     data_dir: Path = DEFAULT_DATA_DIR  # from_env: under $XDG_DATA_HOME or ~/.local/share
     redis_url: str | None = None
@@ -118,7 +119,8 @@ class Settings:
             app_id=int(app_id_text) if app_id_text is not None else None,
             private_key=key,
             github_api_url=env.get("VERIBOT_GITHUB_API_URL", DEFAULT_API_URL),
-            bot_login=env.get("VERIBOT_BOT_LOGIN", DEFAULT_BOT_LOGIN),
+            bot_login=env.get("VERIBOT_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
+            bot_login_given=bool(env.get("VERIBOT_BOT_LOGIN")),
             check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
             data_dir=_data_dir(env),
             redis_url=env.get("VERIBOT_REDIS_URL") or None,

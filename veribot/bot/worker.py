@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -206,6 +206,8 @@ class WorkerDeps:
     settings: Settings
     github: Callable[[int | None], Github]  # a client for the job's installation
     git_data: GitData
+    # A client for the job's installation acting on the job's repository only (preferred).
+    github_for_repo: Callable[[int | None, str], Github] | None = None
     policy: Callable[[], RequestPolicy] = RequestPolicy
     pacer: Callable[[int | None], SharedPacer] | None = None  # shared by an installation's jobs
     quota: Callable[[int | None], ReviewQuota] | None = None  # reviews of pushes that run code
@@ -239,8 +241,13 @@ def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
     policy = deps.policy()
     if deps.pacer is not None:
         policy.pacer = deps.pacer(job.installation_id)
+    gh = (
+        deps.github_for_repo(job.installation_id, job.repo)
+        if deps.github_for_repo is not None
+        else deps.github(job.installation_id)
+    )
     client = GitHubClient(
-        deps.github(job.installation_id),
+        gh,
         job.repo,
         bot_login=settings.bot_login,
         policy=policy,
@@ -891,7 +898,8 @@ def target_filter(
 class GitCache:
     """Working trees of the repositories, fetched on demand into ``root`` (GitPython).
 
-    ``token_for(installation_id)`` gives the token to fetch with (see :func:`ensure_commits`).
+    ``token_for(installation_id, repo)`` gives the token to fetch with (see
+    :func:`ensure_commits`).
     Workers share the cache: each repository's is initialised and fetched under an exclusive
     lock on its own lock file. A fetch that fails is tried ``attempts`` times, waiting
     ``backoff`` seconds and doubling; each is stopped after ``timeout`` seconds.
@@ -900,7 +908,7 @@ class GitCache:
     def __init__(
         self,
         root: Path,
-        token_for: Callable[[int | None], str | None],
+        token_for: Callable[[int | None, str], str | None],
         *,
         timeout: float = FETCH_TIMEOUT_S,
         attempts: int = FETCH_ATTEMPTS,
@@ -921,7 +929,7 @@ class GitCache:
             repo = _cache_repo(path, clone_url)
             for attempt in range(1, self.attempts + 1):
                 try:
-                    token = self.token_for(job.installation_id)
+                    token = self.token_for(job.installation_id, job.repo)
                     ensure_commits(repo, job.pr_number, shas, token, timeout=self.timeout)
                     break
                 except FetchError as error:
@@ -1049,49 +1057,76 @@ class InstallationTokens:
     base_url: str
     wall_clock: Callable[[], float] = time.time
     margin: float = TOKEN_REFRESH_MARGIN_S
-    _cache: dict[int, _Token] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[int, str | None], _Token] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def token(self, installation_id: int) -> str:
-        """A token valid for at least ``margin`` more seconds."""
+    def _integration(self) -> GithubIntegration:
+        return GithubIntegration(
+            auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
+        )
+
+    def app_slug(self) -> str:
+        """The App's slug (its bot is ``<slug>[bot]``), from GET /app."""
+        integration = self._integration()
+        try:
+            return str(integration.get_app().slug)
+        finally:
+            integration.close()
+
+    def token(self, installation_id: int, repo: str | None = None) -> str:
+        """A token valid for at least ``margin`` more seconds; with ``repo`` ("owner/name"),
+        one that can reach that repository only."""
         with self._lock:
-            cached = self._cache.get(installation_id)
+            key = (installation_id, repo)
+            cached = self._cache.get(key)
             if cached is not None and cached.expires_at - self.margin > self.wall_clock():
                 return cached.token
-            integration = GithubIntegration(
-                auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
-            )
+            integration = self._integration()
             try:
-                granted = integration.get_access_token(installation_id)
+                if repo is None:
+                    granted = integration.get_access_token(installation_id)
+                    token, expires = granted.token, granted.expires_at
+                else:
+                    _, data = integration.requester.requestJsonAndCheck(
+                        "POST",
+                        f"/app/installations/{installation_id}/access_tokens",
+                        input={"repositories": [repo.split("/", 1)[-1]]},
+                    )
+                    token = str(data["token"])
+                    expires = datetime.fromisoformat(str(data["expires_at"]))
             finally:
                 integration.close()
-            expires = granted.expires_at
             if expires.tzinfo is None:
                 expires = expires.replace(tzinfo=UTC)
-            fresh = _Token(granted.token, expires.timestamp())
-            self._cache[installation_id] = fresh
+            fresh = _Token(token, expires.timestamp())
+            self._cache[key] = fresh
             log.info(
                 "installation token refreshed",
                 extra={"installation": installation_id, "expires": fresh.expires_at},
             )
             return fresh.token
 
-    def github(self, installation_id: int | None) -> Github:
-        """A PyGithub client acting as the installation."""
+    def github(self, installation_id: int | None, repo: str | None = None) -> Github:
+        """A PyGithub client acting as the installation (on ``repo`` only, if given)."""
         if installation_id is None:
             raise ConfigError("the delivery names no installation: cannot act as the App")
-        return connect(self.base_url, self.token(installation_id))
+        return connect(self.base_url, self.token(installation_id, repo))
 
 
 def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
-    """The production dependencies of a worker: App tokens and a git cache in the data dir."""
+    """The production dependencies of a worker: App tokens (each narrowed to the job's
+    repository), a git cache in the data dir, and the bot's login from GET /app unless
+    ``VERIBOT_BOT_LOGIN`` names it."""
+    if not settings.bot_login_given:
+        settings = dataclasses.replace(settings, bot_login=f"{tokens.app_slug()}[bot]")
 
-    def token_for(installation_id: int | None) -> str | None:
-        return None if installation_id is None else tokens.token(installation_id)
+    def token_for(installation_id: int | None, repo: str) -> str | None:
+        return None if installation_id is None else tokens.token(installation_id, repo)
 
     return WorkerDeps(
         settings=settings,
         github=tokens.github,
+        github_for_repo=tokens.github,
         git_data=GitCache(settings.data_dir / "repos", token_for),
         pacer=lambda installation: SharedPacer(settings.usage_path, installation),
         quota=None
