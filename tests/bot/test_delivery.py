@@ -573,3 +573,11 @@ def test_the_apps_login_comes_from_github_and_tokens_are_narrowed_to_the_reposit
         (granted,) = fake.calls_to("POST", r"^/app/installations/1/access_tokens$")
         assert granted.body["repositories"] == ["demo"]
         fake.assert_no_violations()
+
+
+def test_a_read_only_token_is_not_retried_as_if_transient(tmp_path: Path, fake: FakeGitHub) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.read_only("token")
+    assert run_job(pr.job(), pr.deps) is None  # abandoned, said in the log: not queued again
+    refused = fake.calls_to("POST", r"/check-runs$")
+    assert [c.status for c in refused] == [403]  # asked once, not five times

@@ -6,7 +6,8 @@ validates every request against GitHub's published OpenAPI description (the requ
 subset committed in ``openapi/``). A request GitHub would reject is answered 422 and recorded
 as a violation; :meth:`FakeGitHub.assert_no_violations` fails the test on any. Besides the
 schema, it enforces the rules GitHub applies beyond it: each review comment must sit on a
-line of the diff of the commit it is posted on; a comment body holds at most 65,536
+line of the diff of the commit it is posted on; a read-only token (:meth:`FakeGitHub.read_only`)
+gets 403 on every write; a comment body holds at most 65,536
 characters; a check run's ``output.summary`` and ``output.text`` at most 65,535 bytes (of
 UTF-8, whatever GitHub's message says), an annotation's title 255 characters and its
 message 64 KiB.
@@ -362,6 +363,7 @@ class FakeGitHub:
         self._lock = threading.Lock()
         self._injected: list[_Injected] = []
         self._hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
+        self._read_only: set[str] = set()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -451,6 +453,11 @@ class FakeGitHub:
             )
         )
 
+    def read_only(self, token: str) -> None:
+        """Make ``token`` read-only, as a fork pull request's ``GITHUB_TOKEN`` or an App
+        without write permissions is: every write with it is answered 403."""
+        self._read_only.add(token)
+
     def before(self, method: str, path_pattern: str, action: Callable[[], None]) -> None:
         """Run ``action`` once, just before the next matching request is answered (a push
         racing with the bot, say)."""
@@ -520,6 +527,16 @@ class FakeGitHub:
             if problems:
                 return self._record_reject(
                     method, path, query, body, op.operation_id, 422, "; ".join(problems)
+                )
+            sent = request.headers.get("Authorization", "").split(" ")[-1]
+            if method != "GET" and sent in self._read_only:
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(
+                    403,
+                    {
+                        "message": "Resource not accessible by integration",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
                 )
             limit = _beyond_limits(op.operation_id, body)
             if limit is not None:

@@ -65,14 +65,16 @@ Level = Literal["notice", "warning", "failure"]
 class GitHubError(Exception):
     """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer)."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int, *, rate_limited: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.rate_limited = rate_limited
 
     @property
     def transient(self) -> bool:
-        """No answer, a server error or a rate limit: the same request may work later."""
-        return self.status == 0 or self.status >= 500 or self.status in (403, 429)
+        """No answer, a server error or a rate limit: the same request may work later (a
+        403 that is not a rate limit, such as a read-only token, is not)."""
+        return self.status == 0 or self.status >= 500 or self.status == 429 or self.rate_limited
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,9 @@ class RequestPolicy:
                             return made
                 if delay is None or attempt == self.max_attempts:
                     raise GitHubError(
-                        f"{what}: GitHub answered {error.status}", error.status
+                        f"{what}: GitHub answered {error.status}",
+                        error.status,
+                        rate_limited=error.status in (403, 429) and delay is not None,
                     ) from error
                 log.warning("%s: GitHub answered %s; retrying in %.1f s", what, error.status, delay)
             except requests.RequestException as error:
