@@ -198,7 +198,9 @@ def test_installation_tokens_are_cached_and_refreshed_before_expiry(fake: FakeGi
     assert connect(fake.base_url, second).get_repo(REPO).full_name == REPO
 
 
-def test_git_cache_fetches_branches_and_the_pull_head_once(setup: Setup, tmp_path: Path) -> None:
+def test_git_cache_fetches_the_commits_even_from_the_pull_ref_only_once(
+    setup: Setup, tmp_path: Path
+) -> None:
     setup.repo.git("update-ref", f"refs/pull/{NUMBER}/head", setup.head)
     setup.repo.git("checkout", "-q", "main")
     setup.repo.git("branch", "-D", "feature")  # the head is reachable only as the PR ref

@@ -407,9 +407,10 @@ def review_and_post(
     and within what budget is the base branch's `.veribot.toml`'s call.
 
     ``execute=False`` (or ``execute = false`` in `.veribot.toml`) reviews proof-only: no code
-    of the pull request runs, and the summary says so. A configuration or review error
-    completes the check run with a summary saying what went wrong (``neutral`` for a bad
-    `.veribot.toml`, ``failure`` otherwise); GitHub errors propagate.
+    of the pull request runs, and the summary says so. Once started, the check run is always
+    completed, with a summary saying what went wrong if anything did: ``neutral`` for a bad
+    `.veribot.toml` or when GitHub or git did not answer, ``cancelled`` when a newer head
+    superseded this one, ``failure`` otherwise. Only an error starting it propagates.
     """
     run_id = client.start_check_run(
         check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
@@ -422,7 +423,11 @@ def review_and_post(
         execute = execute and config.execute
 
         def newer() -> str | None:
-            head = client.current_head(number)
+            try:
+                head = client.current_head(number)
+            except GitHubError as error:  # cannot tell: the review stands
+                log.warning("could not read the pull request's head: %s", error)
+                return None
             return head if head != head_sha else None
 
         progress = ProgressReporter(
