@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from tests.bot.schema_check import validate_report_json, validate_sarif
-from veribot.bot.render import SUMMARY_MARKER, render, to_json, to_sarif
+from veribot.bot.render import SUMMARY_MARKER, render, render_markdown, to_json, to_sarif
 from veribot.bot.review import Report, UnitResult
 from veribot.checks.agent import Answer
 from veribot.checks.agentverdict import AgentFinding, AgentOutcome, ClaimReport, Status
@@ -316,3 +316,21 @@ def test_text_from_the_code_or_the_model_cannot_break_out_or_mention() -> None:
     for comment in comments:
         _assert_inert(comment.body)
     _assert_inert(summary_markdown(report, "c" * 40, (), comments))
+
+
+def test_one_huge_value_does_not_crowd_the_other_units_out() -> None:
+    from veribot.bot.render import utf8_size
+
+    huge = replace(
+        REFUTATION, before=Behaviour(BehaviourKind.RETURNED, 1, "[" + "1, " * 40_000 + "]")
+    )
+    first = replace(
+        REPORT.items[0],
+        result=Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", huge),
+    )
+    report = replace(REPORT, items=(first, *REPORT.items[1:]))
+    md = render_markdown(report, max_bytes=20_000)
+    assert utf8_size(md) <= 20_000
+    assert "more unit" not in md  # every unit is listed, the huge value cut short
+    assert all(f"::{name}`" in md for name in ("discount", "net", "tip", "old"))
+    assert "a distinguishing input" in md

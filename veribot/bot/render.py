@@ -61,6 +61,9 @@ GITHUB_TEXT_MAX_BYTES = 65_535
 ANNOTATION_TITLE_MAX_CHARS = 255
 ANNOTATION_MESSAGE_MAX_BYTES = 64 * 1024
 CUT_NOTE = "\n\n… (cut to GitHub's size limit)"
+# One unit's share of a summary: a huge value must not crowd the other units out.
+CELL_MAX_CHARS = 600
+DETAIL_MAX_BYTES = 4096
 
 _VERDICT_STYLE = {
     Verdict.VERIFIED: "bold green",
@@ -553,7 +556,8 @@ def _table_row(item: UnitResult) -> str:
     r = item.result
     return (
         f"| {_VERDICT_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)} | "
-        f"**{r.verdict.value}** | {md_code(r.reason, in_table=True)} | {md_text(explain(item))} |"
+        f"**{r.verdict.value}** | {md_code(r.reason, in_table=True)} | "
+        f"{md_text(clip_chars(explain(item), CELL_MAX_CHARS))} |"
     )
 
 
@@ -581,9 +585,13 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
                     f"a distinguishing input</summary>",
                     "",
                     md_fence(
-                        f"{describe_call(item.unit.entry, cex)}\n"
-                        f"# before: {cex.before.describe()}\n"
-                        f"# after:  {cex.after.describe()}",
+                        clip_bytes(
+                            f"{describe_call(item.unit.entry, cex)}\n"
+                            f"# before: {cex.before.describe()}\n"
+                            f"# after:  {cex.after.describe()}",
+                            DETAIL_MAX_BYTES,
+                            "\n# … (cut to keep the summary within GitHub's limits)",
+                        ),
                         "python",
                     ),
                     f"Found by {md_text(cex.found_by)}, reproduced by running both versions.",
