@@ -581,3 +581,37 @@ def test_a_read_only_token_is_not_retried_as_if_transient(tmp_path: Path, fake: 
     assert run_job(pr.job(), pr.deps) is None  # abandoned, said in the log: not queued again
     refused = fake.calls_to("POST", r"/check-runs$")
     assert [c.status for c in refused] == [403]  # asked once, not five times
+
+
+def test_concurrent_fetches_from_several_worker_processes_all_succeed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    origin, base, head = origin_with_branches(tmp_path)
+    script = (
+        "import sys\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from pathlib import Path\n"
+        "from veribot.bot.queue import Job\n"
+        "from veribot.bot.worker import GitCache\n"
+        "cache = GitCache(Path(sys.argv[1]), lambda _i, _r: None)\n"
+        "job = Job('octo/demo', 3, None, 1)\n"
+        "with ThreadPoolExecutor(5) as pool:\n"
+        "    trees = list(pool.map(lambda _n: cache(job, sys.argv[2], tuple(sys.argv[3:])),"
+        " range(5)))\n"
+        "print(len(set(trees)))\n"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / "cache"), str(origin.path), base, head],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        for _ in range(4)
+    ]
+    for worker in workers:
+        out, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err
+        assert out.strip() == "1"
