@@ -615,3 +615,37 @@ def test_concurrent_fetches_from_several_worker_processes_all_succeed(tmp_path: 
         out, err = worker.communicate(timeout=300)
         assert worker.returncode == 0, err
         assert out.strip() == "1"
+
+
+def test_the_pacer_keeps_a_review_under_the_secondary_rate_limit(tmp_path: Path) -> None:
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with FakeGitHub(writes_per_minute=3, clock=lambda: now[0]) as fake:
+        pr = small_pr(tmp_path, fake)
+        paced = WorkerDeps(
+            settings=pr.deps.settings,
+            github=pr.deps.github,
+            git_data=pr.deps.git_data,
+            policy=lambda: RequestPolicy(
+                sleep=sleep, monotonic=lambda: now[0], writes_per_minute=3
+            ),
+            progress_interval=0.0,
+        )
+        run_job(pr.job(), paced)
+        assert fake.secondary_limited == 0  # paced below it, never told off
+        assert fake.check_runs()[0]["status"] == "completed" and pr.summary()
+        fake.assert_no_violations()
+        # Unpaced, GitHub's 403 with retry-after is waited out and the review still posts.
+        fresh = small_pr(tmp_path / "again", fake)
+        unpaced = WorkerDeps(
+            settings=fresh.deps.settings,
+            github=fresh.deps.github,
+            git_data=fresh.deps.git_data,
+            policy=lambda: RequestPolicy(sleep=sleep, monotonic=lambda: now[0]),
+        )
+        run_job(fresh.job(), unpaced)
+        assert fake.secondary_limited > 0
+        assert all(r["status"] == "completed" for r in fake.check_runs())

@@ -28,6 +28,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -353,8 +354,21 @@ class _Reject(Exception):
 class FakeGitHub:
     """The fake server; see the module docstring."""
 
-    def __init__(self, *, bot_login: str = "veribot[bot]") -> None:
+    def __init__(
+        self,
+        *,
+        bot_login: str = "veribot[bot]",
+        writes_per_minute: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``writes_per_minute``: GitHub's secondary rate limit on content-creating requests
+        (POST, PATCH, PUT, DELETE); beyond it a write gets 403 with ``retry-after``, counted
+        in :attr:`secondary_limited` (``clock`` measures the minute)."""
         self.bot_login = bot_login
+        self.writes_per_minute = writes_per_minute
+        self.clock = clock
+        self.secondary_limited = 0
+        self._writes: list[float] = []
         self.validator = OpenApiValidator()
         self.state = _State()
         self.calls: list[Call] = []
@@ -538,6 +552,17 @@ class FakeGitHub:
                         "documentation_url": "https://docs.github.com/rest",
                     },
                 )
+            if self._secondary_limit(method):
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(
+                    403,
+                    {
+                        "message": "You have exceeded a secondary rate limit. Please wait a "
+                        "few minutes before you try again.",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
+                    {"retry-after": "60"},
+                )
             limit = _beyond_limits(op.operation_id, body)
             if limit is not None:
                 return self._record_reject(method, path, query, body, op.operation_id, 422, limit)
@@ -567,6 +592,18 @@ class FakeGitHub:
                 )
             self.calls.append(Call(method, path, query, body, status, op.operation_id))
             return self._json(status, payload)
+
+    def _secondary_limit(self, method: str) -> bool:
+        """Whether this write is beyond the secondary rate limit (recorded if not)."""
+        if self.writes_per_minute is None or method == "GET":
+            return False
+        now = self.clock()
+        self._writes = [at for at in self._writes if now - at < 60.0]
+        if len(self._writes) >= self.writes_per_minute:
+            self.secondary_limited += 1
+            return True
+        self._writes.append(now)
+        return False
 
     def _record_reject(
         self,
