@@ -277,6 +277,8 @@ def test_a_verify_comment_reviews_proof_only(tmp_path: Path, fake: FakeGitHub) -
     comment["issue"]["pull_request"] = {"url": f"{fake.base_url}/repos/{REPO}/pulls/{NUMBER}"}
     comment["comment"]["body"] = "/verify"
     comment["comment"]["author_association"] = "OWNER"
+    # the permission API decides who may ask, not the author association
+    fake.set_permission(REPO, comment["comment"]["user"]["login"], "admin")
     runner.event = comment
     with started_processes() as started:
         assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_OK

@@ -163,3 +163,26 @@ def test_queue_failure_is_a_503_and_the_delivery_can_be_retried(tmp_path: Path) 
     working = JobQueue(sqlite_huey(tmp_path / "q.sqlite3"))
     with create_app(settings, working).test_client() as working_client:
         assert deliver(working_client, "pull_request", body, delivery="r")[0] == 202
+
+
+def test_a_non_ascii_signature_is_refused_not_a_server_error(client: FlaskClient) -> None:
+    body = b'{"zen": "Keep it logically awesome."}'
+    headers = {
+        "X-GitHub-Event": "ping",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": "sha256=\u00e9\u00e9",  # sent as latin-1 bytes
+    }
+    response = client.post("/webhook", data=body, headers=headers, content_type="application/json")
+    assert response.status_code == 401
+
+
+def test_the_deliveries_table_is_pruned(tmp_path: Path) -> None:
+    from veribot.bot.webhooks import DeliveryStore
+
+    now = [1_000_000.0]
+    store = DeliveryStore(tmp_path / "d.sqlite3", keep_s=3600.0, clock=lambda: now[0])
+    assert store.first_time("old")
+    now[0] += 7200.0
+    assert store.first_time("new")
+    assert store.count() == 1  # "old" was pruned
+    assert not store.first_time("new")

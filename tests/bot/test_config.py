@@ -113,3 +113,43 @@ def test_review_tests_and_stubs_choices() -> None:
     assert config.review_tests is False and config.review_stubs is True
     with pytest.raises(ConfigError, match="review_stubs must be true or false"):
         parse_repo_config('review_stubs = "yes"\n')
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _workflow_job_checks(markdown: str) -> set[str]:
+    """The check names of the jobs of every workflow in ```yaml blocks (id, or `name:`)."""
+    import re
+
+    names: set[str] = set()
+    for block in re.findall(r"```yaml\n(.*?)```", markdown, flags=re.DOTALL):
+        if "\njobs:" not in block:
+            continue
+        jobs = block.split("\njobs:", 1)[1]
+        names.update(re.findall(r"^  ([A-Za-z0-9_-]+):", jobs, flags=re.MULTILINE))
+        names.update(re.findall(r"^    name:\s*(.+?)\s*$", jobs, flags=re.MULTILINE))
+    return names
+
+
+def test_the_apps_check_name_cannot_collide_with_a_workflow_job() -> None:
+    from veribot.bot.config import DEFAULT_CHECK_NAME
+
+    # A job's check run is named after the job: its id ([A-Za-z0-9_-]) unless it has a name.
+    assert " " in DEFAULT_CHECK_NAME
+    assert Settings.from_env({}).check_name == DEFAULT_CHECK_NAME
+    if not README.exists():
+        pytest.skip("the README is not in this checkout")
+    text = README.read_text(encoding="utf-8")
+    assert DEFAULT_CHECK_NAME not in _workflow_job_checks(text)
+    assert f"`{DEFAULT_CHECK_NAME}`" in text  # documented: what branch protection requires
+
+
+def test_the_data_directory_is_always_absolute(tmp_path: Path) -> None:
+    assert Settings().data_dir.is_absolute()
+    home = Settings.from_env({"HOME": str(tmp_path)}).data_dir
+    assert home == tmp_path / ".local" / "share" / "veribot"
+    xdg = Settings.from_env({"XDG_DATA_HOME": str(tmp_path / "xdg")}).data_dir
+    assert xdg == tmp_path / "xdg" / "veribot"
+    relative = Settings.from_env({"VERIBOT_DATA_DIR": "state"}).data_dir
+    assert relative.is_absolute() and relative.name == "state"  # fixed when read

@@ -192,3 +192,31 @@ def test_a_finished_job_leaves_no_guard_behind(tmp_path: Path) -> None:
         wait_for(lambda: len(ran) == 1)
         time.sleep(1.6)  # past the lease and a scheduler tick
     assert len(ran) == 1
+
+
+def test_two_jobs_for_one_pull_request_never_run_at_once(tmp_path: Path) -> None:
+    huey = sqlite_huey(tmp_path / "q.sqlite3")
+    release = threading.Event()
+    running: list[str] = []
+    overlaps: list[tuple[str, ...]] = []
+
+    def runner(j: Job) -> None:
+        running.append(str(j.command.value))
+        overlaps.append(tuple(running))
+        if j.command is Command.REVIEW:
+            release.wait(30)
+        running.remove(str(j.command.value))
+
+    queue = JobQueue(huey, runner, busy_delay=0.05)
+    first = threading.Thread(target=queue.run, args=(job("a" * 40),))
+    first.start()
+    wait_for(lambda: running == ["review"])
+    # A /verify of the same pull request meanwhile waits its turn; another PR does not.
+    assert queue.run(job(None, command=Command.VERIFY)) is Outcome.DEFERRED
+    assert queue.run(job(None, number=8, command=Command.VERIFY)) is Outcome.RAN
+    release.set()
+    first.join(30)
+    assert ("review", "verify") in overlaps  # the other pull request's ran alongside
+    queued = [t for t in huey.pending() if not huey.is_revoked(t)]  # guards are revoked
+    assert [(t.args[0].command, t.args[0].pr_number) for t in queued] == [(Command.VERIFY, 7)]
+    assert queue.run(job(None, command=Command.VERIFY)) is Outcome.RAN  # its turn now

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from tests.bot.schema_check import validate_report_json, validate_sarif
-from veribot.bot.render import SUMMARY_MARKER, render, to_json, to_sarif
+from veribot.bot.render import SUMMARY_MARKER, render, render_markdown, to_json, to_sarif
 from veribot.bot.review import Report, UnitResult
 from veribot.checks.agent import Answer
 from veribot.checks.agentverdict import AgentFinding, AgentOutcome, ClaimReport, Status
@@ -133,9 +133,15 @@ def test_json_matches_its_schema_and_carries_the_counterexample() -> None:
 
 def test_a_method_counterexample_shows_the_object_it_was_called_on() -> None:
     cex = replace(REFUTATION, args=("2",), receiver="Cart(3, 'a')")
-    report = replace(REPORT, items=(UnitResult(
-        unit(UnitKind.CHANGED, "Cart.total"),
-        Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", cex)),))
+    report = replace(
+        REPORT,
+        items=(
+            UnitResult(
+                unit(UnitKind.CHANGED, "Cart.total"),
+                Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", cex),
+            ),
+        ),
+    )
     doc = json.loads(render(report, "json"))
     validate_report_json(doc)
     shown = doc["units"][0]["counterexample"]
@@ -244,3 +250,87 @@ def test_markdown_summary_comment() -> None:
 def test_unknown_format_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown format"):
         render(REPORT, "html")
+
+
+# A custom __repr__ in the code under review, and a model's answer, written by an attacker.
+HOSTILE = "```\n[click](http://evil) @org/team <img src=x> #1 www.evil.com ``"
+
+
+def _hostile_report() -> Report:
+    cex = replace(
+        REFUTATION,
+        before=Behaviour(BehaviourKind.RETURNED, 1, HOSTILE),
+        after=Behaviour(BehaviourKind.RETURNED, 2, "2 " + HOSTILE),
+    )
+    finding = AgentFinding(
+        AgentOutcome.WRONG_CAUGHT,
+        HOSTILE,
+        answer=Answer.EQUIVALENT,
+        claims=(ClaimReport("f(1)", Status.CONTRADICTED, 3, HOSTILE),),
+    )
+    items = (
+        UnitResult(
+            unit(UnitKind.CHANGED, "discount"),
+            Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, HOSTILE, cex),
+            agent=finding,
+        ),
+        UnitResult(
+            unit(UnitKind.CHANGED, "net", (20, 21)),
+            Result(Verdict.INCONCLUSIVE, Reason.TIMEOUT, HOSTILE),
+        ),
+    )
+    hostile_file = replace(REPORT.skipped[0], path="<img src=x>@org/team.md")
+    return replace(REPORT, items=items, skipped=(hostile_file,), agent_model="claude-test")
+
+
+def _outside_code(markdown: str) -> str:
+    """The HTML a Markdown renderer (raw HTML allowed, as on GitHub) makes of ``markdown``,
+    with code blocks and code spans removed."""
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    return re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", rendered, flags=re.DOTALL)
+
+
+def _assert_inert(markdown: str) -> None:
+    html = _outside_code(markdown)
+    assert "<a " not in html and "<img" not in html  # no link, no HTML injected
+    assert "@org" not in html  # no mention GitHub would notify
+    assert "://evil" not in html and "www.evil" not in html  # nothing GitHub autolinks
+    assert "#1" not in html  # no cross-reference to issue #1
+
+
+def test_text_from_the_code_or_the_model_cannot_break_out_or_mention() -> None:
+    from veribot.bot.worker import inline_comments, summary_markdown
+
+    report = _hostile_report()
+    md = render(report, "markdown")
+    _assert_inert(md)
+    assert md.count("<pre>") == 0 and _outside_code(md).count("<details>") == 2
+    from markdown_it import MarkdownIt
+
+    blocks = MarkdownIt("commonmark", {"html": True}).render(md).count("<pre>")
+    assert blocks == 1  # the distinguishing input stays in its one code block
+    comments = inline_comments(report, {})
+    assert comments
+    for comment in comments:
+        _assert_inert(comment.body)
+    _assert_inert(summary_markdown(report, "c" * 40, (), comments))
+
+
+def test_one_huge_value_does_not_crowd_the_other_units_out() -> None:
+    from veribot.bot.render import utf8_size
+
+    huge = replace(
+        REFUTATION, before=Behaviour(BehaviourKind.RETURNED, 1, "[" + "1, " * 40_000 + "]")
+    )
+    first = replace(
+        REPORT.items[0],
+        result=Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", huge),
+    )
+    report = replace(REPORT, items=(first, *REPORT.items[1:]))
+    md = render_markdown(report, max_bytes=20_000)
+    assert utf8_size(md) <= 20_000
+    assert "more unit" not in md  # every unit is listed, the huge value cut short
+    assert all(f"::{name}`" in md for name in ("discount", "net", "tip", "old"))
+    assert "a distinguishing input" in md

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 from veribot.bot.webhooks import (
     DeliveryStore,
     Ignored,
@@ -96,12 +96,12 @@ def test_closed_pull_request_is_ignored() -> None:
 def test_check_run_rerequested_reviews_its_pull_request() -> None:
     payload = example("check_run.rerequested.1.json")
     route = router.route("check_run", payload, "d", BOT)
+    assert isinstance(route, Job)
+    assert route.head_sha == payload["check_run"]["head_sha"]
     if payload["check_run"]["pull_requests"]:
-        assert isinstance(route, Job)
-        assert route.head_sha == payload["check_run"]["head_sha"]
         assert route.pr_number == payload["check_run"]["pull_requests"][0]["number"]
-    else:
-        assert route == Ignored("check run belongs to no pull request")
+    else:  # a fork's, or none: the worker looks for the open pull request with that head
+        assert route.pr_number == UNKNOWN_PULL
 
 
 def _pr_comment(body: str, association: str = "OWNER") -> dict[str, Any]:
@@ -128,12 +128,12 @@ def test_verify_comment_becomes_a_verify_job() -> None:
     assert (job.command, job.target, job.head_sha) == (Command.VERIFY, "src/app.py::total", None)
     assert job.comment_id == payload["comment"]["id"]
     assert job.requested_by == payload["comment"]["user"]["login"]
-    assert job.trusted and not job.on_review_comment
+    assert not job.on_review_comment
 
 
-def test_verify_from_a_reader_is_queued_untrusted() -> None:
+def test_verify_from_a_reader_is_queued_for_the_worker_to_ask_the_permission_api() -> None:
     job = router.route("issue_comment", _pr_comment("/verify", "CONTRIBUTOR"), "d", BOT)
-    assert isinstance(job, Job) and not job.trusted
+    assert isinstance(job, Job) and job.requested_by == "Codertocat"
 
 
 def test_bot_comments_are_ignored() -> None:

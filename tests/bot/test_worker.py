@@ -62,6 +62,8 @@ class Setup:
             github=lambda _installation: connect(fake.base_url, "token"),
             git_data=lambda _job, _url, _shas: self.repo.path,
         )
+        for login in ("dev", "maintainer"):
+            fake.set_permission(REPO, login, "write")
 
     def job(self, command: Command = Command.REVIEW, **fields: Any) -> Job:
         head = self.head if command is Command.REVIEW else None
@@ -101,7 +103,6 @@ def test_verify_on_a_review_comment_checks_the_function_on_that_line(setup: Setu
         comment_id=77,
         on_review_comment=True,
         requested_by="someone",
-        trusted=False,
     )
     setup.fake.set_permission(REPO, "someone", "write")
     run_job(job, setup.deps)
@@ -197,11 +198,13 @@ def test_installation_tokens_are_cached_and_refreshed_before_expiry(fake: FakeGi
     assert connect(fake.base_url, second).get_repo(REPO).full_name == REPO
 
 
-def test_git_cache_fetches_branches_and_the_pull_head_once(setup: Setup, tmp_path: Path) -> None:
+def test_git_cache_fetches_the_commits_even_from_the_pull_ref_only_once(
+    setup: Setup, tmp_path: Path
+) -> None:
     setup.repo.git("update-ref", f"refs/pull/{NUMBER}/head", setup.head)
     setup.repo.git("checkout", "-q", "main")
     setup.repo.git("branch", "-D", "feature")  # the head is reachable only as the PR ref
-    cache = GitCache(tmp_path / "cache", lambda _installation: None)
+    cache = GitCache(tmp_path / "cache", lambda _installation, _repo: None)
     job = setup.job()
     tree = cache(job, str(setup.repo.path), (setup.base, setup.head))
     assert tree == tmp_path / "cache" / "octo__demo"

@@ -5,8 +5,12 @@ reviews, issue comments, reactions, collaborator permissions), records every cal
 validates every request against GitHub's published OpenAPI description (the request-side
 subset committed in ``openapi/``). A request GitHub would reject is answered 422 and recorded
 as a violation; :meth:`FakeGitHub.assert_no_violations` fails the test on any. Besides the
-schema, it enforces the rule GitHub applies to review comments: each must sit on a line of
-the pull request's diff.
+schema, it enforces the rules GitHub applies beyond it: each review comment must sit on a
+line of the diff of the commit it is posted on; a read-only token (:meth:`FakeGitHub.read_only`)
+gets 403 on every write; a comment body holds at most 65,536
+characters; a check run's ``output.summary`` and ``output.text`` at most 65,535 bytes (of
+UTF-8, whatever GitHub's message says), an annotation's title 255 characters and its
+message 64 KiB.
 
 Use it as a context manager::
 
@@ -24,7 +28,8 @@ import json
 import re
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,6 +44,10 @@ from werkzeug.wrappers import Request, Response
 
 SPEC_PATH = Path(__file__).parent / "openapi" / "api.github.com.subset.json"
 _SPEC_URI = "urn:veribot:github-openapi"
+COMMENT_BODY_MAX_CHARS = 65_536
+CHECK_OUTPUT_MAX_BYTES = 65_535
+ANNOTATION_TITLE_MAX_CHARS = 255
+ANNOTATION_MESSAGE_MAX_BYTES = 65_536
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -80,6 +89,14 @@ class Pull:
     draft: bool = False
     title: str = "A change"
     body: str = ""
+    # The pull request's files as of each head it had (its diff is commit-scoped).
+    files_at: dict[str, list[PullFile]] = field(default_factory=dict)
+
+    def files_of(self, sha: str) -> list[PullFile] | None:
+        """The files of the pull request when ``sha`` was its head (None: never was)."""
+        if sha == self.head_sha:
+            return self.files
+        return self.files_at.get(sha)
 
 
 @dataclass
@@ -90,6 +107,7 @@ class _Injected:
     headers: dict[str, str]
     message: str
     remaining: int
+    after: bool = False  # do the request, then answer with the error (the answer is lost)
 
 
 @dataclass
@@ -241,6 +259,43 @@ class OpenApiValidator:
         return problems
 
 
+def _beyond_limits(operation: str, body: Any) -> str | None:
+    """GitHub's 422 message for a text beyond its size limits, or None."""
+    if not isinstance(body, dict):
+        return None
+    bodies: list[Any] = []
+    if operation in (
+        "issues/create-comment",
+        "issues/update-comment",
+        "pulls/create-reply-for-review-comment",
+        "pulls/create-review",
+    ):
+        bodies.append(body.get("body"))
+        bodies += [c.get("body") for c in body.get("comments", []) if isinstance(c, dict)]
+    for text in bodies:
+        if isinstance(text, str) and len(text) > COMMENT_BODY_MAX_CHARS:
+            return f"Body is too long (maximum is {COMMENT_BODY_MAX_CHARS} characters)"
+    output = body.get("output") if operation in ("checks/create", "checks/update") else None
+    if not isinstance(output, dict):
+        return None
+    for key in ("summary", "text"):
+        text = output.get(key)
+        if isinstance(text, str) and len(text.encode("utf-8")) > CHECK_OUTPUT_MAX_BYTES:
+            size = len(text.encode("utf-8"))
+            return (
+                f"Invalid request.\n\nOnly {CHECK_OUTPUT_MAX_BYTES} characters are allowed; "
+                f"{size} were supplied."
+            )
+    for note in output.get("annotations", []):
+        title = note.get("title") if isinstance(note, dict) else None
+        if isinstance(title, str) and len(title) > ANNOTATION_TITLE_MAX_CHARS:
+            return f"annotation title is longer than {ANNOTATION_TITLE_MAX_CHARS} characters"
+        message = note.get("message") if isinstance(note, dict) else None
+        if isinstance(message, str) and len(message.encode()) > ANNOTATION_MESSAGE_MAX_BYTES:
+            return "annotation message is longer than 64 KB"
+    return None
+
+
 def diff_lines(patch: str) -> set[int]:
     """Lines of the new file that a GitHub review comment may anchor to (side RIGHT)."""
     text = f"--- a/f\n+++ b/f\n{patch}\n"
@@ -307,8 +362,21 @@ READ_ONLY_ANSWER = {
 class FakeGitHub:
     """The fake server; see the module docstring."""
 
-    def __init__(self, *, bot_login: str = "veribot[bot]") -> None:
+    def __init__(
+        self,
+        *,
+        bot_login: str = "veribot[bot]",
+        writes_per_minute: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``writes_per_minute``: GitHub's secondary rate limit on content-creating requests
+        (POST, PATCH, PUT, DELETE); beyond it a write gets 403 with ``retry-after``, counted
+        in :attr:`secondary_limited` (``clock`` measures the minute)."""
         self.bot_login = bot_login
+        self.writes_per_minute = writes_per_minute
+        self.clock = clock
+        self.secondary_limited = 0
+        self._writes: list[float] = []
         self.validator = OpenApiValidator()
         self.state = _State()
         self.calls: list[Call] = []
@@ -317,6 +385,7 @@ class FakeGitHub:
         self._lock = threading.Lock()
         self._injected: list[_Injected] = []
         self.read_only_tokens: set[str] = set()
+        self._hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -364,8 +433,16 @@ class FakeGitHub:
         draft: bool = False,
     ) -> Pull:
         pull = Pull(full_name, number, head_sha, base_sha, list(files), author, draft)
+        pull.files_at[head_sha] = pull.files
         self.state.pulls[(full_name, number)] = pull
         return pull
+
+    def push(self, full_name: str, number: int, *, head_sha: str, files: list[PullFile]) -> None:
+        """A new head for the pull request (a push, or a force-push), with its files."""
+        with self._lock:
+            pull = self.state.pulls[(full_name, number)]
+            pull.head_sha, pull.files = head_sha, list(files)
+            pull.files_at[head_sha] = pull.files
 
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         self.state.permissions[(full_name, login)] = permission
@@ -388,11 +465,34 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         message: str = "injected failure",
         times: int = 1,
+        after: bool = False,
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status`` (after validation)."""
+        """Answer the next ``times`` matching requests with ``status`` (after validation).
+
+        ``after``: the request is carried out first, and only its answer is the error, as
+        when GitHub times out after writing (a 502 on a POST that did create the comment).
+        """
         self._injected.append(
-            _Injected(method, re.compile(path_pattern), status, dict(headers or {}), message, times)
+            _Injected(
+                method,
+                re.compile(path_pattern),
+                status,
+                dict(headers or {}),
+                message,
+                times,
+                after,
+            )
         )
+
+    def read_only(self, token: str) -> None:
+        """Make ``token`` read-only, as a fork pull request's ``GITHUB_TOKEN`` or an App
+        without write permissions is: every write with it is answered 403."""
+        self.make_read_only(token)
+
+    def before(self, method: str, path_pattern: str, action: Callable[[], None]) -> None:
+        """Run ``action`` once, just before the next matching request is answered (a push
+        racing with the bot, say)."""
+        self._hooks.append((method, re.compile(path_pattern), action))
 
     def calls_to(self, method: str, pattern: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and re.search(pattern, c.path)]
@@ -438,6 +538,10 @@ class FakeGitHub:
         query = {k: v for k, v in request.args.items()}
         body: Any = None
         raw = request.get_data()
+        for hook in list(self._hooks):
+            if hook[0] == method and hook[1].search(path):
+                self._hooks.remove(hook)
+                hook[2]()
         with self._lock:
             if raw:
                 try:
@@ -455,6 +559,23 @@ class FakeGitHub:
                 return self._record_reject(
                     method, path, query, body, op.operation_id, 422, "; ".join(problems)
                 )
+            if method not in ("GET", "HEAD") and self._read_only(request):
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(403, READ_ONLY_ANSWER)
+            if self._secondary_limit(method):
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                return self._json(
+                    403,
+                    {
+                        "message": "You have exceeded a secondary rate limit. Please wait a "
+                        "few minutes before you try again.",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
+                    {"retry-after": "60"},
+                )
+            limit = _beyond_limits(op.operation_id, body)
+            if limit is not None:
+                return self._record_reject(method, path, query, body, op.operation_id, 422, limit)
             for injected in self._injected:
                 if (
                     injected.remaining
@@ -462,15 +583,14 @@ class FakeGitHub:
                     and injected.path_pattern.search(path)
                 ):
                     injected.remaining -= 1
+                    if injected.after:
+                        self._dispatch(op.operation_id, params, query, body)
                     self.calls.append(
                         Call(method, path, query, body, injected.status, op.operation_id)
                     )
                     return self._json(
                         injected.status, {"message": injected.message}, injected.headers
                     )
-            if method not in ("GET", "HEAD") and self._read_only(request):
-                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
-                return self._json(403, READ_ONLY_ANSWER)
             try:
                 status, payload = self._dispatch(op.operation_id, params, query, body)
             except _Reject as reject:
@@ -482,6 +602,18 @@ class FakeGitHub:
                 )
             self.calls.append(Call(method, path, query, body, status, op.operation_id))
             return self._json(status, payload)
+
+    def _secondary_limit(self, method: str) -> bool:
+        """Whether this write is beyond the secondary rate limit (recorded if not)."""
+        if self.writes_per_minute is None or method == "GET":
+            return False
+        now = self.clock()
+        self._writes = [at for at in self._writes if now - at < 60.0]
+        if len(self._writes) >= self.writes_per_minute:
+            self.secondary_limited += 1
+            return True
+        self._writes.append(now)
+        return False
 
     def _record_reject(
         self,
@@ -560,6 +692,10 @@ class FakeGitHub:
         repo_url = f"{self.base_url}/repos/{full_name}"
         if operation == "repos/get":
             return 200, self._repo_json(full_name)
+        if operation == "pulls/list":
+            state = query.get("state", "open")
+            pulls = [p for (name, _), p in self.state.pulls.items() if name == full_name]
+            return 200, [self._pull_json(p) for p in pulls if state in ("open", "all")]
         if operation == "pulls/get":
             return 200, self._pull_json(self._pull(params))
         if operation == "pulls/list-files":
@@ -623,14 +759,24 @@ class FakeGitHub:
             }
             self.state.reactions.append(reaction)
             return 201, reaction
+        if operation == "apps/get-authenticated":
+            slug = self.bot_login.removesuffix("[bot]")
+            return 200, {
+                "id": 7,
+                "slug": slug,
+                "name": slug,
+                "owner": self._user("octo"),
+                "html_url": f"https://github.com/apps/{slug}",
+            }
         if operation == "apps/create-installation-access-token":
             issued = next(self._ids)
             expires = datetime.now(UTC) + timedelta(hours=1)
+            narrowed = (body or {}).get("repositories")
             return 201, {
                 "token": f"ghs_fake_installation_token_{issued}",
                 "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "permissions": {"checks": "write", "pull_requests": "write"},
-                "repository_selection": "all",
+                "repository_selection": "selected" if narrowed else "all",
             }
         if operation == "repos/get-collaborator-permission-level":
             permission = self.state.permissions.get((full_name, params["username"]), "read")
@@ -723,7 +869,12 @@ class FakeGitHub:
             run["output"]["annotations_count"] += len(new)
 
     def _create_review(self, full_name: str, pull: Pull, body: dict[str, Any]) -> tuple[int, Any]:
-        anchors = {f.filename: diff_lines(f.patch) for f in pull.files}
+        commit = body.get("commit_id", pull.head_sha)
+        files = pull.files_of(commit)
+        if files is None:
+            raise _Reject(422, f"commit_id {commit} is not part of the pull request")
+        # GitHub places a comment on the diff of the commit it is posted on.
+        anchors = {f.filename: diff_lines(f.patch) for f in files}
         for comment in body.get("comments", []):
             line = comment.get("line", comment.get("position"))
             if comment.get("side", "RIGHT") != "RIGHT" or "position" in comment:

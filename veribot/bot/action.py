@@ -323,7 +323,7 @@ def run(action: ActionSettings) -> ActionResult:
         execute=execute,
     )
     try:
-        return ActionResult(run_job(route, deps), posted=True)
+        return ActionResult(run_job(route, deps, raise_refused=True), posted=True)
     except GitHubError as error:
         if error.status != 403 or route.command is not Command.REVIEW:
             raise
@@ -376,7 +376,8 @@ def review_locally(job: Job, deps: WorkerDeps) -> Outcome:
         notes.insert(1, NOT_EXECUTED_NOTE)
     chosen = deps.inconclusive_conclusion or config.inconclusive_conclusion
     conclusion = conclusion_for(report, chosen)
-    return Outcome(conclusion, report, summary_markdown(report, head_sha, notes, ()))
+    summary = summary_markdown(report, head_sha, notes, (), rest="this run's annotations")
+    return Outcome(conclusion, report, summary)
 
 
 def _workspace(action: ActionSettings, job: Job, shas: tuple[str, ...]) -> Path:

@@ -19,7 +19,10 @@ from typing import Any
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_BOT_LOGIN = "veribot[bot]"
-DEFAULT_CHECK_NAME = "veribot"
+# Not "veribot": that is the README workflow's job id, and a job's check run bears its name.
+# A space cannot appear in a job id, so no workflow job's check can take this name.
+DEFAULT_CHECK_NAME = "veribot review"
+DEFAULT_DATA_DIR = Path("/var/lib/veribot")
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
 KNOWN_CHECKS = ("equivalence",)
 
@@ -118,8 +121,9 @@ class Settings:
     webhook_secret: str | None = field(default=None, repr=False)
     github_api_url: str = DEFAULT_API_URL
     bot_login: str = DEFAULT_BOT_LOGIN
+    bot_login_given: bool = False  # False: the App's workers read it from GET /app
     check_name: str = DEFAULT_CHECK_NAME
-    data_dir: Path = Path(".veribot")
+    data_dir: Path = DEFAULT_DATA_DIR  # from_env: under $XDG_DATA_HOME or ~/.local/share
     redis_url: str | None = None
     app_id: int | None = None
     private_key: str | None = field(default=None, repr=False)
@@ -128,6 +132,9 @@ class Settings:
     anthropic_base_url: str = DEFAULT_ANTHROPIC_URL
     llm_cache: bool = False  # keep the model's answers in data_dir (reruns cost nothing)
     agent_ceilings: AgentCeilings = AgentCeilings()  # the operator's limits on the agent
+    # Reviews of pushes per installation and day that may run code and ask the agent; the
+    # rest are proof-only and solver-only. None: no limit.
+    reviews_per_day: int | None = None
 
     @property
     def llm_cache_path(self) -> Path | None:
@@ -138,6 +145,11 @@ class Settings:
     def queue_path(self) -> Path:
         """The SQLite file of the embedded job queue."""
         return self.data_dir / "queue.sqlite3"
+
+    @property
+    def usage_path(self) -> Path:
+        """The SQLite file counting each installation's recent content-creating requests."""
+        return self.data_dir / "usage.sqlite3"
 
     @property
     def deliveries_path(self) -> Path:
@@ -183,20 +195,38 @@ class Settings:
                     f"VERIBOT_ANTHROPIC_API_KEY_FILE {anthropic_key_file!r} is unreadable: "
                     f"{error.strerror}"
                 ) from error
+        per_day = env.get("VERIBOT_REVIEWS_PER_DAY") or None
+        if per_day is not None and not per_day.isdigit():
+            raise ConfigError(f"VERIBOT_REVIEWS_PER_DAY must be a number, not {per_day!r}")
         return cls(
+            reviews_per_day=int(per_day) if per_day is not None else None,
             webhook_secret=secret,
             app_id=int(app_id_text) if app_id_text is not None else None,
             private_key=key,
             github_api_url=env.get("VERIBOT_GITHUB_API_URL", DEFAULT_API_URL),
-            bot_login=env.get("VERIBOT_BOT_LOGIN", DEFAULT_BOT_LOGIN),
+            bot_login=env.get("VERIBOT_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
+            bot_login_given=bool(env.get("VERIBOT_BOT_LOGIN")),
             check_name=env.get("VERIBOT_CHECK_NAME", DEFAULT_CHECK_NAME),
-            data_dir=Path(env.get("VERIBOT_DATA_DIR", ".veribot")),
+            data_dir=_data_dir(env),
             redis_url=env.get("VERIBOT_REDIS_URL") or None,
             anthropic_api_key=anthropic_key or None,
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,
             llm_cache=env.get("VERIBOT_LLM_CACHE", "1") not in ("0", "false", "no", ""),
             agent_ceilings=AgentCeilings.from_env(env),
         )
+
+
+def _data_dir(env: Mapping[str, str]) -> Path:
+    """``VERIBOT_DATA_DIR`` made absolute (so a change of folder cannot move it), else
+    ``$XDG_DATA_HOME/veribot`` or ``$HOME/.local/share/veribot``, else the default."""
+    given = env.get("VERIBOT_DATA_DIR")
+    if given:
+        return Path(given).absolute()
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]).absolute() / "veribot"
+    if env.get("HOME"):
+        return Path(env["HOME"]).absolute() / ".local" / "share" / "veribot"
+    return DEFAULT_DATA_DIR
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ review whose inline comments sit only on lines of the diff (at most 30; the rest
 to the caller for the summary), and one summary comment found again by a hidden marker and
 edited in place. Every request goes through :class:`RequestPolicy`: 403/429 rate limits
 wait for ``Retry-After`` or ``x-ratelimit-reset``, 5xx and connection errors are retried
-with backoff, and content-creating requests are held to 80 a minute. Sleeping and clocks
+with backoff (a request that creates something only after checking it was not created),
+and content-creating requests are held to 80 a minute, per installation across all its jobs
+when a :class:`SharedPacer` is given. Sleeping and clocks
 are injectable so tests run fast.
 
 Errors: a request that still fails is raised as :class:`GitHubError` carrying the status.
@@ -16,18 +18,32 @@ from __future__ import annotations
 
 import functools
 import logging
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
 from github.CheckRun import CheckRun
+from github.Commit import Commit
+from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
+from github.PullRequestReview import PullRequestReview
 from github.Repository import Repository
 from unidiff.patch import PatchSet
+
+from veribot.bot.render import (
+    ANNOTATION_MESSAGE_MAX_BYTES,
+    ANNOTATION_TITLE_MAX_CHARS,
+    GITHUB_TEXT_MAX_BYTES,
+    clip_bytes,
+    clip_chars,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +53,6 @@ SUMMARY_MARKER = "<!-- veribot:summary -->"
 REVIEW_MARKER = "<!-- veribot:review {sha} -->"
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_REVIEW_COMMENTS = 30
-MAX_OUTPUT_CHARS = 65_535
 CONTENT_REQUESTS_PER_MINUTE = 80
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
@@ -50,9 +65,16 @@ Level = Literal["notice", "warning", "failure"]
 class GitHubError(Exception):
     """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer)."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int, *, rate_limited: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.rate_limited = rate_limited
+
+    @property
+    def transient(self) -> bool:
+        """No answer, a server error or a rate limit: the same request may work later (a
+        403 that is not a rate limit, such as a read-only token, is not)."""
+        return self.status == 0 or self.status >= 500 or self.status == 429 or self.rate_limited
 
 
 @dataclass(frozen=True)
@@ -72,10 +94,10 @@ class Annotation:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "annotation_level": self.level,
-            "message": self.message,
+            "message": clip_bytes(self.message, ANNOTATION_MESSAGE_MAX_BYTES),
         }
         if self.title:
-            data["title"] = self.title
+            data["title"] = clip_chars(self.title, ANNOTATION_TITLE_MAX_CHARS)
         return data
 
 
@@ -98,19 +120,12 @@ class CheckOutput:
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "title": self.title[:1000],
-            "summary": _clip(self.summary),
+            "title": clip_chars(self.title, 1000),
+            "summary": clip_bytes(self.summary, GITHUB_TEXT_MAX_BYTES),
         }
         if self.text:
-            data["text"] = _clip(self.text)
+            data["text"] = clip_bytes(self.text, GITHUB_TEXT_MAX_BYTES)
         return data
-
-
-def _clip(text: str) -> str:
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    note = "\n\n(cut to GitHub's limit)"
-    return text[: MAX_OUTPUT_CHARS - len(note)] + note
 
 
 def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
@@ -125,6 +140,48 @@ def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
     )
 
 
+class SharedPacer:
+    """GitHub's limit on content-creating requests, counted per installation across every
+    job and worker process of this machine, in a SQLite file (one row per recent write)."""
+
+    def __init__(
+        self,
+        path: Path,
+        installation: int | None,
+        per_minute: int = CONTENT_REQUESTS_PER_MINUTE,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.key = str(installation)
+        self.per_minute = per_minute
+        self.clock = clock
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS writes (installation TEXT, at REAL)")
+            db.execute("CREATE INDEX IF NOT EXISTS writes_by ON writes (installation, at)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30, isolation_level=None)
+
+    def reserve(self) -> float:
+        """Record a write now and return 0, or return how long to wait for room."""
+        now = self.clock()
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM writes WHERE at <= ?", (now - 60.0,))
+                count, oldest = db.execute(
+                    "SELECT COUNT(*), MIN(at) FROM writes WHERE installation = ?", (self.key,)
+                ).fetchone()
+                if count < self.per_minute:
+                    db.execute("INSERT INTO writes VALUES (?, ?)", (self.key, now))
+                    return 0.0
+                return max(0.01, 60.0 - (now - float(oldest)))
+            finally:
+                db.execute("COMMIT")
+
+
 @dataclass
 class RequestPolicy:
     """Retries and pacing for GitHub requests (see the module docstring)."""
@@ -136,9 +193,15 @@ class RequestPolicy:
     backoff: float = 1.0
     rate_limit_wait: float = 60.0
     writes_per_minute: int = CONTENT_REQUESTS_PER_MINUTE
+    pacer: SharedPacer | None = None  # shared with the installation's other jobs
     _writes: deque[float] = field(default_factory=deque)
 
     def _pace_write(self) -> None:
+        if self.pacer is not None:
+            while (wait := self.pacer.reserve()) > 0:
+                log.info("pacing content-creating requests: waiting %.1f s", wait)
+                self.sleep(wait)
+            return
         now = self.monotonic()
         while self._writes and now - self._writes[0] >= 60.0:
             self._writes.popleft()
@@ -160,8 +223,22 @@ class RequestPolicy:
             return self.rate_limit_wait
         return None
 
-    def call(self, what: str, request: Callable[[], T], *, write: bool = False) -> T:
-        """Run ``request`` (one logical GitHub request) with pacing and retries."""
+    def call(
+        self,
+        what: str,
+        request: Callable[[], T],
+        *,
+        write: bool = False,
+        creates: bool = False,
+        recover: Callable[[], T | None] | None = None,
+    ) -> T:
+        """Run ``request`` (one logical GitHub request) with pacing and retries.
+
+        ``creates``: the request makes something (a POST), so after a server error or no
+        answer it may have been done anyway: it is sent again only when ``recover`` (which
+        looks for what it made, and returns it) finds nothing; without ``recover``, never.
+        A rate limit (403/429) means GitHub did not do it, so it is always sent again.
+        """
         for attempt in range(1, self.max_attempts + 1):
             if write:
                 self._pace_write()
@@ -173,18 +250,38 @@ class RequestPolicy:
                     delay = self._rate_limit_delay(error)
                 elif error.status >= 500:
                     delay = self.backoff * 2 ** (attempt - 1)
+                    if creates:
+                        made = self._recovered(what, recover, error.status)
+                        if made is not None:
+                            return made
                 if delay is None or attempt == self.max_attempts:
                     raise GitHubError(
-                        f"{what}: GitHub answered {error.status}", error.status
+                        f"{what}: GitHub answered {error.status}",
+                        error.status,
+                        rate_limited=error.status in (403, 429) and delay is not None,
                     ) from error
                 log.warning("%s: GitHub answered %s; retrying in %.1f s", what, error.status, delay)
             except requests.RequestException as error:
+                made = self._recovered(what, recover, 0) if creates else None
+                if made is not None:
+                    return made
                 if attempt == self.max_attempts:
                     raise GitHubError(f"{what}: no answer from GitHub ({error})", 0) from error
                 delay = self.backoff * 2 ** (attempt - 1)
                 log.warning("%s: no answer (%s); retrying in %.1f s", what, error, delay)
             self.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _recovered(
+        self, what: str, recover: Callable[[], T | None] | None, status: int
+    ) -> T | None:
+        """What a create that may have happened made; raises if it cannot be known."""
+        if recover is None:
+            raise GitHubError(f"{what}: GitHub answered {status}; not sent again", status)
+        made = recover()
+        if made is not None:
+            log.info("%s: GitHub answered %s but it was done", what, status)
+        return made
 
 
 def diff_anchors(files: Iterable[tuple[str, str | None]]) -> dict[str, set[int]]:
@@ -240,6 +337,21 @@ class GitHubClient:
             )
         return self._pulls[number]
 
+    def current_head(self, number: int) -> str:
+        """The pull request's head commit now (asked again, not cached)."""
+        pull = self.policy.call(f"get pull #{number}", lambda: self.repo.get_pull(number))
+        self._pulls[number] = pull
+        return str(pull.head.sha)
+
+    def pull_with_head(self, head_sha: str) -> int | None:
+        """The number of the open pull request whose head is ``head_sha`` (forks included)."""
+        pulls = self.policy.call("list open pulls", lambda: list(self.repo.get_pulls(state="open")))
+        for pull in pulls:
+            if pull.head.sha == head_sha:
+                self._pulls[pull.number] = pull
+                return int(pull.number)
+        return None
+
     def diff_anchors(self, number: int) -> dict[str, set[int]]:
         """The lines of pull request ``number`` that review comments may anchor to."""
         pull = self.pull(number)
@@ -250,28 +362,41 @@ class GitHubClient:
 
     def start_check_run(self, name: str, head_sha: str, output: CheckOutput) -> int:
         """An ``in_progress`` check run on ``head_sha``; reuses one left unfinished by a crash."""
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
-        existing = self.policy.call(
-            "list check runs", lambda: list(commit.get_check_runs(check_name=name))
-        )
-        for run in existing:
-            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
-                self._check_runs[run.id] = run
-                self.update_check_run(run.id, output)
-                return run.id
+        unfinished = self._unfinished_check_run(name, head_sha)
+        if unfinished is not None:
+            self._check_runs[unfinished.id] = unfinished
+            self.update_check_run(unfinished.id, output)
+            return unfinished.id
         run = self.policy.call(
             "create check run",
             lambda: self.repo.create_check_run(
                 name=name, head_sha=head_sha, status="in_progress", output=output.as_json()
             ),
             write=True,
+            creates=True,
+            recover=lambda: self._unfinished_check_run(name, head_sha),
         )
         self._check_runs[run.id] = run
         return run.id
 
+    def _unfinished_check_run(self, name: str, head_sha: str) -> CheckRun | None:
+        """This bot's check run ``name`` on ``head_sha`` that is not completed, if any."""
+        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        existing = self.policy.call(
+            "list check runs", lambda: list(commit.get_check_runs(check_name=name))
+        )
+        for run in existing:
+            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
+                return run
+        return None
+
     @property
     def _slug(self) -> str:
         return self.bot_login.removesuffix("[bot]")
+
+    def check_run_url(self, run_id: int) -> str:
+        """The check run's page on GitHub."""
+        return str(self._run(run_id).html_url)
 
     def _run(self, run_id: int) -> CheckRun:
         if run_id not in self._check_runs:
@@ -321,62 +446,113 @@ class GitHubClient:
     # -- review ----------------------------------------------------------------------------
 
     def post_review(
-        self, number: int, head_sha: str, body: str, comments: Sequence[InlineComment]
+        self,
+        number: int,
+        head_sha: str,
+        body: str,
+        comments: Sequence[InlineComment],
+        *,
+        anchors: dict[str, set[int]] | None = None,
     ) -> list[InlineComment]:
         """Post one review on ``head_sha`` with the comments that fit; return the others.
 
-        A comment fits when its line is in the diff and it is among the first 30 that are.
-        A review this bot already posted on ``head_sha`` (found by its marker) is not posted
-        again.
+        A comment fits when its line is in ``anchors`` (the diff of ``head_sha``; by default
+        the pull request's diff now) and it is among the first 30 that are. A review this bot
+        already posted on ``head_sha`` (found by its marker) is not posted again. If GitHub
+        refuses the review (422: a line off the diff after all), every comment comes back.
         """
-        anchors = self.diff_anchors(number)
+        if anchors is None:
+            anchors = self.diff_anchors(number)
         placed = [c for c in comments if c.line in anchors.get(c.path, set())]
         kept = placed[:MAX_REVIEW_COMMENTS]
         leftovers = [c for c in comments if c not in kept]
         marker = REVIEW_MARKER.format(sha=head_sha)
         pull = self.pull(number)
-        reviews = self.policy.call(f"list reviews of #{number}", lambda: list(pull.get_reviews()))
-        if any(
-            r.user is not None and r.user.login == self.bot_login and marker in (r.body or "")
-            for r in reviews
-        ):
+        if self._posted_review(pull, marker) is not None:
             log.info("review already posted", extra={"pr": number, "head": head_sha})
             return leftovers
         commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        try:
+            self._create_review(pull, commit, body, marker, kept)
+        except GitHubError as error:
+            if error.status != 422:
+                raise
+            log.warning("review refused (%s): its comments go to the summary", error)
+            return list(comments)
+        return leftovers
+
+    def _posted_review(self, pull: PullRequest, marker: str) -> PullRequestReview | None:
+        reviews = self.policy.call(
+            f"list reviews of #{pull.number}", lambda: list(pull.get_reviews())
+        )
+        for review in reviews:
+            if (
+                review.user is not None
+                and review.user.login == self.bot_login
+                and marker in (review.body or "")
+            ):
+                return review
+        return None
+
+    def _create_review(
+        self,
+        pull: PullRequest,
+        commit: Commit,
+        body: str,
+        marker: str,
+        kept: Sequence[InlineComment],
+    ) -> None:
         self.policy.call(
             "create review",
             lambda: pull.create_review(
                 commit=commit,
-                body=f"{body}\n\n{marker}",
+                body=clip_bytes(body, GITHUB_TEXT_MAX_BYTES - len(marker) - 2) + f"\n\n{marker}",
                 event="COMMENT",
                 comments=[
-                    {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in kept
+                    {
+                        "path": c.path,
+                        "line": c.line,
+                        "side": "RIGHT",
+                        "body": clip_bytes(c.body, GITHUB_TEXT_MAX_BYTES),
+                    }
+                    for c in kept
                 ],
             ),
             write=True,
+            creates=True,
+            recover=lambda: self._posted_review(pull, marker),
         )
-        return leftovers
 
     # -- comments --------------------------------------------------------------------------
 
     def upsert_summary(self, number: int, body: str) -> int:
         """Create the summary comment, or edit the one this bot posted before; its id."""
-        text = f"{SUMMARY_MARKER}\n{body}"
+        text = f"{SUMMARY_MARKER}\n{clip_bytes(body, GITHUB_TEXT_MAX_BYTES - 64)}"
         pull = self.pull(number)
+        comment = self._summary_comment(pull)
+        if comment is not None:
+            if comment.body != text:
+                self.policy.call("edit summary", functools.partial(comment.edit, text), write=True)
+            return int(comment.id)
+        created = self.policy.call(
+            "create summary",
+            lambda: pull.create_issue_comment(text),
+            write=True,
+            creates=True,
+            recover=lambda: self._summary_comment(pull),
+        )
+        if created.body != text:  # recovered: an older one, or the same
+            self.policy.call("edit summary", functools.partial(created.edit, text), write=True)
+        return int(created.id)
+
+    def _summary_comment(self, pull: PullRequest) -> IssueComment | None:
         comments = self.policy.call(
-            f"list comments of #{number}", lambda: list(pull.get_issue_comments())
+            f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
         )
         for comment in comments:
             if comment.user.login == self.bot_login and SUMMARY_MARKER in comment.body:
-                if comment.body != text:
-                    self.policy.call(
-                        "edit summary", functools.partial(comment.edit, text), write=True
-                    )
-                return int(comment.id)
-        created = self.policy.call(
-            "create summary", lambda: pull.create_issue_comment(text), write=True
-        )
-        return int(created.id)
+                return comment
+        return None
 
     def react(self, comment_id: int, content: str = "eyes", *, on_review_comment: bool) -> None:
         """Acknowledge a comment with a reaction."""
@@ -393,15 +569,19 @@ class GitHubClient:
 
     def reply(self, number: int, body: str, *, review_comment_id: int | None = None) -> None:
         """Answer in the pull request's thread, or under a review comment."""
+        body = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
         pull = self.pull(number)
         if review_comment_id is not None:
             self.policy.call(
                 "reply",
                 lambda: pull.create_review_comment_reply(review_comment_id, body),
                 write=True,
+                creates=True,
             )
         else:
-            self.policy.call("reply", lambda: pull.create_issue_comment(body), write=True)
+            self.policy.call(
+                "reply", lambda: pull.create_issue_comment(body), write=True, creates=True
+            )
 
     def has_write_access(self, login: str) -> bool:
         """Whether ``login`` may push to the repository (the permission API)."""

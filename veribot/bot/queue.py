@@ -16,6 +16,10 @@ comparison with the pull request's current head (from the API) leaves a stale on
 compare-and-record is atomic within one webhook process; two webhook processes receiving
 two heads of one pull request in the same instant, out of order, could still race.
 
+Jobs of one pull request run one at a time, whichever worker or machine takes them: a run
+holds the pull request's token in huey's store, and a job that finds it held is queued
+again ``busy_delay`` seconds later.
+
 Huey removes a task from the queue when a worker takes it, so a worker killed mid-job
 would lose it. Each run therefore first schedules a guard copy of its job ``lease``
 seconds ahead and revokes it when the run ends, well or badly: only a run that never ends
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +44,7 @@ from veribot.bot.config import Settings, private_file
 log = logging.getLogger(__name__)
 
 TASK_NAME = "veribot.run_job"
+UNKNOWN_PULL = 0  # Job.pr_number of a re-run on a fork's head: found by the head commit
 
 
 class Command(Enum):
@@ -74,7 +80,6 @@ class Job:
     comment_id: int | None = None
     on_review_comment: bool = False
     requested_by: str | None = None
-    trusted: bool = True
     updated_at: str | None = None
 
     @property
@@ -88,6 +93,7 @@ class Outcome(Enum):
 
     RAN = "ran"
     SUPERSEDED = "superseded"
+    DEFERRED = "deferred"  # another job of the pull request was running: queued again
 
 
 Runner = Callable[[Job], None]
@@ -108,9 +114,11 @@ class JobQueue:
         retries: int = 3,
         retry_delay: float = 10.0,
         lease: float = 1800.0,
+        busy_delay: float = 15.0,
     ) -> None:
         self.huey = huey
         self.lease = lease
+        self.busy_delay = busy_delay
         self._runner = runner
         self._record_lock = threading.Lock()
         self._task = huey.task(retries=retries, retry_delay=retry_delay, name=TASK_NAME)(self.run)
@@ -169,12 +177,33 @@ class JobQueue:
                 "job superseded", extra={"pr": job.pr_key, "head": job.head_sha, "latest": latest}
             )
             return Outcome.SUPERSEDED
-        guard = self._task.schedule(args=(job,), delay=self.lease)
+        running = f"veribot:running:{job.pr_key}"
+        if not self._claim(running):
+            log.info(
+                "another job of the pull request is running: queued again", extra={"pr": job.pr_key}
+            )
+            self._task.schedule(args=(job,), delay=self.busy_delay)
+            return Outcome.DEFERRED
         try:
-            self._runner(job)
+            guard = self._task.schedule(args=(job,), delay=self.lease)
+            try:
+                self._runner(job)
+            finally:
+                guard.revoke()
         finally:
-            guard.revoke()
+            self.huey.delete(running)
         return Outcome.RAN
+
+    def _claim(self, key: str) -> bool:
+        """Take the pull request's run token in the shared store; one older than the lease
+        (its worker was killed) is taken over."""
+        if self.huey.put_if_empty(key, time.time()):
+            return True
+        since = self.huey.get(key, peek=True)
+        if isinstance(since, float) and time.time() - since > self.lease:
+            self.huey.delete(key)
+            return bool(self.huey.put_if_empty(key, time.time()))
+        return False
 
 
 def _instant(timestamp: str) -> datetime:

@@ -13,13 +13,26 @@
   or why the agent was not asked.
 
 Every function returns a string; printing is the command line's business.
+
+Text that comes from the code under review or from the model (a ``__repr__``, a file name,
+an agent's answer) is made inert before it reaches Markdown: :func:`md_text` for prose (no
+HTML, link, mention, issue reference or formatting), :func:`md_code` for an inline code
+span and :func:`md_fence` for a code block, each fenced by more backticks than any run
+inside, so nothing can close them early.
+
+What goes to GitHub must fit GitHub's limits, counted in bytes of UTF-8 (a check run's
+summary and text hold 65,535 bytes, a comment 65,536 characters): :func:`clip_bytes` cuts a
+text and says so, and :func:`render_markdown` with ``max_bytes`` lists the most important
+units first and ends with how many more there are and where to find them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +53,17 @@ JSON_FORMAT_VERSION = "1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SUMMARY_MARKER = "<!-- veribot:summary -->"
+
+# GitHub's limits. A check run's output.summary and output.text hold 65,535 bytes; a comment
+# body 65,536 characters, which 65,535 bytes always fit. An annotation's title holds 255
+# characters and its message 64 KiB.
+GITHUB_TEXT_MAX_BYTES = 65_535
+ANNOTATION_TITLE_MAX_CHARS = 255
+ANNOTATION_MESSAGE_MAX_BYTES = 64 * 1024
+CUT_NOTE = "\n\n… (cut to GitHub's size limit)"
+# One unit's share of a summary: a huge value must not crowd the other units out.
+CELL_MAX_CHARS = 600
+DETAIL_MAX_BYTES = 4096
 
 _VERDICT_STYLE = {
     Verdict.VERIFIED: "bold green",
@@ -153,6 +177,109 @@ def summary_line(report: Report) -> str:
         n = len(report.skipped)
         parts.append(f"{n} file{'s' if n != 1 else ''} skipped (not Python, or left out)")
     return "; ".join(parts)
+
+
+# --- inert Markdown for text from the code or the model --------------------------------
+
+_WORD_JOINER = "\u2060"  # invisible; breaks what GitHub would turn into a mention or link
+# What can open a link, an image, a code span or a table cell, and the escape itself.
+_MD_PUNCTUATION = re.compile(r"([\\`\[\]|])")
+_LINKABLE = re.compile(r"(@|#(?=\w)|://|(?i:www)\.)")
+
+
+def md_text(text: str) -> str:
+    """``text`` as inert Markdown prose on one line: HTML escaped, what opens a link, an
+    image, a code span or a table cell escaped, and a word joiner after ``@``, ``#``, the
+    ``:`` of ``://`` and ``www``, so GitHub makes no mention, reference or link of it."""
+    flat = " ".join(text.splitlines())
+    escaped = _MD_PUNCTUATION.sub(r"\\\1", html.escape(flat, quote=False))
+    return _LINKABLE.sub(lambda m: _join(m.group(1)), escaped)
+
+
+def html_text(text: str) -> str:
+    """``text`` as inert HTML text (inside a raw HTML element such as ``<summary>``)."""
+    flat = " ".join(text.splitlines())
+    return _LINKABLE.sub(lambda m: _join(m.group(1)), html.escape(flat, quote=False))
+
+
+def _join(found: str) -> str:
+    if found == "://":
+        return ":" + _WORD_JOINER + "//"
+    if found.endswith("."):
+        return found[:-1] + _WORD_JOINER + "."
+    return found + _WORD_JOINER
+
+
+def _fence_for(text: str, shortest: int) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
+def md_code(text: str, *, in_table: bool = False) -> str:
+    """``text`` as an inline code span on one line, whatever backticks it holds
+    (``in_table``: its pipes escaped, as a table cell needs)."""
+    flat = " ".join(text.splitlines()) or " "
+    fence = _fence_for(flat, 1)
+    pad = " " if flat[0] in "` " or flat[-1] in "` " else ""
+    span = f"{fence}{pad}{flat}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def md_fence(text: str, lang: str = "") -> str:
+    """``text`` as a fenced code block whose fence no line of it can close."""
+    fence = _fence_for(text, 3)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+# --- GitHub's size limits --------------------------------------------------------------
+
+
+def utf8_size(text: str) -> int:
+    """The size of ``text`` in bytes of UTF-8 (what GitHub counts)."""
+    return len(text.encode("utf-8"))
+
+
+def clip_bytes(text: str, max_bytes: int, note: str = CUT_NOTE) -> str:
+    """``text`` if it fits ``max_bytes`` of UTF-8; else its start and ``note``, within them.
+
+    Never cuts inside a character; ends at a line break when one is near the cut.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    room = max_bytes - utf8_size(note)
+    if room <= 0:
+        return note.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
+    kept = data[:room].decode("utf-8", errors="ignore")
+    line_end = kept.rfind("\n")
+    if line_end >= len(kept) * 3 // 4:
+        kept = kept[:line_end]
+    return kept + note
+
+
+def clip_chars(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` characters, the last one an ellipsis when cut."""
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def fit_blocks(
+    blocks: list[str], max_bytes: int, more: Callable[[int], str], sep: str = "\n"
+) -> tuple[list[str], int]:
+    """The first ``blocks`` that fit ``max_bytes`` (joined by ``sep``), then ``more(n)``
+    for the ``n`` left out, if any, and how many blocks were kept; the whole stays within
+    ``max_bytes`` when ``more`` is short."""
+    total = sum(utf8_size(b) + utf8_size(sep) for b in blocks)
+    if total <= max_bytes:
+        return list(blocks), len(blocks)
+    kept: list[str] = []
+    used = utf8_size(more(len(blocks))) + utf8_size(sep)
+    for block in blocks:
+        size = utf8_size(block) + utf8_size(sep)
+        if used + size > max_bytes:
+            break
+        kept.append(block)
+        used += size
+    return [*kept, more(len(blocks) - len(kept))], len(kept)
 
 
 # --- text -----------------------------------------------------------------------------
@@ -367,17 +494,25 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
 # --- Markdown -------------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    """Escape text for a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+_SEVERITY = {Verdict.REFUTED: 0, Verdict.INCONCLUSIVE: 1, Verdict.VERIFIED: 3}
 
 
-markdown_text = _md  # text from outside (the model, the pull request) in a Markdown comment
+def _by_importance(item: UnitResult) -> int:
+    """Refuted first, then undecided changed functions, then what was not compared."""
+    rank = _SEVERITY[item.result.verdict]
+    return rank + 1 if rank == 1 and not item.compared else rank
 
 
-def render_markdown(report: Report) -> str:
-    """The pull-request summary comment (with a hidden marker to find it again)."""
-    out = [
+def render_markdown(
+    report: Report, *, max_bytes: int | None = None, rest: str = "the full report"
+) -> str:
+    """The pull-request summary comment (with a hidden marker to find it again).
+
+    With ``max_bytes``, the text stays within that many bytes of UTF-8: when every unit does
+    not fit, the most important are listed first and a line says how many more there are
+    and that they are in ``rest`` (Markdown, e.g. a link to the check run).
+    """
+    head = [
         SUMMARY_MARKER,
         f"### veribot: {report.count(Verdict.REFUTED)} refuted, "
         f"{report.count(Verdict.VERIFIED)} verified, "
@@ -386,52 +521,101 @@ def render_markdown(report: Report) -> str:
         summary_line(report) + ".",
         "",
     ]
-    if report.items:
-        out += ["| | unit | verdict | reason | details |", "|---|---|---|---|---|"]
-        for item in report.items:
-            r = item.result
-            out.append(
-                f"| {_VERDICT_ICON[r.verdict]} | `{_md(item.unit.qualname)}` | "
-                f"**{r.verdict.value}** | `{r.reason}` | {_md(explain(item))} |"
-            )
-        out.append("")
-    refuted = [i for i in report.items if i.result.counterexample is not None]
-    for item in refuted:
-        cex = item.result.counterexample
-        assert cex is not None
-        out += [
-            f"<details><summary><code>{item.unit.qualname}</code>: "
-            f"a distinguishing input</summary>",
-            "",
-            "```python",
-            describe_call(item.unit.entry, cex),
-            f"# before: {cex.before.describe()}",
-            f"# after:  {cex.after.describe()}",
-            "```",
-            f"Found by {cex.found_by}, reproduced by running both versions.",
-            "</details>",
-            "",
-        ]
-    asked = [i for i in report.items if i.agent is not None and report.agent_model]
-    for item in asked:
-        lines = agent_lines(item.agent)
-        out += [
-            f"<details><summary><code>{item.unit.qualname}</code>: {_md(lines[0])}</summary>",
-            "",
-            *[f"- {_md(line.strip())}" for line in lines[1:]],
-            "</details>",
-            "",
-        ]
-    out.append(_md(agent_line(report)) + ".")
-    out.append("")
+    tail = [md_text(agent_line(report)) + ".", ""]
     if report.skipped:
-        out.append("Not checked: " + ", ".join(f"`{_md(u.path)}`" for u in report.skipped) + ".")
-        out.append("")
-    out.append(
+        skipped = "Not checked: " + ", ".join(md_code(u.path) for u in report.skipped) + "."
+        tail += [clip_bytes(skipped, 4096), ""]
+    tail.append(
         "<sub>verified = proven for every input of the stated types; refuted = an input "
         "that really behaves differently; inconclusive = neither, with the reason.</sub>"
     )
-    return "\n".join(out) + "\n"
+    items = list(report.items)
+    whole = "\n".join([*head, *_unit_blocks(report, items), *tail]) + "\n"
+    if max_bytes is None or utf8_size(whole) <= max_bytes:
+        return whole
+    items.sort(key=_by_importance)
+    room = max_bytes - utf8_size("\n".join([*head, *tail]) + "\n") - 512
+    table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
+    rows, listed = fit_blocks(
+        [_table_row(i) for i in items],
+        room * 2 // 3 - utf8_size(table_header),
+        lambda n: f"\n… {n} more unit{'s' if n != 1 else ''}: see {rest}.",
+    )
+    shown = items[:listed]
+    body = [table_header, *rows, ""] if items else []
+    used = utf8_size("\n".join(body))
+    details, _ = fit_blocks(
+        _detail_blocks(report, shown),
+        room - used,
+        lambda n: f"… the details of {n} more unit{'s' if n != 1 else ''}: see {rest}.\n",
+    )
+    return "\n".join([*head, *body, *details, *tail]) + "\n"
+
+
+def _table_row(item: UnitResult) -> str:
+    r = item.result
+    return (
+        f"| {_VERDICT_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)} | "
+        f"**{r.verdict.value}** | {md_code(r.reason, in_table=True)} | "
+        f"{md_text(clip_chars(explain(item), CELL_MAX_CHARS))} |"
+    )
+
+
+def _unit_blocks(report: Report, items: list[UnitResult]) -> list[str]:
+    """The table of ``items`` and their details, as lines."""
+    out: list[str] = []
+    if items:
+        out += ["| | unit | verdict | reason | details |", "|---|---|---|---|---|"]
+        out += [_table_row(item) for item in items]
+        out.append("")
+    return out + _detail_blocks(report, items)
+
+
+def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
+    """A ``<details>`` block (with its trailing blank line) per refutation and agent answer."""
+    blocks = []
+    for item in items:
+        cex = item.result.counterexample
+        if cex is None:
+            continue
+        blocks.append(
+            "\n".join(
+                [
+                    f"<details><summary><code>{html.escape(item.unit.qualname)}</code>: "
+                    f"a distinguishing input</summary>",
+                    "",
+                    md_fence(
+                        clip_bytes(
+                            f"{describe_call(item.unit.entry, cex)}\n"
+                            f"# before: {cex.before.describe()}\n"
+                            f"# after:  {cex.after.describe()}",
+                            DETAIL_MAX_BYTES,
+                            "\n# … (cut to keep the summary within GitHub's limits)",
+                        ),
+                        "python",
+                    ),
+                    f"Found by {md_text(cex.found_by)}, reproduced by running both versions.",
+                    "</details>",
+                    "",
+                ]
+            )
+        )
+    asked = [i for i in items if i.agent is not None and report.agent_model]
+    for item in asked:
+        lines = agent_lines(item.agent)
+        blocks.append(
+            "\n".join(
+                [
+                    f"<details><summary><code>{html.escape(item.unit.qualname)}</code>: "
+                    f"{html_text(lines[0])}</summary>",
+                    "",
+                    *[f"- {md_text(line.strip())}" for line in lines[1:]],
+                    "</details>",
+                    "",
+                ]
+            )
+        )
+    return blocks
 
 
 # --- SARIF ----------------------------------------------------------------------------

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from veribot.bot.config import private_file
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 
 log = logging.getLogger(__name__)
 
 SIGNATURE_PREFIX = "sha256="
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+DELIVERY_KEEP_S = 7 * 86_400.0
 VERIFY_COMMAND = re.compile(r"^\s*/verify(?:[ \t]+(?P<arg>\S+))?[ \t]*$", re.MULTILINE)
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
@@ -40,33 +40,59 @@ def signature(secret: bytes, body: bytes) -> str:
 
 
 def verify_signature(secret: bytes, body: bytes, header: str) -> bool:
-    """Whether ``header`` is the HMAC-SHA256 of the raw ``body`` (constant-time compare)."""
-    return hmac.compare_digest(signature(secret, body), header.strip())
+    """Whether ``header`` is the HMAC-SHA256 of the raw ``body`` (constant-time compare;
+    a header of any characters is just a mismatch)."""
+    sent = header.strip().encode("utf-8", errors="replace")
+    return hmac.compare_digest(signature(secret, body).encode("ascii"), sent)
 
 
 class DeliveryStore:
-    """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes."""
+    """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes.
 
-    def __init__(self, path: Path) -> None:
+    Ids older than ``keep_s`` (a week: GitHub redelivers only what is asked within days)
+    are pruned as new ones come, so the table stays small.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        keep_s: float = DELIVERY_KEEP_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = private_file(path)
+        self.keep_s = keep_s
+        self.clock = clock
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, seen_at REAL NOT NULL)"
             )
+            db.execute("CREATE INDEX IF NOT EXISTS deliveries_seen ON deliveries (seen_at)")
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10, isolation_level=None)
 
     def first_time(self, delivery_id: str) -> bool:
         """Record ``delivery_id``; True only the first time it is seen."""
+        now = self.clock()
         db = self._connect()
         try:
+            db.execute("DELETE FROM deliveries WHERE seen_at < ?", (now - self.keep_s,))
             cursor = db.execute(
                 "INSERT OR IGNORE INTO deliveries (id, seen_at) VALUES (?, ?)",
-                (delivery_id, time.time()),
+                (delivery_id, now),
             )
             return cursor.rowcount == 1
+        finally:
+            db.close()
+
+    def count(self) -> int:
+        """How many delivery ids are remembered."""
+        db = self._connect()
+        try:
+            (n,) = db.execute("SELECT COUNT(*) FROM deliveries").fetchone()
+            return int(n)
         finally:
             db.close()
 
@@ -205,7 +231,6 @@ def _comment_job(
         return Ignored("comment has no /verify command")
     command, target = parsed
     comment = _mapping(payload, "comment")
-    association = comment.get("author_association")
     path = _str(payload, "comment", "path") if review else None
     line = comment.get("line") if review else None
     return Job(
@@ -221,7 +246,6 @@ def _comment_job(
         comment_id=_int(payload, "comment", "id"),
         on_review_comment=review,
         requested_by=author,
-        trusted=association in TRUSTED_ASSOCIATIONS,
     )
 
 
@@ -239,18 +263,33 @@ def _review_comment(payload: Mapping[str, Any], delivery_id: str, bot_login: str
     return _comment_job(payload, delivery_id, bot_login, number, review=True)
 
 
-@router.register("check_run", "rerequested")
-def _check_run_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
-    pulls = lookup(payload, "check_run", "pull_requests")
-    if not isinstance(pulls, list) or not pulls or not isinstance(pulls[0], Mapping):
-        return Ignored("check run belongs to no pull request")
+def _rerequested(payload: Mapping[str, Any], delivery_id: str, key: str) -> Route:
+    """A re-run ("Re-run", "Re-run all checks") of ``payload[key]``, a check run or suite.
+
+    GitHub lists the pull requests of the head only when they come from the same
+    repository; a fork's comes with none, and the worker finds it by its head commit.
+    """
+    pulls = lookup(payload, key, "pull_requests")
+    number = UNKNOWN_PULL
+    if isinstance(pulls, list) and pulls and isinstance(pulls[0], Mapping):
+        number = _int(pulls[0], "number")
     return Job(
         repo=_str(payload, "repository", "full_name"),
-        pr_number=_int(pulls[0], "number"),
-        head_sha=_str(payload, "check_run", "head_sha"),
+        pr_number=number,
+        head_sha=_str(payload, key, "head_sha"),
         installation_id=_installation(payload),
         delivery_id=delivery_id,
     )
+
+
+@router.register("check_run", "rerequested")
+def _check_run_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
+    return _rerequested(payload, delivery_id, "check_run")
+
+
+@router.register("check_suite", "rerequested")
+def _check_suite_rerequested(payload: Mapping[str, Any], delivery_id: str, bot_login: str) -> Route:
+    return _rerequested(payload, delivery_id, "check_suite")
 
 
 @router.register("installation")

@@ -22,25 +22,33 @@ Only the units that `.veribot.toml`'s include/exclude globs (or a `/verify` targ
 are decided, at most ``budget.units`` of them; the rest are reported inconclusive with reason
 ``budget``. With ``execute`` off (``WorkerDeps.execute``, or ``execute = false`` in
 `.veribot.toml`) no code from the pull request runs at all: the review is proof-only.
-GitHub errors are raised again so the queue retries the job; every post is idempotent.
+
+A started check run is always completed, whatever fails after it (``neutral`` when GitHub
+or git did not answer, ``failure`` when the review itself failed, with the reason). Only a
+transient GitHub error before the check run started (so before any code of the pull
+request ran) is raised for the queue to retry; every post is idempotent.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
+import fcntl
 import fnmatch
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
 from github import Auth, Github, GithubIntegration
+from unidiff.patch import PatchSet
 
 from veribot.bot.agentreview import AgentConfig, anthropic_agent
 from veribot.bot.config import (
@@ -61,16 +69,21 @@ from veribot.bot.github import (
     InlineComment,
     Level,
     RequestPolicy,
+    SharedPacer,
     connect,
 )
 from veribot.bot.llm import DEFAULT_MODEL
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import UNKNOWN_PULL, Command, Job
 from veribot.bot.render import (
+    GITHUB_TEXT_MAX_BYTES,
     SUMMARY_MARKER,
     explain,
-    markdown_text,
+    fit_blocks,
+    md_code,
+    md_text,
     render_markdown,
     summary_line,
+    utf8_size,
 )
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget
@@ -116,12 +129,76 @@ REFUSAL_TEXT = (
     "Sorry @{login}, `/verify` is only available to people with write access to this "
     "repository. A maintainer can run it for you."
 )
+QUOTA_NOTE = (
+    "This installation's {limit} reviews a day that may run code and ask the agent "
+    "(`VERIBOT_REVIEWS_PER_DAY`) are spent: this review is proof-only and solver-only."
+)
+QUOTA_REASON = "the installation's daily quota of reviews is spent"
+SUPERSEDED_NOTE = (
+    "A newer commit ({newer}) was pushed while this one was reviewed, so this review was "
+    "stopped and posted nothing else: the newer commit's review replaces it."
+)
 PROGRESS_INTERVAL_S = 5.0
+FETCH_TIMEOUT_S = 300.0
+FETCH_ATTEMPTS = 3
+# The marker and a margin leave room in GitHub's 65,535 bytes.
+SUMMARY_MAX_BYTES = GITHUB_TEXT_MAX_BYTES - 256
+IN_CHECK_REST = "the annotations of this check run"
 TOKEN_REFRESH_MARGIN_S = 300.0
 
 GitData = Callable[[Job, str, tuple[str, ...]], Path]
 """Given a job, the repository's clone URL and the commits needed, a local working tree
 holding them (the production one is :class:`GitCache`; tests hand a temporary repository)."""
+
+
+class FetchError(Exception):
+    """The repository's commits could not be fetched (git failed or timed out)."""
+
+
+class ReviewQuota:
+    """How many reviews of pushes an installation may run with code execution and the agent
+    in a day (a sliding 24 hours), counted in a SQLite file shared by the workers."""
+
+    def __init__(
+        self,
+        path: Path,
+        installation: int | None,
+        per_day: int,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.key = str(installation)
+        self.per_day = per_day
+        self.clock = clock
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS reviews (installation TEXT, at REAL)")
+
+    def take(self) -> bool:
+        """Count one review and return True, or False when the day's quota is spent."""
+        now = self.clock()
+        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM reviews WHERE at <= ?", (now - 86_400.0,))
+                (count,) = db.execute(
+                    "SELECT COUNT(*) FROM reviews WHERE installation = ?", (self.key,)
+                ).fetchone()
+                if count >= self.per_day:
+                    return False
+                db.execute("INSERT INTO reviews VALUES (?, ?)", (self.key, now))
+                return True
+            finally:
+                db.execute("COMMIT")
+
+
+class Superseded(Exception):
+    """The pull request moved on to ``newer`` while its older head was being reviewed."""
+
+    def __init__(self, newer: str) -> None:
+        super().__init__(f"superseded by {newer}")
+        self.newer = newer
 
 
 @dataclass(frozen=True)
@@ -131,7 +208,11 @@ class WorkerDeps:
     settings: Settings
     github: Callable[[int | None], Github]  # a client for the job's installation
     git_data: GitData
+    # A client for the job's installation acting on the job's repository only (preferred).
+    github_for_repo: Callable[[int | None, str], Github] | None = None
     policy: Callable[[], RequestPolicy] = RequestPolicy
+    pacer: Callable[[int | None], SharedPacer] | None = None  # shared by an installation's jobs
+    quota: Callable[[int | None], ReviewQuota] | None = None  # reviews of pushes that run code
     clock: Callable[[], float] = time.monotonic
     progress_interval: float = PROGRESS_INTERVAL_S
     notes: tuple[str, ...] = ()  # said in every summary (e.g. proof-only under a target event)
@@ -152,30 +233,53 @@ class Outcome:
 # -- the job ---------------------------------------------------------------------------------
 
 
-def run_job(job: Job, deps: WorkerDeps) -> Outcome | None:
-    """Do what ``job`` asks; GitHub errors propagate (the queue retries the job).
+def run_job(job: Job, deps: WorkerDeps, *, raise_refused: bool = False) -> Outcome | None:
+    """Do what ``job`` asks. A transient GitHub error before any code ran propagates (the
+    queue retries the job); another is logged and the job abandoned, unless
+    ``raise_refused`` (the Action, which falls back to reporting in the run on a 403).
 
     Returns what a review posted, or None when the job posted no review (a command answered
     in the thread, a stale head).
     """
     settings = deps.settings
+    policy = deps.policy()
+    if deps.pacer is not None:
+        policy.pacer = deps.pacer(job.installation_id)
+    gh = (
+        deps.github_for_repo(job.installation_id, job.repo)
+        if deps.github_for_repo is not None
+        else deps.github(job.installation_id)
+    )
     client = GitHubClient(
-        deps.github(job.installation_id),
+        gh,
         job.repo,
         bot_login=settings.bot_login,
-        policy=deps.policy(),
+        policy=policy,
     )
     context = {"pr": job.pr_key, "delivery": job.delivery_id, "command": job.command.value}
     log.info("job started", extra=context)
-    if job.command is Command.REVIEW:
-        outcome = _review_job(job, client, deps)
-    else:
-        outcome = _command_job(job, client, deps)
+    try:
+        if job.command is Command.REVIEW:
+            outcome = _review_job(job, client, deps)
+        else:
+            outcome = _command_job(job, client, deps)
+    except GitHubError as error:
+        # Only raised before any code of the pull request ran (see review_and_post).
+        if error.transient or raise_refused:
+            raise  # the queue retries, a bounded number of times
+        log.error("job abandoned: %s", error, extra=context)
+        return None
     log.info("job done", extra=context)
     return outcome
 
 
 def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
+    if job.pr_number == UNKNOWN_PULL and job.head_sha is not None:
+        number = client.pull_with_head(job.head_sha)
+        if number is None:
+            log.info("re-run of a head no open pull request has", extra={"head": job.head_sha})
+            return None
+        job = dataclasses.replace(job, pr_number=number)
     pull = client.pull(job.pr_number)
     head_sha = str(pull.head.sha)
     if job.head_sha is not None and job.head_sha != head_sha:
@@ -183,6 +287,17 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         return None
     base_sha = str(pull.base.sha)
     clone_url = client.repo.clone_url or ""
+    execute, notes, access = (
+        deps.execute,
+        deps.notes,
+        AgentAccess.of(deps, pr_text(pull.title, pull.body)),
+    )
+    if deps.quota is not None and job.command is Command.REVIEW and execute:
+        quota = deps.quota(job.installation_id)
+        if not quota.take():
+            log.info("daily quota spent: proof-only review", extra={"pr": job.pr_key})
+            execute, notes = False, (*notes, QUOTA_NOTE.format(limit=quota.per_day))
+            access = dataclasses.replace(access, unavailable=access.unavailable or QUOTA_REASON)
     return review_and_post(
         client,
         number=job.pr_number,
@@ -190,19 +305,21 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         check_name=deps.settings.check_name,
         working_tree=lambda: deps.git_data(job, clone_url, (base_sha, head_sha)),
         base_sha=base_sha,
-        notes=deps.notes,
+        notes=notes,
         inconclusive_conclusion=deps.inconclusive_conclusion,
         clock=deps.clock,
         progress_interval=deps.progress_interval,
-        execute=deps.execute,
-        agent=AgentAccess.of(deps, pr_text(pull.title, pull.body)),
+        execute=execute,
+        agent=access,
     )
 
 
 def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
     login = job.requested_by or "there"
     reply_to = job.comment_id if job.on_review_comment else None
-    if not job.trusted and not (job.requested_by and client.has_write_access(job.requested_by)):
+    # The permission API, never the author association: an organisation member (MEMBER)
+    # may have read access only.
+    if not (job.requested_by and client.has_write_access(job.requested_by)):
         log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
         client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
         return None
@@ -220,7 +337,7 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
             text += f": {summary_line(outcome.report)}. Details in the summary comment."
         else:
             text += "; see the check run for the result."
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        _reply_after_run(client, job, text, reply_to)
         return outcome
     pull = client.pull(job.pr_number)
     base_sha, head_sha = str(pull.base.sha), str(pull.head.sha)
@@ -243,22 +360,31 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
                     agent_reason=why_not,
                 )
             )
-    except GitHubError:
-        raise
     except Exception as error:  # the command's boundary: answer in the thread, never silence
         log.exception("/verify failed", extra={"pr": job.pr_key, "target": job.target})
-        text = f"veribot could not run the check: {type(error).__name__}: {error}"
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        text = f"veribot could not run the check: {type(error).__name__}: {md_text(str(error))}"
+        _reply_after_run(client, job, text, reply_to)
         return None
     if not report.items:
-        what = f"`{job.target}`" if job.target else f"line {job.line} of `{job.path}`"
-        changed = ", ".join(f"`{u.qualname}`" for u in report.filtered_out) or "none"
+        what = (
+            md_code(job.target) if job.target else f"line {job.line} of {md_code(job.path or '')}"
+        )
+        changed = ", ".join(md_code(u.qualname) for u in report.filtered_out) or "none"
         text = f"No changed function matches {what}. Changed units: {changed}."
     else:
         notes = _with_execution_note(deps.notes, execute)
         text = "\n\n".join([_strip_marker(render_markdown(report)), agent_note(report), *notes])
-    client.reply(job.pr_number, text, review_comment_id=reply_to)
+    _reply_after_run(client, job, text, reply_to)
     return None
+
+
+def _reply_after_run(client: GitHubClient, job: Job, text: str, reply_to: int | None) -> None:
+    """Answer a command whose code has run: a failure is logged, never retried (that would
+    run the pull request's code again)."""
+    try:
+        client.reply(job.pr_number, text, review_comment_id=reply_to)
+    except GitHubError as error:
+        log.error("could not answer the command: %s", error, extra={"pr": job.pr_key})
 
 
 # -- the review and what it posts ------------------------------------------------------------
@@ -285,21 +411,36 @@ def review_and_post(
     and within what budget is the base branch's `.veribot.toml`'s call.
 
     ``execute=False`` (or ``execute = false`` in `.veribot.toml`) reviews proof-only: no code
-    of the pull request runs, and the summary says so. A configuration or review error
-    completes the check run with a summary saying what went wrong (``neutral`` for a bad
-    `.veribot.toml`, ``failure`` otherwise); GitHub errors propagate.
+    of the pull request runs, and the summary says so. Once started, the check run is always
+    completed, with a summary saying what went wrong if anything did: ``neutral`` for a bad
+    `.veribot.toml` or when GitHub or git did not answer, ``cancelled`` when a newer head
+    superseded this one, ``failure`` otherwise. Only an error starting it propagates.
     """
     run_id = client.start_check_run(
         check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
     )
+    # From here the check run is always completed, and nothing is raised but an interrupt:
+    # raising would make the queue run the pull request's code again.
     try:
         tree = working_tree()
         config = read_repo_config(tree, base_sha)
         execute = execute and config.execute
-        progress = ProgressReporter(client, run_id, clock=clock, interval=progress_interval)
+
+        def newer() -> str | None:
+            try:
+                head = client.current_head(number)
+            except GitHubError as error:  # cannot tell: the review stands
+                log.warning("could not read the pull request's head: %s", error)
+                return None
+            return head if head != head_sha else None
+
+        progress = ProgressReporter(
+            client, run_id, clock=clock, interval=progress_interval, superseded=newer
+        )
+        start = merge_base(tree, base_sha, head_sha)
         with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
             request = ReviewRequest(
-                GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
+                GitSource(tree, start, head_sha),
                 budget=Budget(execute=execute),
                 select=config_filter(config),
                 max_units=config.budget.units,
@@ -310,29 +451,83 @@ def review_and_post(
             )
             report = review(request, progress)
             notes = (*notes, *(asked.notes if asked is not None else ()))
+        moved_on = newer()
+        if moved_on is not None:
+            raise Superseded(moved_on)
+        return post_review_results(
+            client,
+            run_id=run_id,
+            number=number,
+            head_sha=head_sha,
+            report=report,
+            inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
+            notes=_with_execution_note(notes, execute),
+            anchors=commit_anchors(tree, start, head_sha),
+        )
+    except Superseded as error:
+        log.info("review superseded", extra={"pr": number, "head": head_sha, "newer": error.newer})
+        summary = SUPERSEDED_NOTE.format(newer=error.newer[:12])
+        finish_check_run(client, run_id, "cancelled", CheckOutput("Superseded", summary))
+        return Outcome("cancelled", None, summary)
     except ConfigError as error:
-        summary = f"veribot did not review this pull request: {error}"
-        client.complete_check_run(run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
+        summary = f"veribot did not review this pull request: {md_text(str(error))}"
+        finish_check_run(client, run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
         return Outcome("neutral", None, summary)
-    except GitHubError:
-        raise
+    except (GitHubError, FetchError) as error:  # GitHub or git did not answer: say so, not red
+        log.exception("review could not fetch", extra={"repo": client.full_name, "pr": number})
+        summary = (
+            "veribot could not fetch what it needs, so nothing was reviewed: "
+            f"{md_text(str(error))}. Re-run the check (or push again) to try once more."
+        )
+        finish_check_run(client, run_id, "neutral", CheckOutput("Review not run", summary))
+        return Outcome("neutral", None, summary)
     except Exception as error:  # the job's boundary: say it in the check run, never green
         log.exception("review failed", extra={"repo": client.full_name, "pr": number})
         summary = (
             "veribot could not finish the review, so nothing was verified: "
-            f"{type(error).__name__}: {error}"
+            f"{type(error).__name__}: {md_text(str(error))}"
         )
-        client.complete_check_run(run_id, "failure", CheckOutput("Review failed", summary))
+        finish_check_run(client, run_id, "failure", CheckOutput("Review failed", summary))
         return Outcome("failure", None, summary)
-    return post_review_results(
-        client,
-        run_id=run_id,
-        number=number,
-        head_sha=head_sha,
-        report=report,
-        inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
-        notes=_with_execution_note(notes, execute),
-    )
+    except BaseException:  # an interrupt (the worker stops): complete, then let it through
+        summary = "veribot stopped before the review finished. Re-run the check to review."
+        finish_check_run(client, run_id, "neutral", CheckOutput("Review interrupted", summary))
+        raise
+
+
+def finish_check_run(
+    client: GitHubClient,
+    run_id: int,
+    conclusion: Conclusion,
+    output: CheckOutput,
+    annotations: Sequence[Annotation] = (),
+) -> bool:
+    """Complete the check run; if GitHub refuses the full output, complete it with the
+    conclusion and the reason alone. False (logged) when even that fails."""
+    try:
+        client.complete_check_run(run_id, conclusion, output, annotations)
+        return True
+    except GitHubError as error:
+        log.warning("completing the check run failed: %s; completing it plainly", error)
+        short = CheckOutput(
+            output.title,
+            f"The full results could not be posted ({error}). {check_conclusion_text(conclusion)}",
+        )
+    try:
+        client.complete_check_run(run_id, conclusion, short)
+        return True
+    except GitHubError as error:
+        log.error("the check run could not be completed: %s", error, extra={"run": run_id})
+        return False
+
+
+def check_conclusion_text(conclusion: Conclusion) -> str:
+    """One sentence on what ``conclusion`` means for the pull request."""
+    return {
+        "success": "Every changed function was verified or needs no check.",
+        "failure": "A changed function was refuted, or the review failed.",
+        "neutral": "Some changed functions are undecided.",
+    }.get(conclusion, f"Conclusion: {conclusion}.")
 
 
 def _with_execution_note(notes: Sequence[str], execute: bool) -> tuple[str, ...]:
@@ -350,19 +545,41 @@ def post_review_results(
     report: Report,
     inconclusive_conclusion: str,
     notes: Sequence[str] = (),
+    anchors: dict[str, set[int]] | None = None,
 ) -> Outcome:
-    """Complete the check run, post the review's inline comments and upsert the summary."""
+    """Complete the check run, post the review's inline comments and upsert the summary.
+
+    ``anchors``: the lines of the reviewed commit's diff (see :func:`commit_anchors`); by
+    default the pull request's diff as GitHub serves it now, which a push may have moved.
+    """
     conclusion = conclusion_for(report, inconclusive_conclusion)
-    comments = inline_comments(report, client.diff_anchors(number))
     leftovers: list[InlineComment] = []
-    if comments:
-        body = f"veribot: {summary_line(report)}."
-        leftovers = client.post_review(number, head_sha, body, comments)
-    summary = summary_markdown(report, head_sha, notes, leftovers)
-    client.complete_check_run(
-        run_id, conclusion, CheckOutput(check_title(report), summary), check_annotations(report)
+    try:
+        if anchors is None:
+            anchors = client.diff_anchors(number)
+        comments = inline_comments(report, anchors)
+        if comments:
+            body = f"veribot: {summary_line(report)}."
+            leftovers = client.post_review(number, head_sha, body, comments, anchors=anchors)
+    except GitHubError as error:  # the findings go to the summary instead
+        log.warning("inline comments not posted: %s", error, extra={"pr": number})
+        comments = inline_comments(report, {})
+        leftovers = comments
+    in_check = summary_markdown(report, head_sha, notes, leftovers, rest=IN_CHECK_REST)
+    finish_check_run(
+        client,
+        run_id,
+        conclusion,
+        CheckOutput(check_title(report), in_check),
+        check_annotations(report),
     )
-    client.upsert_summary(number, summary)
+    try:
+        rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
+        summary = summary_markdown(report, head_sha, notes, leftovers, rest=rest)
+        client.upsert_summary(number, summary)
+    except GitHubError as error:  # the check run holds the results
+        log.error("summary comment not posted: %s", error, extra={"pr": number})
+        summary = in_check
     log.info(
         "review posted",
         extra={"repo": client.full_name, "pr": number, "conclusion": conclusion},
@@ -434,9 +651,9 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
             continue
         in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
         line = in_diff[0] if in_diff else lines[0]
-        body = f"**{verdict.value}** (`{item.result.reason}`): {explain(item)}\n\n"
+        body = f"**{verdict.value}** ({md_code(item.result.reason)}): {md_text(explain(item))}\n\n"
         if report.agent_model and item.agent is not None:
-            body += f"Agent: {item.agent.outcome.value}: {markdown_text(item.agent.summary)}\n\n"
+            body += f"Agent: {item.agent.outcome.value}: {md_text(item.agent.summary)}\n\n"
             body += "<sub>veribot: the solver's verdict; the agent's answer, checked</sub>"
         else:
             body += "<sub>veribot, solver-only review</sub>"
@@ -445,18 +662,33 @@ def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[Inline
 
 
 def summary_markdown(
-    report: Report, head_sha: str, notes: Sequence[str], leftovers: Sequence[InlineComment]
+    report: Report,
+    head_sha: str,
+    notes: Sequence[str],
+    leftovers: Sequence[InlineComment],
+    *,
+    rest: str = IN_CHECK_REST,
+    max_bytes: int = SUMMARY_MAX_BYTES,
 ) -> str:
-    """The summary comment's body (the marker is added by the poster)."""
-    parts = [_strip_marker(render_markdown(report)).rstrip()]
+    """The summary comment's body (the marker is added by the poster), within ``max_bytes``
+    of UTF-8; what does not fit is counted and said to be in ``rest``."""
+    tail = "\n\n".join([agent_note(report), *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
+    room = max_bytes - utf8_size(tail) - 4
+    placed = ""
     if leftovers:
-        parts.append(
-            f"{len(leftovers)} finding(s) could not be placed inline (not on a line of the "
-            f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n"
-            + "\n".join(f"- `{c.path}` line {c.line}: {c.body.splitlines()[0]}" for c in leftovers)
+        lines, _ = fit_blocks(
+            [f"- {md_code(c.path)} line {c.line}: {c.body.splitlines()[0]}" for c in leftovers],
+            room // 4,
+            lambda n: f"- … {n} more: see {rest}.",
         )
-    parts.extend([agent_note(report), *notes, f"<sub>Reviewed at {head_sha[:12]}.</sub>"])
-    return "\n\n".join(parts) + "\n"
+        placed = (
+            f"{len(leftovers)} finding(s) could not be placed inline (not on a line of the "
+            f"diff, or beyond {MAX_REVIEW_COMMENTS}):\n" + "\n".join(lines)
+        )
+        room -= utf8_size(placed) + 2
+    table = _strip_marker(render_markdown(report, max_bytes=room, rest=rest)).rstrip()
+    parts = [table, placed] if placed else [table]
+    return "\n\n".join([*parts, tail]) + "\n"
 
 
 def agent_note(report: Report) -> str:
@@ -471,7 +703,8 @@ def _strip_marker(markdown: str) -> str:
 
 
 class ProgressReporter:
-    """Updates the check run with "7 of 12 functions checked", at most once per interval."""
+    """Updates the check run with "7 of 12 functions checked", at most once per interval;
+    then stops the review (:class:`Superseded`) if ``superseded()`` names a newer head."""
 
     def __init__(
         self,
@@ -480,11 +713,13 @@ class ProgressReporter:
         *,
         clock: Callable[[], float] = time.monotonic,
         interval: float = PROGRESS_INTERVAL_S,
+        superseded: Callable[[], str | None] | None = None,
     ) -> None:
         self.client = client
         self.run_id = run_id
         self.clock = clock
         self.interval = interval
+        self.superseded = superseded
         self._last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -495,11 +730,15 @@ class ProgressReporter:
             return
         self._last = now
         try:
+            newer = self.superseded() if self.superseded is not None else None
             self.client.update_check_run(
                 self.run_id, CheckOutput("Reviewing", f"{done} of {total} functions checked")
             )
         except GitHubError as error:  # progress is a courtesy; the review goes on
             log.warning("progress update failed: %s", error)
+            return
+        if newer is not None:
+            raise Superseded(newer)
 
 
 # -- the agent -------------------------------------------------------------------------------
@@ -585,11 +824,46 @@ def read_repo_config(tree: Path, base_sha: str) -> RepoConfig:
     return parse_repo_config(text)
 
 
+def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
+    """The lines of ``head`` a review comment posted on ``head`` may anchor to: those of the
+    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now."""
+    diff = git.Repo(tree).git.diff("--no-color", "--no-ext-diff", "-M", base, head)
+    anchors: dict[str, set[int]] = {}
+    for patched in PatchSet(diff):
+        if patched.is_removed_file:
+            continue
+        anchors[patched.path] = {
+            line.target_line_no
+            for hunk in patched
+            for line in hunk
+            if line.target_line_no is not None
+        }
+    return anchors
+
+
 def merge_base(tree: Path, base_sha: str, head_sha: str) -> str:
-    """Where the head branched from the base: what GitHub's pull request diff starts at."""
-    bases = git.Repo(tree).merge_base(base_sha, head_sha)
+    """Where the head branched from the base: what GitHub's pull request diff starts at.
+
+    In a shallow clone the merge base may lie below the cut: the history is then fetched
+    in full from origin, and if that fails :class:`FetchError` says so (falling back to the
+    base would review the base branch's own changes as if the pull request made them).
+    """
+    repo = git.Repo(tree)
+    bases = repo.merge_base(base_sha, head_sha)
+    shallow = Path(repo.git_dir, "shallow").exists()
+    if not bases and shallow:
+        try:
+            env = dict(os.environ) | {"GIT_TERMINAL_PROMPT": "0"}
+            _fetch(repo, ["--unshallow"], env, FETCH_TIMEOUT_S)
+        except FetchError as error:
+            raise FetchError(
+                "the checkout is shallow and holds no common ancestor of the base and the "
+                f"head, and deepening it failed ({error}); fetch the full history "
+                "(actions/checkout: fetch-depth: 0)"
+            ) from None
+        bases = repo.merge_base(base_sha, head_sha)
     if not bases:
-        return base_sha
+        return base_sha  # unrelated histories: the whole head is the change
     return str(bases[0].hexsha)
 
 
@@ -638,29 +912,95 @@ def target_filter(
 class GitCache:
     """Working trees of the repositories, fetched on demand into ``root`` (GitPython).
 
-    ``token_for(installation_id)`` gives the token to fetch with (see :func:`ensure_commits`).
+    ``token_for(installation_id, repo)`` gives the token to fetch with (see
+    :func:`ensure_commits`).
+    Workers share the cache: each repository's is initialised and fetched under an exclusive
+    lock on its own lock file. A fetch that fails is tried ``attempts`` times, waiting
+    ``backoff`` seconds and doubling; each is stopped after ``timeout`` seconds.
     """
 
-    def __init__(self, root: Path, token_for: Callable[[int | None], str | None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        token_for: Callable[[int | None, str], str | None],
+        *,
+        timeout: float = FETCH_TIMEOUT_S,
+        attempts: int = FETCH_ATTEMPTS,
+        backoff: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.root = root
         self.token_for = token_for
+        self.timeout = timeout
+        self.attempts = attempts
+        self.backoff = backoff
+        self.sleep = sleep
 
     def __call__(self, job: Job, clone_url: str, shas: tuple[str, ...]) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / job.repo.replace("/", "__")
-        if not path.exists():
-            path.mkdir(parents=True, mode=0o700)
-            repo = git.Repo.init(path)
-            repo.create_remote("origin", clone_url)
-        ensure_commits(git.Repo(path), job.pr_number, shas, self.token_for(job.installation_id))
+        with _locked(self.root / f"{path.name}.lock"):
+            repo = _cache_repo(path, clone_url)
+            for attempt in range(1, self.attempts + 1):
+                try:
+                    token = self.token_for(job.installation_id, job.repo)
+                    ensure_commits(repo, job.pr_number, shas, token, timeout=self.timeout)
+                    break
+                except FetchError as error:
+                    if attempt == self.attempts:
+                        raise
+                    delay = self.backoff * 2 ** (attempt - 1)
+                    log.warning(
+                        "fetch failed (%s); retrying in %.1f s",
+                        error,
+                        delay,
+                        extra={"pr": job.pr_key},
+                    )
+                    self.sleep(delay)
         return path
 
 
-def ensure_commits(repo: git.Repo, pr_number: int, shas: Sequence[str], token: str | None) -> None:
-    """Fetch the branches and the pull request's head from origin unless ``shas`` are here.
+@contextmanager
+def _locked(lock_file: Path) -> Iterator[None]:
+    """An exclusive lock on ``lock_file`` (between threads and processes alike)."""
+    with open(lock_file, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    The token travels in an environment-borne HTTP header, never in a URL or a command line.
+
+def _cache_repo(path: Path, clone_url: str) -> git.Repo:
+    """The cache's repository at ``path`` with ``origin`` at ``clone_url`` (made if absent)."""
+    if not (path / ".git").is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        git.Repo.init(path)
+    repo = git.Repo(path)
+    if "origin" not in [remote.name for remote in repo.remotes]:
+        repo.create_remote("origin", clone_url)
+    elif repo.remotes.origin.url != clone_url:
+        repo.remotes.origin.set_url(clone_url)
+    return repo
+
+
+def ensure_commits(
+    repo: git.Repo,
+    pr_number: int,
+    shas: Sequence[str],
+    token: str | None,
+    *,
+    timeout: float = FETCH_TIMEOUT_S,
+) -> None:
+    """Fetch ``shas`` from origin unless they are here: by commit id (each kept under
+    ``refs/veribot/``), or else the pull request's head and merge refs; never every branch.
+
+    Raises :class:`FetchError` when git fails, takes longer than ``timeout`` seconds, or
+    origin does not have them. The token travels in an environment-borne HTTP header, never
+    in a URL or a command line.
     """
-    if all(_has_commit(repo, sha) for sha in shas):
+    missing = [sha for sha in shas if not _has_commit(repo, sha)]
+    if not missing:
         return
     env = dict(os.environ)
     if token:
@@ -670,13 +1010,35 @@ def ensure_commits(repo: git.Repo, pr_number: int, shas: Sequence[str], token: s
             "GIT_CONFIG_KEY_0": "http.extraHeader",
             "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
         }
-    repo.git.fetch(
-        "--no-tags",
-        "origin",
-        "+refs/heads/*:refs/remotes/origin/*",
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    by_id = [f"+{sha}:refs/veribot/{sha}" for sha in missing]
+    pull_refs = [
         f"+refs/pull/{pr_number}/head:refs/remotes/origin/pull/{pr_number}",
-        env=env,
+        f"+refs/pull/{pr_number}/merge:refs/remotes/origin/pull/{pr_number}-merge",
+    ]
+    problems = []
+    for refspecs in (by_id, pull_refs[:1], pull_refs[1:]):
+        try:
+            _fetch(repo, refspecs, env, timeout)
+        except FetchError as error:
+            problems.append(str(error))
+        missing = [sha for sha in missing if not _has_commit(repo, sha)]
+        if not missing:
+            return
+    raise FetchError(
+        f"could not fetch {', '.join(sha[:12] for sha in missing)}: " + "; ".join(problems)
     )
+
+
+def _fetch(repo: git.Repo, args: Sequence[str], env: dict[str, str], timeout: float) -> None:
+    """``git fetch --no-tags origin ARGS``, stopped after ``timeout`` seconds."""
+    try:
+        repo.git.fetch("--no-tags", "origin", *args, env=env, kill_after_timeout=timeout)
+    except git.GitCommandError as error:
+        if error.status == -9 or "kill" in str(error.stderr).lower():  # the timer's SIGKILL
+            raise FetchError(f"git fetch did not finish in {timeout:.0f} s (timed out)") from None
+        detail = " ".join(str(error.stderr).split())[-300:]
+        raise FetchError(f"git fetch failed: {detail}") from None
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:
@@ -709,38 +1071,60 @@ class InstallationTokens:
     base_url: str
     wall_clock: Callable[[], float] = time.time
     margin: float = TOKEN_REFRESH_MARGIN_S
-    _cache: dict[int, _Token] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[int, str | None], _Token] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def token(self, installation_id: int) -> str:
-        """A token valid for at least ``margin`` more seconds."""
+    def _integration(self) -> GithubIntegration:
+        return GithubIntegration(
+            auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
+        )
+
+    def app_slug(self) -> str:
+        """The App's slug (its bot is ``<slug>[bot]``), from GET /app."""
+        integration = self._integration()
+        try:
+            return str(integration.get_app().slug)
+        finally:
+            integration.close()
+
+    def token(self, installation_id: int, repo: str | None = None) -> str:
+        """A token valid for at least ``margin`` more seconds; with ``repo`` ("owner/name"),
+        one that can reach that repository only."""
         with self._lock:
-            cached = self._cache.get(installation_id)
+            key = (installation_id, repo)
+            cached = self._cache.get(key)
             if cached is not None and cached.expires_at - self.margin > self.wall_clock():
                 return cached.token
-            integration = GithubIntegration(
-                auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
-            )
+            integration = self._integration()
             try:
-                granted = integration.get_access_token(installation_id)
+                if repo is None:
+                    granted = integration.get_access_token(installation_id)
+                    token, expires = granted.token, granted.expires_at
+                else:
+                    _, data = integration.requester.requestJsonAndCheck(
+                        "POST",
+                        f"/app/installations/{installation_id}/access_tokens",
+                        input={"repositories": [repo.split("/", 1)[-1]]},
+                    )
+                    token = str(data["token"])
+                    expires = datetime.fromisoformat(str(data["expires_at"]))
             finally:
                 integration.close()
-            expires = granted.expires_at
             if expires.tzinfo is None:
                 expires = expires.replace(tzinfo=UTC)
-            fresh = _Token(granted.token, expires.timestamp())
-            self._cache[installation_id] = fresh
+            fresh = _Token(token, expires.timestamp())
+            self._cache[key] = fresh
             log.info(
                 "installation token refreshed",
                 extra={"installation": installation_id, "expires": fresh.expires_at},
             )
             return fresh.token
 
-    def github(self, installation_id: int | None) -> Github:
-        """A PyGithub client acting as the installation."""
+    def github(self, installation_id: int | None, repo: str | None = None) -> Github:
+        """A PyGithub client acting as the installation (on ``repo`` only, if given)."""
         if installation_id is None:
             raise ConfigError("the delivery names no installation: cannot act as the App")
-        return connect(self.base_url, self.token(installation_id))
+        return connect(self.base_url, self.token(installation_id, repo))
 
 
 def sandbox_checked(deps: WorkerDeps, check: SelfTest) -> WorkerDeps:
@@ -754,13 +1138,24 @@ def sandbox_checked(deps: WorkerDeps, check: SelfTest) -> WorkerDeps:
 
 
 def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
-    """The production dependencies of a worker: App tokens and a git cache in the data dir."""
+    """The production dependencies of a worker: App tokens (each narrowed to the job's
+    repository), a git cache in the data dir, and the bot's login from GET /app unless
+    ``VERIBOT_BOT_LOGIN`` names it."""
+    if not settings.bot_login_given:
+        settings = dataclasses.replace(settings, bot_login=f"{tokens.app_slug()}[bot]")
 
-    def token_for(installation_id: int | None) -> str | None:
-        return None if installation_id is None else tokens.token(installation_id)
+    def token_for(installation_id: int | None, repo: str) -> str | None:
+        return None if installation_id is None else tokens.token(installation_id, repo)
 
     return WorkerDeps(
         settings=settings,
         github=tokens.github,
+        github_for_repo=tokens.github,
         git_data=GitCache(settings.data_dir / "repos", token_for),
+        pacer=lambda installation: SharedPacer(settings.usage_path, installation),
+        quota=None
+        if settings.reviews_per_day is None
+        else lambda installation: ReviewQuota(
+            settings.usage_path, installation, settings.reviews_per_day or 0
+        ),
     )

@@ -25,7 +25,9 @@ OUTPUT = Path(__file__).with_name("api.github.com.subset.json")
 
 # (method, path template): every operation tests/fakes/github_server.py implements.
 OPERATIONS: tuple[tuple[str, str], ...] = (
+    ("get", "/app"),
     ("get", "/repos/{owner}/{repo}"),
+    ("get", "/repos/{owner}/{repo}/pulls"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/files"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/commits"),

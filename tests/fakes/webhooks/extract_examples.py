@@ -25,6 +25,7 @@ WANTED: dict[str, tuple[str | None, ...]] = {
     "issue_comment": ("created", "deleted"),
     "pull_request_review_comment": ("created", "edited"),
     "check_run": ("rerequested", "completed"),
+    "check_suite": ("rerequested",),
     "installation": ("created", "deleted"),
     "ping": (None,),
     "push": (None,),
