@@ -109,7 +109,7 @@ class Archive:
         marks = ",".join("?" for _ in wanted)
         with self._connect() as db:
             rows = db.execute(
-                f"SELECT hint FROM hints WHERE repo = ? AND code_key IN ({marks}) "  # noqa: S608
+                f"SELECT hint FROM hints WHERE repo = ? AND code_key IN ({marks}) "
                 "ORDER BY stored, rowid", (repo, *wanted),
             ).fetchall()
         found: list[Hint] = []
