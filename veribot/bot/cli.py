@@ -10,6 +10,9 @@ tracebacks.
 
 This module is the only place that reads the environment (``CI``, ``NO_COLOR``,
 ``COLUMNS``), once, into :class:`Settings`.
+
+``verify-claims`` checks hints and facts from any source (``veribot.bot.verifyclaims``,
+which documents its own exit codes).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 import veribot
+from veribot.bot import verifyclaims
 from veribot.bot.agentreview import agent_config
 from veribot.bot.config import ConfigError
 from veribot.bot.gitrepo import GitRepoError
@@ -40,6 +44,7 @@ from veribot.bot.review import (
     ReviewRequest,
     review,
 )
+from veribot.bot.verifyclaims import ClaimsError
 from veribot.checks.equivalence import Budget
 from veribot.checks.llm import LLMError
 
@@ -266,6 +271,14 @@ def build_parser(
         from veribot.bench import real as bench_real
 
         bench_real.add_arguments(rp)
+    vc = sub.add_parser(
+        "verify-claims",
+        help="check hints and facts (CLAIMS.json, from any model or person) against the code",
+        description="Check the hints and facts of CLAIMS.json against two versions of the "
+        "code, and print which were proven and the resulting verdict. Exit 0: all proven; "
+        "1: some not; 2: usage or input error (see veribot/bot/verifyclaims.py).",
+    )
+    verifyclaims.add_arguments(vc)
     _add_app_commands(sub)
     return parser
 
@@ -360,6 +373,8 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import real as bench_real
 
         return int(bench_real.main(args))
+    if args.command == "verify-claims":
+        return verifyclaims.run(args, stdout)
     if args.command in ("serve", "worker", "bench-webhook"):
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -490,7 +505,7 @@ def main(
     handler = _logging(bool(getattr(args, "verbose", False)), err)
     try:
         return _run(args, settings, out, err)
-    except (GitRepoError, ReviewError, ConfigError, UsageError) as exc:
+    except (GitRepoError, ReviewError, ConfigError, UsageError, ClaimsError) as exc:
         return fail(str(exc))
     except OSError as exc:
         logger.debug("I/O error", exc_info=True)
