@@ -188,3 +188,35 @@ def test_the_tool_schema_is_the_hint_format() -> None:
     items = schema["properties"]["hints"]["items"]
     assert items["properties"]["kind"]["enum"] == [
         "invariant", "correspondence", "lemma", "precondition"]
+
+
+# -- the review's hint step (veribot.bot.hintreview, wired in review.review) -------------
+
+
+def test_a_review_completes_a_stopped_unit_from_the_archive(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    from veribot.bot.hintreview import improve_units
+    from veribot.bot.review import FilesSource, ReviewRequest, review
+
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(BEFORE, encoding="utf-8")
+    after.write_text(AFTER, encoding="utf-8")
+    archive = tmp_path / "hints.sqlite3"
+    request = ReviewRequest(FilesSource(before, after, ("total",)), budget=PROOF_ONLY,
+                            hints=True, hints_archive=archive, repo_name="o/r")
+    (item,) = review(request).items
+    assert item.result.reason == Reason.LOOP_BOUND  # nothing archived, no model: as before
+    # The agent proposes the invariant once (through the review's hint step) ...
+    from veribot.bot.agentreview import AgentConfig
+
+    fake_anthropic.script(load_recording("hints_total_invariant"))
+    agent = AgentConfig(llm=llm_for(fake_anthropic))
+    (asked,) = improve_units([item.unit], [item.result], agent, PROOF_ONLY, archive, "o/r")
+    assert asked.verdict is Verdict.VERIFIED and asked.method.startswith("z3+hints")
+    assert any(n.startswith("hint proven, used by the proof") for n in asked.notes)
+    # ... and the next review of the same code is verified from the archive, unasked.
+    (again,) = review(request).items
+    assert again.result.verdict is Verdict.VERIFIED
+    assert again.result.method.startswith("z3+hints")
+    assert len(fake_anthropic.requests) == 1
