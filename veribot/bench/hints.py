@@ -36,14 +36,15 @@ from veribot.checks.lang.pyprove import find_function
 from veribot.checks.lang.pysource import parse
 from veribot.checks.verdict import Verdict
 
-MAX_WRITTEN = 24
+MAX_WRITTEN = 32
 
 
 def write_hints(before: str, after: str, entry: str) -> list[dict[str, object]]:
     """Hints as a model might write them from the two versions' text: the same-named
-    variables of the loops correspond, a renamed accumulator equals its counterpart, two
-    counters moving in opposite directions add up to a parameter (or its length), and
-    each helper called returns a non-negative number. Many are wrong; the solver decides.
+    variables of the loops correspond, a renamed accumulator equals its counterpart (or
+    twice it, its negation, one more), two counters moving in opposite directions add up
+    to a parameter (or its length), and each helper called returns a non-negative number.
+    Many are wrong; the solver decides.
     """
     try:
         fn_a = find_function(parse(before), entry)
@@ -62,6 +63,8 @@ def write_hints(before: str, after: str, entry: str) -> list[dict[str, object]]:
         for b in vars_b:
             if a != b:
                 hints.append({"kind": "invariant", "expr": f"before.{a} == after.{b}"})
+            for scaled in (f"2 * before.{a}", f"-before.{a}", f"before.{a} + 1"):
+                hints.append({"kind": "invariant", "expr": f"after.{b} == {scaled}"})
     for a in vars_a:
         for b in vars_b:
             for p in params:
@@ -87,9 +90,12 @@ def _loop_variables(fn: ast.FunctionDef) -> list[str]:
     return names
 
 
-def run(records: Sequence[dict[str, Any]], timeout_s: float, out: Any) -> dict[str, Any]:
-    """Decide each record, with written hints where the engine stopped; the summary."""
-    budget = Budget(timeout_s=timeout_s)
+def run(records: Sequence[dict[str, Any]], timeout_s: float, out: Any,
+        execute: bool = True) -> dict[str, Any]:
+    """Decide each record, with written hints where the engine stopped; the summary.
+    ``execute=False``: proof only (nothing is refuted, so more units stop and every
+    different pair relies on the hints being checked)."""
+    budget = Budget(timeout_s=timeout_s, execute=execute)
     summary: dict[str, Any] = {"pairs": collections.Counter(), "stopped": collections.Counter(),
                                "proven_with_hints": collections.Counter(),
                                "refuted_on_rerun": collections.Counter(),
@@ -136,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per pair (default 10)")
     p.add_argument("--out", type=Path, default=None, help="one JSON line per pair")
     p.add_argument("--only", default=None, help="ids containing this text")
+    p.add_argument("--no-execute", action="store_true", help="proof only, never run the code")
     args = p.parse_args(argv)
     records = [json.loads(line) for f in args.files
                for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -143,9 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                and (args.only is None or args.only in r["id"])]
     if args.out is not None:
         with args.out.open("w", encoding="utf-8") as sink:
-            s = run(records, args.timeout, sink)
+            s = run(records, args.timeout, sink, not args.no_execute)
     else:
-        s = run(records, args.timeout, io.StringIO())
+        s = run(records, args.timeout, io.StringIO(), not args.no_execute)
     print("| label | pairs | engine stopped | proven only with hints | refuted on the rerun "
           "| WRONG |")
     print("| --- | --- | --- | --- | --- | --- |")
