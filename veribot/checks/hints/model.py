@@ -101,6 +101,13 @@ class Session:
             if r.hint.kind == "precondition":
                 r.reason = ("a precondition narrows the domain a verdict promises; it is "
                             "shown, never assumed for a proof")
+            elif r.hint.kind == "lemma":
+                r.reason = (f"`{r.hint.function}` was not modelled as an arbitrary shared "
+                            "function here (inlined, changed, or not called), so the lemma "
+                            "was not needed")
+            else:
+                r.reason = ("loop induction did not apply to these versions (it needs one "
+                            "top-level loop in each, run in lock step)")
 
     # -- loop induction (pyinduct) ---------------------------------------------------------
 
@@ -142,7 +149,8 @@ class Session:
                 out = [c for c in out if c[0] not in names]
                 continue
             self._offered[i] = names
-            self._set(i, Status.UNPROVEN, "offered to the solver as a loop invariant")
+            self._set(i, Status.UNPROVEN, "offered as a loop invariant, but the induction "
+                      "stopped before checking it")
         return out
 
     def prune(self, kept: Sequence[Candidate], stage: str) -> list[Candidate]:
