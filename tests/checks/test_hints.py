@@ -233,10 +233,26 @@ def test_a_correspondence_with_the_right_loops_is_offered_as_equalities() -> Non
     assert [h.status for h in checked.hints] == [Status.PROVEN, Status.PROVEN]
 
 
-def test_a_precondition_is_shown_never_assumed() -> None:
-    checked = run(AFTER, [{"kind": "precondition", "expr": "n < 3"}])
+def precondition(expr: str) -> dict[str, object]:
+    return {"kind": "precondition", "expr": expr}
+
+
+def test_a_precondition_is_checked_and_shown_never_assumed() -> None:
+    checked = run(AFTER, [precondition("n < 3"), precondition("n > 100"),
+                          precondition("n != n"), precondition("m > 0")])
+    # Proven where it holds (the loops end within the bound there), and yet the verdict
+    # stays: "verified" covers every input of the domain.
     assert checked.result.verdict is Verdict.INCONCLUSIVE
-    assert "never assumed" in checked.hints[0].reason
+    assert checked.result.reason == Reason.LOOP_BOUND
+    fates = [(h.status, h.used) for h in checked.hints]
+    assert fates == [(Status.PROVEN, False), (Status.UNPROVEN, False),
+                     (Status.REFUTED, False), (Status.REJECTED, False)]
+    assert "the verdict still covers every input" in checked.hints[0].reason
+    assert "no input" in checked.hints[2].reason
+    assert "'m'" in checked.hints[3].reason
+    differing = run(AFTER_OFF_BY_ONE, [precondition("n < 3")])
+    assert differing.hints[0].status is Status.REFUTED
+    assert differing.result.verdict is not Verdict.VERIFIED
 
 
 # -- lemmas about helpers -----------------------------------------------------------------

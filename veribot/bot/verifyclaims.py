@@ -78,8 +78,8 @@ class UnitReport:
 
     @property
     def all_proven(self) -> bool:
-        hints_ok = all(r.status is Status.PROVEN or r.hint.kind == "precondition"
-                       for r in self.checked.hints) and not self.checked.rejected
+        hints_ok = (all(r.status is Status.PROVEN for r in self.checked.hints)
+                    and not self.checked.rejected)
         facts_ok = all(c.status is ClaimStatus.SUPPORTED for c in self.claims)
         return (hints_ok and facts_ok and not self.unit.fact_errors
                 and not self.facts_problem)

@@ -9,12 +9,16 @@ hints that were not proven change nothing but the list of hint results.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.hints.format import Hint, Parsed, Rejected
 from veribot.checks.hints.model import HintResult, Session, Status
+from veribot.checks.lang import pysource
+from veribot.checks.lang.pyexec import Limits as ExecLimits
+from veribot.checks.lang.pytypes import parse_type
 from veribot.checks.package import PairContext
 from veribot.checks.verdict import Reason, Result, Verdict
 
@@ -71,8 +75,23 @@ def check_hints(
 ) -> Checked:
     """Decide ``entry`` with the hints offered to the solver."""
     session = Session(parsed.hints)
-    result = check_pair(before, after, entry, param_types, budget=budget or Budget(),
-                        context=context,
+    budget = budget or Budget()
+    result = check_pair(before, after, entry, param_types, budget=budget, context=context,
                         hints=session)
+    if any(h.kind == "precondition" for h in parsed.hints):
+        _preconditions(session, before, after, entry, param_types, budget)
     return Checked(result, tuple(session.results), parsed.rejected, source)
 
+
+
+def _preconditions(session: Session, before: str, after: str, entry: str,
+                   param_types: Mapping[str, str] | None, budget: Budget) -> None:
+    """Check the preconditions (shown only) on the model of both versions."""
+    try:
+        tree_a, tree_b = pysource.parse(before), pysource.parse(after)
+    except SyntaxError:
+        return
+    given = {k: parse_type(v) for k, v in (param_types or {}).items()} or None
+    limits = ExecLimits(loop_bound=budget.loop_bound, inline_depth=budget.inline_depth,
+                        deadline=time.monotonic() + budget.timeout_s)
+    session.check_preconditions(tree_a, tree_b, entry, given, limits)

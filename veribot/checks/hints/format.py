@@ -23,8 +23,9 @@ hint is an object with a ``kind`` and, optionally, ``why`` (free text, only disp
     with another helper is an ``ensures`` too: ``"ensures": "result == g(x)"``.
 ``precondition``
     ``{"kind": "precondition", "expr": "n >= 0"}``: what the old code relied on, over the
-    parameters. A proof under a precondition is shown, never reported as verified: it
-    narrows the domain that "verified" promises.
+    parameters. The solver checks whether the versions agree on every input satisfying
+    it; that is shown, never reported as verified: it narrows the domain that "verified"
+    promises.
 
 Expressions are a small, safe subset of Python, checked on the syntax tree (``ast``):
 names (the parameters of a lemma, ``result``, ``k``), ``before.NAME`` / ``after.NAME``

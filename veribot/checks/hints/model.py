@@ -32,11 +32,12 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from veribot.checks.hints.format import Expr, Hint, called
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pyprove, pysource
 from veribot.checks.lang.pyexec import Executor, Limits, SharedCall, State
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pyprove import Outcome, uncovered
 from veribot.checks.lang.pyshared import Helper
+from veribot.checks.lang.pytypes import PyType
 from veribot.checks.lang.pyvalues import (
     Fresh,
     OutOfTime,
@@ -99,8 +100,8 @@ class Session:
         self.results = [HintResult(h) for h in self.hints]
         for r in self.results:
             if r.hint.kind == "precondition":
-                r.reason = ("a precondition narrows the domain a verdict promises; it is "
-                            "shown, never assumed for a proof")
+                r.reason = ("not checked: the model of the function was not built; a "
+                            "precondition is shown, never assumed for a proof")
             elif r.hint.kind == "lemma":
                 r.reason = (f"`{r.hint.function}` was not modelled as an arbitrary shared "
                             "function here (inlined, changed, or not called), so the lemma "
@@ -267,6 +268,40 @@ class Session:
             self._set(i, Status.UNPROVEN, f"the solver gave up ({answer.why})")
         return False
 
+    # -- preconditions (shown, never assumed) ------------------------------------------------
+
+    def check_preconditions(self, tree_a: ast.Module, tree_b: ast.Module, entry: str,
+                            given: Mapping[str, PyType] | None, limits: Limits) -> None:
+        """Whether the versions agree on every input where each precondition holds.
+
+        Only shown: a verdict never rests on a precondition. Proven only by a complete
+        model (no loop beyond the unrolling bound on those inputs); a precondition no input
+        of the domain satisfies is refuted.
+        """
+        mine = [i for i, r in enumerate(self.results) if r.hint.kind == "precondition"]
+        if not mine:
+            return
+        try:
+            problem = pyprove.build(tree_a, tree_b, entry, given, limits)
+        except (Unsupported, OutOfTime, RecursionError, LookupError, pyprove.UnknownTypes,
+                z3.Z3Exception) as err:
+            for i in mine:
+                self._set(i, Status.UNPROVEN, f"the model does not cover the function: "
+                          f"{_why(err)}")
+            return
+        assert problem.module_a is not None
+        env = dict(zip(problem.names, problem.inputs, strict=True))
+        for i in mine:
+            expr = self.results[i].hint.expr
+            assert expr is not None
+            try:
+                pre = _truth(expr.tree, problem.module_a, dict(env), problem.helpers)
+            except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception) as err:
+                self._set(i, Status.REJECTED, f"the model cannot read it over the parameters: "
+                          f"{_why(err)}")
+                continue
+            self._set(i, *_under(problem, pre))
+
     # -- the verdict ----------------------------------------------------------------------
 
     def label(self, outcome: Outcome) -> Outcome:
@@ -291,6 +326,30 @@ class Session:
     def _set(self, i: int, status: Status, reason: str) -> None:
         self.results[i].status = status
         self.results[i].reason = reason
+
+
+def _under(problem: pyprove.Problem, pre: z3.BoolRef) -> tuple[Status, str]:
+    """What a precondition shows: the versions agree wherever it holds, or not."""
+    shown = "; shown only: a verdict never assumes a precondition"
+    if check([pre], LEMMA_SOLVER).status is not Sat.SAT:
+        return Status.REFUTED, "no input of the parameters' types satisfies it" + shown
+    differ = pyprove.exits_differ(problem.exits_a, problem.exits_b)
+    answer = check([pre, differ], LEMMA_SOLVER)
+    if answer.status is Sat.SAT:
+        return Status.REFUTED, ("Z3 found an input satisfying it on which the models of the "
+                                "versions differ" + shown)
+    if answer.status is Sat.UNKNOWN:
+        return Status.UNPROVEN, f"the solver gave up ({answer.why})" + shown
+    beyond = [e.guard for e in problem.exhausted]
+    if beyond and check([pre, z3.Or(beyond)], LEMMA_SOLVER).status is not Sat.UNSAT:
+        return Status.UNPROVEN, ("no difference within the unrolling bound where it holds, "
+                                 "but loops can run longer there" + shown)
+    gap = (uncovered(problem.exits_a, [pre], LEMMA_SOLVER)
+           or uncovered(problem.exits_b, [pre], LEMMA_SOLVER))
+    if gap:
+        return Status.UNPROVEN, f"the model does not account for every input ({gap})" + shown
+    return Status.PROVEN, ("Z3: the versions agree on every input where it holds (the "
+                           "verdict still covers every input of the domain)")
 
 
 def _call_problem(parts: Sequence[Expr], module_a: Module, module_b: Module) -> str:
