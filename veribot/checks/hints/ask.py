@@ -107,7 +107,7 @@ def ask_hints(
     text = prompts.render(
         "hints_user",
         entry=unit.entry,
-        path=unit.path or "the module",
+        path=prompts.data_block("path", unit.path or "(the module)"),
         reason=stopped.reason,
         detail=prompts.data_block("engine", stopped.detail),
         before=prompts.data_block("before", unit.before[:MAX_MODULE_CHARS]),

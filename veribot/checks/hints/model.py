@@ -40,7 +40,6 @@ from veribot.checks.lang.pyshared import Helper
 from veribot.checks.lang.pytypes import PyType
 from veribot.checks.lang.pyvalues import (
     Fresh,
-    OutOfTime,
     SInt,
     SUnbound,
     Unsupported,
@@ -144,7 +143,7 @@ class Session:
                     name = f"hint {i + 1}: {part.text}"
                     names.add(name)
                     out.append((name, formula))
-            except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception) as err:
+            except Exception as err:  # the hint boundary: a hint never stops the engine
                 self._set(i, Status.REJECTED, f"the model cannot read it at the loop heads: "
                           f"{_why(err)}")
                 out = [c for c in out if c[0] not in names]
@@ -211,8 +210,9 @@ class Session:
                 assert hint.ensures is not None
                 try:
                     holds = _lemma_condition(hint, module, env, value)
-                except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception):
-                    continue  # not applied here: the arbitrary model is kept
+                except Exception:  # the hint boundary: not applied, the arbitrary model kept
+                    log.debug("lemma %s not applied", hint.text, exc_info=True)
+                    continue
                 conds.append(holds)
                 self._lemmas_applied.add(i)
             return value, z3.And(returns, *conds), outcome
@@ -253,7 +253,7 @@ class Session:
                 if e.value is None:
                     continue
                 bad.append(z3.And(e.guard, z3.Not(_lemma_condition(hint, module, env, e.value))))
-        except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception) as err:
+        except Exception as err:  # the hint boundary: a hint never stops the engine
             self._set(i, Status.UNPROVEN, f"the model does not cover it: {_why(err)}")
             return False
         answer = check([z3.Or(bad)] if bad else [FALSE], LEMMA_SOLVER)
@@ -283,8 +283,7 @@ class Session:
             return
         try:
             problem = pyprove.build(tree_a, tree_b, entry, given, limits)
-        except (Unsupported, OutOfTime, RecursionError, LookupError, pyprove.UnknownTypes,
-                z3.Z3Exception) as err:
+        except Exception as err:  # the hint boundary: a hint never stops the engine
             for i in mine:
                 self._set(i, Status.UNPROVEN, f"the model does not cover the function: "
                           f"{_why(err)}")
@@ -296,7 +295,7 @@ class Session:
             assert expr is not None
             try:
                 pre = _truth(expr.tree, problem.module_a, dict(env), problem.helpers)
-            except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception) as err:
+            except Exception as err:  # the hint boundary
                 self._set(i, Status.REJECTED, f"the model cannot read it over the parameters: "
                           f"{_why(err)}")
                 continue
@@ -409,7 +408,7 @@ class _Invariant:
                 raise Unsupported(f"no variable `{side}.{node.id[7:]}` at the loop head")
         try:
             return _truth(self.tree, self.module, env, self.helpers)
-        except (Unsupported, OutOfTime, RecursionError, z3.Z3Exception):
+        except Exception:  # the hint boundary: a hint never stops the engine
             if strict:
                 raise
             return FALSE  # an unreadable candidate is false: Houdini drops it
