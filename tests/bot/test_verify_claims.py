@@ -120,3 +120,14 @@ def test_input_errors_exit_2_with_one_sentence(tmp_path: Path) -> None:
         code, out, err = cli(*argv)
         assert code == 2, (argv, out, err)
         assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_documented_example_runs() -> None:
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "hints"
+    code, out, err = cli("verify-claims", str(root / "claims-example.json"), "--files",
+                         str(root / "total_before.py"), str(root / "total_after.py"),
+                         "--no-execute")
+    assert (code, err) == (0, ""), out
+    assert "hint proven, used by the proof: invariant" in out
+    assert "hint proven: precondition `n <= 3`" in out
+    assert 'fact supported: def("s", "before", 2)' in out
