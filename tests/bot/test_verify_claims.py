@@ -131,3 +131,21 @@ def test_the_documented_example_runs() -> None:
     assert "hint proven, used by the proof: invariant" in out
     assert "hint proven: precondition `n <= 3`" in out
     assert 'fact supported: def("s", "before", 2)' in out
+
+
+def test_hints_proven_by_verify_claims_complete_a_later_compare(tmp_path: Path) -> None:
+    archive = tmp_path / "hints.sqlite3"
+    pair = files(tmp_path)
+    compare = ["compare", pair[1], pair[2], "--entry", "total", "--no-execute",
+               "--hints", str(archive), "--format", "json"]
+    code, out, _ = cli(*compare)
+    (unit,) = [u for u in json.loads(out)["units"] if u["entry"] == "total"]
+    assert unit["verdict"] == "inconclusive" and unit["reason"] == "loop-bound"
+    path = claims(tmp_path, {"entry": "total", "hints": [
+        {"kind": "invariant", "expr": INVARIANT}, {"kind": "invariant", "expr": WRONG}]})
+    code, _, _ = cli("verify-claims", str(path), *pair, "--no-execute", "--archive", str(archive))
+    assert code == 1  # the wrong one is refuted, and is not kept
+    code, out, _ = cli(*compare)
+    (unit,) = [u for u in json.loads(out)["units"] if u["entry"] == "total"]
+    assert unit["verdict"] == "verified" and unit["method"].startswith("z3+hints")
+    assert WRONG not in json.dumps(unit)

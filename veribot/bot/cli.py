@@ -169,6 +169,14 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=DEFAULT_MODEL, metavar="NAME", help=f"model (default {DEFAULT_MODEL})"
     )
+    p.add_argument(
+        "--hints",
+        type=Path,
+        default=None,
+        metavar="ARCHIVE",
+        help="where the engine stops, try checked hints: the proven ones kept in the SQLite "
+        "file ARCHIVE, then the agent's (with --llm); proven hints are kept there",
+    )
     p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
 
 
@@ -353,6 +361,8 @@ def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
         agent=agent,
         review_tests=not getattr(args, "skip_tests", False),
         review_stubs=bool(getattr(args, "review_stubs", False)),
+        hints=args.hints is not None,
+        hints_archive=args.hints,
     )
 
 

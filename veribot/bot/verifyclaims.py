@@ -18,7 +18,8 @@ revision range. Nothing needs Anthropic. The file::
 For each unit the engine runs with the hints (``hints.check``), each fact is checked
 against the code's own facts (``claims``), and the report says which hints were proven,
 refuted, unproven or rejected, which facts are supported, contradicted or unchecked, and
-the resulting verdict.
+the resulting verdict. With ``--archive FILE`` the proven hints are kept there, and a
+review run with ``--hints FILE`` reuses them.
 
 Exit codes: 0 every hint proven and every fact supported; 1 some hint or fact was not
 (the verdict is printed either way); 2 a usage or input error (the claims file does not
@@ -39,6 +40,7 @@ from veribot.checks.agent import AFTER, BEFORE
 from veribot.checks.claims import Claim, ClaimStatus, check_claims
 from veribot.checks.equivalence import Budget
 from veribot.checks.facts import FactSet, parse_facts
+from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.check import Checked, check_hints
 from veribot.checks.hints.format import HintError, Parsed, parse_hints
 from veribot.checks.hints.model import Status
@@ -98,6 +100,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-execute", action="store_true",
                    help="proof only: never run the code, not even sandboxed")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--archive", type=Path, default=None, metavar="FILE",
+                   help="keep the proven hints in this SQLite archive, for reviews run with "
+                   "--hints FILE")
 
 
 def read_claims(path: Path) -> list[ClaimUnit]:
@@ -136,7 +141,14 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
     if (args.files is None) == (args.repo is None):
         raise ClaimsError("give either --files BEFORE.py AFTER.py or --repo PATH --base REV.")
     budget = Budget(timeout_s=args.timeout, execute=not args.no_execute)
-    reports = [verify(u, *_sources(u, args), budget=budget) for u in units]
+    reports = []
+    for u in units:
+        before, after, context = _sources(u, args)
+        report = verify(u, before, after, context, budget=budget)
+        keys = unit_keys(before, after, u.entry) if args.archive is not None else None
+        if keys is not None:
+            Archive(args.archive).store("", keys, report.checked.proven())
+        reports.append(report)
     if args.format == "json":
         stdout.write(json.dumps([_as_json(r) for r in reports], indent=2) + "\n")
     else:
