@@ -10,6 +10,9 @@ tracebacks.
 
 This module is the only place that reads the environment (``CI``, ``NO_COLOR``,
 ``COLUMNS``), once, into :class:`Settings`.
+
+``verify-claims`` checks hints and facts from any source (``veribot.bot.verifyclaims``,
+which documents its own exit codes).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 import veribot
+from veribot.bot import verifyclaims
 from veribot.bot.agentreview import agent_config
 from veribot.bot.config import ConfigError
 from veribot.bot.gitrepo import GitRepoError
@@ -40,6 +44,7 @@ from veribot.bot.review import (
     ReviewRequest,
     review,
 )
+from veribot.bot.verifyclaims import ClaimsError
 from veribot.checks.equivalence import Budget
 from veribot.checks.llm import LLMError
 
@@ -164,6 +169,14 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=DEFAULT_MODEL, metavar="NAME", help=f"model (default {DEFAULT_MODEL})"
     )
+    p.add_argument(
+        "--hints",
+        type=Path,
+        default=None,
+        metavar="ARCHIVE",
+        help="where the engine stops, try checked hints: the proven ones kept in the SQLite "
+        "file ARCHIVE, then the agent's (with --llm); proven hints are kept there",
+    )
     p.add_argument("--verbose", "-v", action="store_true", help="debug log on stderr")
 
 
@@ -266,6 +279,14 @@ def build_parser(
         from veribot.bench import real as bench_real
 
         bench_real.add_arguments(rp)
+    vc = sub.add_parser(
+        "verify-claims",
+        help="check hints and facts (CLAIMS.json, from any model or person) against the code",
+        description="Check the hints and facts of CLAIMS.json against two versions of the "
+        "code, and print which were proven and the resulting verdict. Exit 0: all proven; "
+        "1: some not; 2: usage or input error (see veribot/bot/verifyclaims.py).",
+    )
+    verifyclaims.add_arguments(vc)
     _add_app_commands(sub)
     return parser
 
@@ -350,6 +371,8 @@ def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
         agent=agent,
         review_tests=not getattr(args, "skip_tests", False),
         review_stubs=bool(getattr(args, "review_stubs", False)),
+        hints=args.hints is not None,
+        hints_archive=args.hints,
     )
 
 
@@ -370,6 +393,8 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import real as bench_real
 
         return int(bench_real.main(args))
+    if args.command == "verify-claims":
+        return verifyclaims.run(args, stdout)
     if args.command in _APP_COMMANDS:
         return _APP_COMMANDS[args.command](args)
     request = _request(args, settings)
@@ -522,7 +547,7 @@ def main(
     handler = _logging(bool(getattr(args, "verbose", False)), err)
     try:
         return _run(args, settings, out, err)
-    except (GitRepoError, ReviewError, ConfigError, UsageError) as exc:
+    except (GitRepoError, ReviewError, ConfigError, UsageError, ClaimsError) as exc:
         return fail(str(exc))
     except OSError as exc:
         logger.debug("I/O error", exc_info=True)

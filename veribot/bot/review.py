@@ -27,6 +27,7 @@ from pathlib import Path
 
 from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
+from veribot.bot.hintreview import improve_units
 from veribot.checks.agentverdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.llm import UsageReport
@@ -100,6 +101,11 @@ class ReviewRequest:
     # Which files of a git range are reviewed; the others are listed as skipped, with why.
     review_tests: bool = True  # test files (tests/, test_*.py, *_test.py, conftest.py)
     review_stubs: bool = False  # .pyi stubs: declarations only, nothing to run or prove
+    # Checked hints where the engine stopped (veribot.bot.hintreview): asked of ``agent``,
+    # and kept in / read from the archive file (proven hints per repository ``repo_name``).
+    hints: bool = False
+    hints_archive: Path | None = None
+    repo_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,9 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     todo = [u for i, u in enumerate(units) if i not in cuts]
     decided = iter(_decide_all(todo, request.budget, max(1, request.jobs), progress))
     results = [cuts[i] if i in cuts else next(decided) for i in range(len(units))]
+    if request.hints:
+        results = improve_units(units, results, request.agent, request.budget,
+                                request.hints_archive, request.repo_name)
     findings = _ask_agent(request, units, results, root, base, head)
     return Report(
         items=tuple(UnitResult(u, r, a) for u, r, a in zip(units, results, findings, strict=True)),

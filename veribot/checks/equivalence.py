@@ -39,6 +39,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from veribot.checks import difftest, harvest, modulecheck, relational, tripwire
 from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
@@ -52,6 +53,9 @@ from veribot.checks.package import PairContext
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
+
+if TYPE_CHECKING:
+    from veribot.checks.hints.model import Session
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +83,7 @@ def check_pair(
     *,
     budget: Budget = Budget(),
     context: PairContext | None = None,
+    hints: Session | None = None,
 ) -> Result:
     """Decide whether ``entry`` behaves the same in two module sources.
 
@@ -87,9 +92,11 @@ def check_pair(
     ``context``: the package of each version, from its own revision; the sandbox then
     imports each version as part of its package (relative imports and imports of the
     project's own package work) instead of as a lone module.
+    ``hints``: proposed invariants and lemmas (``checks.hints``), used only where the
+    solver proves them; the session records what became of each.
     """
     start = time.monotonic()
-    result = _decide(before, after, entry, param_types, budget, start, context)
+    result = _decide(before, after, entry, param_types, budget, start, context, hints)
     elapsed = time.monotonic() - start
     notes = result.notes
     if context is not None and budget.execute:
@@ -117,6 +124,7 @@ def _decide(
     budget: Budget,
     start: float,
     context: PairContext | None = None,
+    hints: Session | None = None,
 ) -> Result:
     trees = []
     for label, source in (("before", before), ("after", after)):
@@ -177,7 +185,7 @@ def _decide(
         if same is not None:
             return same
 
-    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline)
+    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline, hints=hints)
     if inferred:  # the proof, if any, holds only for these types
         # pyprove names a type it was handed "given": these were guessed, not given.
         guessed = {f"`{k}`: {i.type.text()} (given)": f"`{k}`: {i.type.text()} (inferred)"
@@ -383,6 +391,23 @@ def _prove(
     deadline: float,
     *,
     shared: bool = True,
+    hints: Session | None = None,
+) -> pyprove.Outcome:
+    if hints is not None:
+        return hints.label(_prove_with(tree_a, tree_b, entry, given, budget, deadline, shared,
+                                       hints))
+    return _prove_with(tree_a, tree_b, entry, given, budget, deadline, shared, None)
+
+
+def _prove_with(
+    tree_a: ast.Module,
+    tree_b: ast.Module,
+    entry: str,
+    given: Mapping[str, PyType],
+    budget: Budget,
+    deadline: float,
+    shared: bool,
+    hints: Session | None,
 ) -> pyprove.Outcome:
     limits = ExecLimits(
         loop_bound=budget.loop_bound,
@@ -391,17 +416,18 @@ def _prove(
         deadline=deadline - budget.timeout_s * 0.6,
     )
     try:
-        problem = pyprove.build(tree_a, tree_b, entry, given or None, limits, shared=shared)
+        problem = pyprove.build(tree_a, tree_b, entry, given or None, limits, shared=shared,
+                                wrap_helper=hints.wrap_helper if hints is not None else None)
         quick = lambda: _solver(budget, deadline, cap_ms=1000)  # noqa: E731
         if problem.exhausted:
             # Lock-step induction first: it is usually quicker than a deep bounded check
             # over sequences, and it needs nothing from it.
-            induction = pyinduct.prove(problem, limits, quick, bounded_ok=False)
+            induction = pyinduct.prove(problem, limits, quick, bounded_ok=False, hints=hints)
             if induction is not None:
                 return _with_problem(induction, problem)
         outcome = _with_problem(pyprove.search_bounded(problem, _solver(budget, deadline)), problem)
         if outcome.kind == "bounded":
-            induction = pyinduct.prove(problem, limits, quick, bounded_ok=True)
+            induction = pyinduct.prove(problem, limits, quick, bounded_ok=True, hints=hints)
             if induction is not None:
                 return _with_problem(induction, problem)
         return outcome

@@ -25,6 +25,7 @@ import ast
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import z3
 
@@ -71,6 +72,20 @@ Env = dict[str, V]
 Candidate = tuple[str, Callable[[Env, Env, z3.ArithRef], z3.BoolRef]]
 
 
+class InvariantHints(Protocol):
+    """Proposed invariants, offered to Houdini beside the engine's own (``checks.hints``):
+    they are kept only where the solver proves them, like any candidate."""
+
+    def candidates(self, module_a: Module, module_b: Module, loops: tuple[int, int],
+                   ea: Env, eb: Env, helpers: Mapping[str, SharedCall]) -> list[Candidate]: ...
+
+    def prune(self, kept: Sequence[Candidate], stage: str) -> list[Candidate]: ...
+
+    def kept(self, names: Sequence[str]) -> None: ...
+
+    def induction_proved(self) -> None: ...
+
+
 @dataclass
 class Side:
     """One version, split around its loop, with the executor that runs its pieces."""
@@ -96,6 +111,7 @@ def prove(
     solver: Callable[[], SolverLimits],
     *,
     bounded_ok: bool,
+    hints: InvariantHints | None = None,
 ) -> Outcome | None:
     """A proof for all trip counts, or None when induction does not apply or fails.
 
@@ -112,7 +128,7 @@ def prove(
     if a is None or b is None:
         return None
     try:
-        return _prove(problem, a, b, fresh, solver, bounded_ok)
+        return _prove(problem, a, b, fresh, solver, bounded_ok, hints)
     except Unsupported as err:
         log.debug("induction does not apply: %s", err)
         return None
@@ -185,6 +201,7 @@ def _prove(
     fresh: Fresh,
     solver: Callable[[], SolverLimits],
     bounded_ok: bool,
+    hints: InvariantHints | None = None,
 ) -> Outcome | None:
     # Prefixes, from the very inputs of the bounded problem.
     prefix_exits: list[list[Exit]] = []
@@ -287,11 +304,17 @@ def _prove(
     # Houdini: keep the candidates that hold on entering the loops and that one
     # iteration preserves whenever both loops go on.
     candidates = _candidates(a, b, ha, hb)
+    if hints is not None:
+        assert problem.module_a is not None and problem.module_b is not None
+        candidates += hints.candidates(problem.module_a, problem.module_b,
+                                       (a.loop.lineno, b.loop.lineno), ha.env, hb.env,
+                                       problem.helpers)
     kept = [
         c for c in candidates
         if _unsat([both, enter_a, enter_b, z3.Not(c[1](head0_a.env, head0_b.env, zero))],
                   solver())
     ]  # fmt: skip
+    kept = hints.prune(kept, "entry") if hints is not None else kept
     a.mutated, b.mutated = set(), set()
     cont_a, _, head_a = _head(a, ha, k)
     cont_b, _, head_b = _head(b, hb, k)
@@ -321,9 +344,12 @@ def _prove(
             if _unsat([*premise, *inv, next_a.live, next_b.live,
                        z3.Not(c[1](next_a.env, next_b.env, k1))], solver())
         ]  # fmt: skip
+        survivors = hints.prune(survivors, "step") if hints is not None else survivors
         if len(survivors) == len(kept):
             break
         kept = survivors
+    if hints is not None:
+        hints.kept([c[0] for c in kept])
     facts = [*premise, *(c[1](ha.env, hb.env, k) for c in kept)]
 
     # Step: from any iteration both loops run, they go on together, or end the function
@@ -336,6 +362,8 @@ def _prove(
         if uncovered(ended, [*facts, z3.Not(nxt.live)], solver()):
             return None
 
+    if hints is not None:
+        hints.induction_proved()
     plain = {c[0] for c in kept}
     names = "; ".join(
         c[0] for c in kept if not (c[0].startswith("k > 0 -> ") and c[0][9:] in plain)
@@ -482,6 +510,10 @@ def _arbitrary(
             return None
         return SUnion(((bound, value), (z3.Not(bound), SUnbound())))
     if isinstance(later, SIntB) and as_int_or_bool(entry) is not None:
+        return SIntB(z3.Int(fresh.name(base)))
+    if isinstance(entry, SIntB) and isinstance(later, SInt):
+        # An int-or-bool on entry (`j = n`), an int once the loop changed it: an arbitrary
+        # int-or-bool covers both.
         return SIntB(z3.Int(fresh.name(base)))
     if isinstance(entry, SSeq) and isinstance(later, SSeq) and later.elem == INT_OR_BOOL:
         entry = as_codes(entry)

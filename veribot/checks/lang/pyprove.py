@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import z3
@@ -153,7 +153,10 @@ def build(
     limits: Limits,
     *,
     shared: bool = True,
+    wrap_helper: Callable[[pyshared.Helper, Module, SharedCall], SharedCall] | None = None,
 ) -> Problem:
+    """Both versions executed on the same inputs. ``wrap_helper`` may narrow a shared
+    helper's arbitrary model (``checks.hints``: by a lemma proven on its body)."""
     fn_a = find_function(tree_a, entry)
     fn_b = find_function(tree_b, entry)
     if fn_a is None or fn_b is None:
@@ -208,6 +211,8 @@ def build(
     calls: dict[str, SharedCall] = {
         name: functools.partial(pyshared.call, h) for name, h in helpers.items()
     }
+    if wrap_helper is not None:
+        calls = {name: wrap_helper(helpers[name], module_a, c) for name, c in calls.items()}
     ex_a = Executor(module_a, fresh, limits, calls)
     ex_b = Executor(module_b, fresh, limits, calls)
     result_a = ex_a.run(fn_a, inputs)
