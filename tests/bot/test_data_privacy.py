@@ -15,6 +15,7 @@ from veribot.bot.config import Settings, secure_data_dir
 from veribot.bot.queue import JobQueue, sqlite_huey
 from veribot.bot.webhooks import DeliveryStore, signature
 from veribot.bot.worker import NOT_EXECUTED_NOTE, WorkerDeps, sandbox_checked
+from veribot.checks.hints.archive import Archive
 from veribot.checks.sandbox.selftest import Probe, SelfTest
 
 EXAMPLES = Path(__file__).parents[1] / "fakes" / "webhooks"
@@ -71,6 +72,10 @@ def test_a_removed_installation_is_purged(tmp_path: Path) -> None:
     with sqlite3.connect(data / "llm.sqlite3") as db:
         db.executescript(llmcache._SCHEMA)
         db.execute("INSERT INTO llm_answers VALUES ('k', 'm', 'm-1', 'octocat code', '{}', 0)")
+    Archive(data / "hints.sqlite3")  # its schema
+    with sqlite3.connect(data / "hints.sqlite3") as db:
+        for repo in ("octocat/Hello-World", "someone/else"):
+            db.execute("INSERT INTO hints VALUES (?, 'key', '{}', 0)", (repo,))
     settings = Settings(webhook_secret=SECRET, data_dir=data)
     queue = JobQueue(sqlite_huey(tmp_path / "queue.sqlite3"))
     body = (EXAMPLES / "installation.deleted.1.json").read_bytes()
@@ -82,6 +87,8 @@ def test_a_removed_installation_is_purged(tmp_path: Path) -> None:
     assert sorted(p.name for p in (data / "repos").iterdir()) == ["someone__else"]
     with sqlite3.connect(data / "llm.sqlite3") as db:
         assert db.execute("SELECT COUNT(*) FROM llm_answers").fetchone() == (0,)
+    with sqlite3.connect(data / "hints.sqlite3") as db:
+        assert db.execute("SELECT repo FROM hints").fetchall() == [("someone/else",)]
 
 
 def test_a_failed_self_test_makes_the_worker_proof_only_and_says_why() -> None:

@@ -135,6 +135,9 @@ class Settings:
     # Reviews of pushes per installation and day that may run code and ask the agent; the
     # rest are proof-only and solver-only. None: no limit.
     reviews_per_day: int | None = None
+    # Ask the agent for checkable hints where the engine stops (VERIBOT_AGENT_HINTS=1); the
+    # archive of proven hints is always tried, at no model cost.
+    agent_hints: bool = False
 
     @property
     def llm_cache_path(self) -> Path | None:
@@ -200,6 +203,7 @@ class Settings:
             raise ConfigError(f"VERIBOT_REVIEWS_PER_DAY must be a number, not {per_day!r}")
         return cls(
             reviews_per_day=int(per_day) if per_day is not None else None,
+            agent_hints=env.get("VERIBOT_AGENT_HINTS", "0").strip().lower() in ("1", "true", "yes"),
             webhook_secret=secret,
             app_id=int(app_id_text) if app_id_text is not None else None,
             private_key=key,

@@ -50,9 +50,19 @@ def purge_installation(settings: Settings, payload: Mapping[str, Any]) -> Purged
             shutil.rmtree(folder)
             removed.append(name.replace("__", "/", 1))
     rows = _clear_llm_cache(settings.data_dir / "llm.sqlite3")
+    _clear_hints(settings.data_dir / "hints.sqlite3", account)
     log.info("installation removed: purged %d repositories and %d LLM cache rows",
              len(removed), rows)
     return Purged(tuple(removed), rows)
+
+
+def _clear_hints(path: Path, account: object) -> None:
+    """The account's proven hints (the archive keeps them per ``owner/name``)."""
+    if not isinstance(account, str) or not account or not path.is_file():
+        return
+    with closing(sqlite3.connect(path, timeout=30.0)) as db, db, suppress(sqlite3.OperationalError):
+        db.execute("DELETE FROM hints WHERE substr(repo, 1, ?) = ?",
+                   (len(account) + 1, f"{account}/"))
 
 
 def _clear_llm_cache(path: Path) -> int:

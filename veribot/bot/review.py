@@ -106,6 +106,7 @@ class ReviewRequest:
     hints: bool = False
     hints_archive: Path | None = None
     repo_name: str = ""
+    hints_ask: bool = True  # False: only the archive's proven hints, no model call for hints
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,8 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     decided = iter(_decide_all(todo, request.budget, max(1, request.jobs), progress))
     results = [cuts[i] if i in cuts else next(decided) for i in range(len(units))]
     if request.hints:
-        results = improve_units(units, results, request.agent, request.budget,
+        asked = request.agent if request.hints_ask else None
+        results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
     findings = _ask_agent(request, units, results, root, base, head)
     return Report(

@@ -311,6 +311,8 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         progress_interval=deps.progress_interval,
         execute=execute,
         agent=access,
+        hints_archive=deps.settings.data_dir / "hints.sqlite3",
+        hints_ask=deps.settings.agent_hints,
     )
 
 
@@ -404,8 +406,13 @@ def review_and_post(
     progress_interval: float = PROGRESS_INTERVAL_S,
     execute: bool = True,
     agent: AgentAccess | None = None,
+    hints_archive: Path | None = None,
+    hints_ask: bool = False,
 ) -> Outcome:
     """Start the check run, review ``base_sha...head_sha``, and post the results.
+
+    ``hints_archive``: the file of proven hints (per repository); where the engine stops, its
+    hints are tried, and with ``hints_ask`` the agent proposes more, each proven before use.
 
     ``agent``: how to reach the model (none: solver-only); whether it is asked, which model
     and within what budget is the base branch's `.veribot.toml`'s call.
@@ -448,6 +455,10 @@ def review_and_post(
                 review_stubs=config.review_stubs,
                 agent=asked,
                 agent_reason=why_not,
+                hints=hints_archive is not None,
+                hints_archive=hints_archive,
+                hints_ask=hints_ask,
+                repo_name=client.full_name,
             )
             report = review(request, progress)
             notes = (*notes, *(asked.notes if asked is not None else ()))
