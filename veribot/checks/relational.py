@@ -788,9 +788,10 @@ def plan(
     # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
     # then the same code in the same environment at import is not the same later on.
     # For a method, everything its class reads counts.
+    trusted: list[str] = []
     for tree in (tree_a, tree_b):
         meddling = pyinterfere.interference(tree, Module.of(tree),
-                                            classes[0] if classes else name)
+                                            classes[0] if classes else name, trusted)
         if meddling is not None:
             raise Refused(f"code of the module may change what it reads: {meddling.what} "
                           f"(line {meddling.line})")
@@ -849,6 +850,7 @@ def plan(
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
                            "is given)")
+    assumptions += trusted
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:
