@@ -127,3 +127,20 @@ def test_a_lying_annotation_is_an_assumption_of_the_verdict() -> None:
     result = check_pair(before, after, "C.get", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED
     assert ANNOTATED_INSTANCE in result.assumptions
+
+
+def test_an_attribute_of_a_function_the_code_defines_hides_no_member() -> None:
+    extra = ("def wrap(f):\n    def inner():\n        return f()\n"
+             "    inner.helper = f\n    inner.x = f\n    return inner\n")
+    before = SAME_HEAD.format(body="self.x + 1") + "    def helper(self) -> int:\n" \
+        "        return 1\n" + extra
+    after = before.replace("self.x + 1", "1 + self.x")
+    assert check_pair(before, after, "C.get", budget=BUDGET).verdict is Verdict.VERIFIED
+
+
+def test_a_decorated_inner_function_may_be_anything() -> None:
+    extra = ("def deco(f):\n    return C\n"
+             "def setup():\n    @deco\n    def inner():\n        pass\n"
+             "    inner.helper = lambda self: 2\n")
+    before, after = _pair(extra)
+    assert check_pair(before, after, "C.get", budget=BUDGET).verdict is not Verdict.VERIFIED

@@ -40,6 +40,7 @@ read do not matter.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -477,7 +478,7 @@ def _targeted(
                                     line)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             if node.attr in targets and id(node) not in on_self and (
-                on_instance.get(id(node), _EXCEPTION) != _EXCEPTION
+                on_instance.get(id(node), _EXCEPTION) not in (_EXCEPTION, _FUNCTION)
             ):
                 trusted.append(line)
             if id(node) in on_self:
@@ -546,7 +547,9 @@ def _targeted(
                 return Interference(f"`{setter}` with a computed attribute name", line)
             obj = node.args[0] if node.args and setter in ("setattr", "delattr") else None
             instance = obj is not None and id(node) in on_instance
-            if instance and attr in targets and on_instance[id(node)] != _EXCEPTION:
+            if instance and attr in targets and on_instance[id(node)] not in (
+                _EXCEPTION, _FUNCTION
+            ):
                 trusted.append(line)
             hides = hidden(on_instance[id(node)]) if instance else members
             if attr in hides or (attr in targets and not instance) or (
@@ -675,6 +678,7 @@ def _hiding(tree: ast.Module, by_class: dict[str, set[str]]) -> Callable[[str], 
 
 
 _EXCEPTION = ""  # the class of an object bound by `except ... as e`: some exception
+_FUNCTION = "<function>"  # the class of a function object the function defines
 
 
 # Decorators of a method that still call it with an instance as `self`.
@@ -715,9 +719,15 @@ def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
                    if isinstance(n, ast.ExceptHandler) and n.name and n.name not in params}
         rebound = {n.id for n in ast.walk(fn)
                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        rebound |= {n.name for n in ast.walk(fn)
-                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                    and n is not fn}
+        defs = Counter(n.name for n in ast.walk(fn)
+                       if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                       and n is not fn)
+        # A function the function defines (once, and binds no other way) is a function
+        # object (``_FUNCTION``): its attributes are no class's (`memof.__wrapped__ = f`).
+        params |= {n.name: _FUNCTION for n in ast.walk(fn)
+                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n is not fn
+                   and not n.decorator_list and defs[n.name] == 1 and n.name not in params}
+        rebound |= {name for name in defs if params.get(name) != _FUNCTION}
         rebound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(fn)
                     if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
         rebound |= {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
@@ -729,6 +739,8 @@ def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
             if isinstance(n, ast.ExceptHandler) and n.name in params and (
                     params[n.name] != _EXCEPTION):
                 rebound.add(n.name)
+            if isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] in params:
+                rebound.add((n.asname or n.name).split(".")[0])
         for name in rebound:
             params.pop(name, None)
         if not params:
