@@ -459,7 +459,8 @@ def _targeted(
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # A builtin the closure reads can be replaced by an attribute write only on the
     # builtins module; a module-level name, on this module (imported by itself).
-    targets = {n for n in names if n in bound or _reaches_builtins(tree)} - _SAFE_DUNDERS
+    reaches = any(n not in bound for n in names) and _reaches_builtins(tree)
+    targets = {n for n in names if n in bound or reaches} - _SAFE_DUNDERS
     targets |= data - _SAFE_DUNDERS
     members = set().union(*by_class.values()) - _SAFE_DUNDERS
     on_self, on_cls = _writes_on_self(tree, by_class)
@@ -709,43 +710,44 @@ def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         a = fn.args
+        own = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         params: dict[str, str] = {}
-        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        for p in own:
             cls = _instance_of(p.annotation, plain) if p.annotation is not None else None
             if cls is not None:
                 params[p.arg] = cls
-        # `except E as e` binds an exception, an instance (``_EXCEPTION``) too.
-        params |= {n.name: _EXCEPTION for n in ast.walk(fn)
-                   if isinstance(n, ast.ExceptHandler) and n.name and n.name not in params}
-        rebound = {n.id for n in ast.walk(fn)
-                   if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        defs = Counter(n.name for n in ast.walk(fn)
+        nodes = list(ast.walk(fn))
+        handlers = {n.name for n in nodes if isinstance(n, ast.ExceptHandler) and n.name}
+        defs = Counter(n.name for n in nodes
                        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                        and n is not fn)
+        # `except E as e` binds an exception, an instance (``_EXCEPTION``) too.
+        params |= {name: _EXCEPTION for name in handlers if name not in params}
         # A function the function defines (once, and binds no other way) is a function
         # object (``_FUNCTION``): its attributes are no class's (`memof.__wrapped__ = f`).
-        params |= {n.name: _FUNCTION for n in ast.walk(fn)
+        params |= {n.name: _FUNCTION for n in nodes
                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n is not fn
                    and not n.decorator_list and defs[n.name] == 1 and n.name not in params}
-        rebound |= {name for name in defs if params.get(name) != _FUNCTION}
-        rebound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(fn)
-                    if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
-        rebound |= {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+        if not params:
+            continue
+        rebound = {name for name in defs if params.get(name) != _FUNCTION}
+        rebound |= {p.arg for p in (*own, a.vararg, a.kwarg)
                     if p is not None and p.arg not in params}
-        for n in ast.walk(fn):
-            if isinstance(n, ast.arg) and n.arg in params and not any(
-                    n is p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)):
+        for n in nodes:
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                rebound.add(n.id)
+            elif isinstance(n, ast.alias):
+                rebound.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, ast.arg) and n.arg in params and not any(n is p for p in own):
                 rebound.add(n.arg)  # a lambda's or a nested function's parameter
-            if isinstance(n, ast.ExceptHandler) and n.name in params and (
+            elif isinstance(n, ast.ExceptHandler) and n.name in params and (
                     params[n.name] != _EXCEPTION):
                 rebound.add(n.name)
-            if isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] in params:
-                rebound.add((n.asname or n.name).split(".")[0])
         for name in rebound:
             params.pop(name, None)
         if not params:
             continue
-        for n in ast.walk(fn):
+        for n in nodes:
             written = n.value if isinstance(n, ast.Attribute) and isinstance(
                 n.ctx, ast.Store | ast.Del
             ) else n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
