@@ -16,8 +16,16 @@ Code anywhere in the module blocks a proof only if it can
   function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
   ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
   any use of ``__defaults__`` or ``__kwdefaults__`` (their contents change in place); an
-  attribute write named like an attribute of a class in the closure (what its body binds,
-  or any attribute the closure reads), other than on a method's ``self``;
+  attribute write named like a *member* of a class in the closure (a method, property,
+  nested class or other value its body binds that may be a descriptor), on any object
+  that may be an instance of it (an instance attribute hides the member: ``obj.helper =
+  f``); an attribute write named like other data of those classes (what their bodies bind,
+  or any attribute the closure reads) on an object that may be a class: not on a method's
+  ``self``, a parameter annotated with a class of the module (an instance, as the
+  annotation says: an assumption of the verdict), an exception bound by ``except``, a
+  function the code defines, or an imported module; nor a write of a literal, display or
+  comprehension (never a descriptor) of a name no class of the closure binds; but always
+  a write of a class's own data through ``cls`` in a classmethod;
 - write through a reflective view of a namespace: ``globals()``, ``vars()``,
   ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
   by ``getattr`` with that or a computed name), used as the target of a write, the
@@ -32,9 +40,10 @@ Code anywhere in the module blocks a proof only if it can
   ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
-class, never on a module. Uses of ``sys``, decorators on other functions (import-time
-code, which the loaded module is checked for) and writes to names the closure does not
-read do not matter.
+class, never on a module. A base class outside the module is taken not to derive from a
+class of the module (it would have to import it). Uses of ``sys``, decorators on other
+functions (import-time code, which the loaded module is checked for) and writes to names
+the closure does not read do not matter.
 """
 
 from __future__ import annotations
