@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
 from veribot.checks.lang import pygen, pyinterfere, pysource
-from veribot.checks.lang.pymodule import Module
 from veribot.checks.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
@@ -852,7 +851,7 @@ def plan(
     # For a method, everything its class reads counts.
     trusted: list[str] = []
     for tree in (tree_a, tree_b):
-        meddling = pyinterfere.interference(tree, Module.of(tree),
+        meddling = pyinterfere.interference(tree, None,
                                             classes[0] if classes else name, trusted)
         if meddling is not None:
             raise Refused(f"code of the module may change what it reads: {meddling.what} "

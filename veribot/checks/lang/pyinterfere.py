@@ -49,7 +49,8 @@ the closure does not read do not matter.
 from __future__ import annotations
 
 import ast
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -104,13 +105,41 @@ ANNOTATED_INSTANCE = (
 )
 
 
+# The last answers, by tree and entry (the relational check and the proof ask alike); the
+# tree is kept with its answer, so that its id is not reused while the entry is here.
+_ANSWERS: OrderedDict[tuple[int, str], tuple[ast.Module, Interference | None, bool]] = (
+    OrderedDict())
+_ANSWERS_LOCK = threading.Lock()
+
+
 def interference(
-    tree: ast.Module, module: Module, entry: str, notes: list[str] | None = None
+    tree: ast.Module, module: Module | None, entry: str, notes: list[str] | None = None
 ) -> Interference | None:
     """The first code of ``tree`` that can change ``entry`` or a name it reads; else None.
 
-    Where a write was taken to be on an instance because of a parameter's annotation,
-    ``ANNOTATED_INSTANCE`` is added to ``notes`` (once), an assumption of the verdict."""
+    ``module`` is ``Module.of(tree)``, read here when not given. Where a write was taken
+    to be on an instance because of a parameter's annotation, ``ANNOTATED_INSTANCE`` is
+    added to ``notes`` (once), an assumption of the verdict."""
+    key = (id(tree), entry)
+    with _ANSWERS_LOCK:
+        known = _ANSWERS.get(key)
+    if known is not None and known[0] is tree:
+        found, trusted = known[1], known[2]
+    else:
+        found, trusted = _interference(tree, module or Module.of(tree), entry)
+        with _ANSWERS_LOCK:
+            _ANSWERS[key] = (tree, found, trusted)
+            while len(_ANSWERS) > 16:
+                _ANSWERS.popitem(last=False)
+    if found is None and trusted and notes is not None and ANNOTATED_INSTANCE not in notes:
+        notes.append(ANNOTATED_INSTANCE)
+    return found
+
+
+def _interference(
+    tree: ast.Module, module: Module, entry: str
+) -> tuple[Interference | None, bool]:
+    """``interference``, and whether a parameter's annotation was trusted."""
     closure, reads = _closure(tree, entry)
     names = closure | reads
     bound = _bound_names(tree)
@@ -128,19 +157,17 @@ def interference(
             return Interference(
                 f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
                 "module may change after import", use,
-            )
+            ), False
     by_class, data, class_data = _class_attributes(tree, closure)
     trusted: list[int] = []
     found = _targeted(tree, names, module_bound, by_class, data, class_data, trusted)
-    if found is None and trusted and notes is not None and ANNOTATED_INSTANCE not in notes:
-        notes.append(ANNOTATED_INSTANCE)
     if found is not None:
-        return found
+        return found, False
     for scope in _scopes(tree):
         found = _reflective_write(scope, module_bound)
         if found is not None:
-            return found
-    return None
+            return found, False
+    return None, bool(trusted)
 
 
 def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:

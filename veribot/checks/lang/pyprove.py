@@ -165,7 +165,7 @@ def build(
         # in another method, `C.k = 5` in a helper): read on the modules as written,
         # with the class as what the method reads.
         for tree in (tree_a, tree_b):
-            found = interference(tree, Module.of(tree), entry.split(".")[0], trusted)
+            found = interference(tree, None, entry.split(".")[0], trusted)
             if found is not None:
                 raise Unsupported(
                     f"code that may change what the method reads ({found.what})", found.line
