@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import logging
 import posixpath
 import re
@@ -44,8 +45,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
-from veribot.checks.lang import pyinterfere, pysource
-from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang import pygen, pyinterfere, pysource
 from veribot.checks.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
@@ -739,6 +739,67 @@ class _Canon:
         return n.id in self.module.imports
 
 
+def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | None:
+    """A copy of ``fn`` with each ``for x in it: yield x`` whose ``x`` is dead after the
+    loop written ``yield from it``; None if there is none (``x`` is read by no nested
+    scope, which could run later, and declared neither ``global`` nor ``nonlocal``).
+
+    Both call ``iter(it)`` once and its ``__next__`` (a generator's ``send(None)``) until
+    it stops, yielding each item; they differ only in what ``send``, ``throw`` and
+    ``close`` on the outer generator reach, and in the last item left in ``x``. So the
+    loop must be followed by a ``return`` of no value (or a constant) or end the
+    function's body, outside any ``try`` with a ``finally``, and ``x`` must stay a local
+    (bound elsewhere in the function) or be named nowhere else."""
+    if not isinstance(fn, ast.FunctionDef) or not pygen.is_generator(fn):
+        return None
+    copied = copy.deepcopy(fn)
+    bound = Counter(n.id for n in ast.walk(copied)
+                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    named = Counter(n.id for n in ast.walk(copied) if isinstance(n, ast.Name))
+    bound.update(a.arg for a in ast.walk(copied.args) if isinstance(a, ast.arg))
+    # A name a nested scope reads (a closure called later) or that is not a local.
+    shared = {n.id for inner in ast.walk(copied) if inner is not copied and isinstance(
+        inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp)
+        for n in ast.walk(inner) if isinstance(n, ast.Name)}
+    shared |= {g for n in ast.walk(copied) if isinstance(n, ast.Global | ast.Nonlocal)
+               for g in n.names}
+    changed = False
+
+    def rewrite(body: list[ast.stmt], top: bool, in_finally: bool) -> None:
+        nonlocal changed
+        for i, stmt in enumerate(body):
+            after = body[i + 1] if i + 1 < len(body) else None
+            dead = (after is None and top) or (
+                isinstance(after, ast.Return)
+                and (after.value is None or isinstance(after.value, ast.Constant)))
+            if isinstance(stmt, ast.For) and not in_finally and dead and not stmt.orelse \
+                    and isinstance(stmt.target, ast.Name) and len(stmt.body) == 1:
+                x = stmt.target.id
+                only = stmt.body[0]
+                yields = isinstance(only, ast.Expr) and isinstance(only.value, ast.Yield) \
+                    and isinstance(only.value.value, ast.Name) and only.value.value.id == x
+                if yields and x not in shared and (bound[x] > 1 or named[x] == 2):
+                    body[i] = ast.copy_location(
+                        ast.Expr(ast.copy_location(ast.YieldFrom(stmt.iter), stmt)), stmt)
+                    changed = True
+                    continue
+            guarded = in_finally or (isinstance(stmt, ast.Try | ast.TryStar)
+                                     and bool(stmt.finalbody))
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    rewrite(sub, False, guarded)
+            for handler in getattr(stmt, "handlers", []):
+                rewrite(handler.body, False, guarded)
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    rewrite(case.body, False, guarded)
+
+    rewrite(copied.body, True, False)
+    return copied if changed else None
+
+
 def _shape(args: ast.arguments) -> str:
     """The parameters' names and kinds, and which have defaults (dumped where evaluated)."""
     names = [[p.arg for p in group] for group in (args.posonlyargs, args.args, args.kwonlyargs)]
@@ -788,9 +849,10 @@ def plan(
     # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
     # then the same code in the same environment at import is not the same later on.
     # For a method, everything its class reads counts.
+    trusted: list[str] = []
     for tree in (tree_a, tree_b):
-        meddling = pyinterfere.interference(tree, Module.of(tree),
-                                            classes[0] if classes else name)
+        meddling = pyinterfere.interference(tree, None,
+                                            classes[0] if classes else name, trusted)
         if meddling is not None:
             raise Refused(f"code of the module may change what it reads: {meddling.what} "
                           f"(line {meddling.line})")
@@ -801,7 +863,10 @@ def plan(
         _same_class(pair, classes[0], depth=0, method=name)
         pair.side_a.method = pair.side_b.method = (classes[0], name)
     method = bool(classes)
-    canon_a, canon_b = _Canon(fn_a, pair.a, method), _Canon(fn_b, pair.b, method)
+    # `for x in it: yield x` is `yield from it` for a generator driven by next alone.
+    loops_a, loops_b = _yield_from_loops(fn_a), _yield_from_loops(fn_b)
+    canon_a = _Canon(loops_a or fn_a, pair.a, method)
+    canon_b = _Canon(loops_b or fn_b, pair.b, method)
     if canon_a.text() != canon_b.text():
         raise Refused("the code differs beyond renaming and resolved names")
     slots_a, slots_b = canon_a.slots(), canon_b.slots()
@@ -849,6 +914,9 @@ def plan(
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
                            "is given)")
+    assumptions += trusted
+    if loops_a is not None or loops_b is not None:
+        assumptions.append(pygen.DRIVEN)
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:

@@ -16,8 +16,16 @@ Code anywhere in the module blocks a proof only if it can
   function's or object's state (``__code__``, ``__defaults__``, ``__dict__``,
   ``__class__``, ``cell_contents``), or to another dunder of a name the closure reads;
   any use of ``__defaults__`` or ``__kwdefaults__`` (their contents change in place); an
-  attribute write named like an attribute of a class in the closure (what its body binds,
-  or any attribute the closure reads), other than on a method's ``self``;
+  attribute write named like a *member* of a class in the closure (a method, property,
+  nested class or other value its body binds that may be a descriptor), on any object
+  that may be an instance of it (an instance attribute hides the member: ``obj.helper =
+  f``); an attribute write named like other data of those classes (what their bodies bind,
+  or any attribute the closure reads) on an object that may be a class: not on a method's
+  ``self``, a parameter annotated with a class of the module (an instance, as the
+  annotation says: an assumption of the verdict), an exception bound by ``except``, a
+  function the code defines, or an imported module; nor a write of a literal, display or
+  comprehension (never a descriptor) of a name no class of the closure binds; but always
+  a write of a class's own data through ``cls`` in a classmethod;
 - write through a reflective view of a namespace: ``globals()``, ``vars()``,
   ``sys.modules``, ``__dict__``, ``__globals__``, a frame's ``f_globals`` (also reached
   by ``getattr`` with that or a computed name), used as the target of a write, the
@@ -32,15 +40,18 @@ Code anywhere in the module blocks a proof only if it can
   ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
-class, never on a module. Uses of ``sys``, decorators on other functions (import-time
-code, which the loaded module is checked for) and writes to names the closure does not
-read do not matter.
+class, never on a module. A base class outside the module is taken not to derive from a
+class of the module (it would have to import it). Uses of ``sys``, decorators on other
+functions (import-time code, which the loaded module is checked for) and writes to names
+the closure does not read do not matter.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from veribot.checks.lang.pymodule import Module
@@ -87,8 +98,48 @@ class Interference:
     line: int
 
 
-def interference(tree: ast.Module, module: Module, entry: str) -> Interference | None:
-    """The first code of ``tree`` that can change ``entry`` or a name it reads; else None."""
+ANNOTATED_INSTANCE = (
+    "code of the module that writes an attribute of a parameter annotated with a class of "
+    "the module writes it on an instance of that class, as the annotation says, not on "
+    "the class"
+)
+
+
+# The last answers, by tree and entry (the relational check and the proof ask alike); the
+# tree is kept with its answer, so that its id is not reused while the entry is here.
+_ANSWERS: OrderedDict[tuple[int, str], tuple[ast.Module, Interference | None, bool]] = (
+    OrderedDict())
+_ANSWERS_LOCK = threading.Lock()
+
+
+def interference(
+    tree: ast.Module, module: Module | None, entry: str, notes: list[str] | None = None
+) -> Interference | None:
+    """The first code of ``tree`` that can change ``entry`` or a name it reads; else None.
+
+    ``module`` is ``Module.of(tree)``, read here when not given. Where a write was taken
+    to be on an instance because of a parameter's annotation, ``ANNOTATED_INSTANCE`` is
+    added to ``notes`` (once), an assumption of the verdict."""
+    key = (id(tree), entry)
+    with _ANSWERS_LOCK:
+        known = _ANSWERS.get(key)
+    if known is not None and known[0] is tree:
+        found, trusted = known[1], known[2]
+    else:
+        found, trusted = _interference(tree, module or Module.of(tree), entry)
+        with _ANSWERS_LOCK:
+            _ANSWERS[key] = (tree, found, trusted)
+            while len(_ANSWERS) > 16:
+                _ANSWERS.popitem(last=False)
+    if found is None and trusted and notes is not None and ANNOTATED_INSTANCE not in notes:
+        notes.append(ANNOTATED_INSTANCE)
+    return found
+
+
+def _interference(
+    tree: ast.Module, module: Module, entry: str
+) -> tuple[Interference | None, bool]:
+    """``interference``, and whether a parameter's annotation was trusted."""
     closure, reads = _closure(tree, entry)
     names = closure | reads
     bound = _bound_names(tree)
@@ -106,15 +157,17 @@ def interference(tree: ast.Module, module: Module, entry: str) -> Interference |
             return Interference(
                 f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
                 "module may change after import", use,
-            )
-    found = _targeted(tree, names, module_bound, _class_attributes(tree, closure))
+            ), False
+    by_class, data, class_data = _class_attributes(tree, closure)
+    trusted: list[int] = []
+    found = _targeted(tree, names, module_bound, by_class, data, class_data, trusted)
     if found is not None:
-        return found
+        return found, False
     for scope in _scopes(tree):
         found = _reflective_write(scope, module_bound)
         if found is not None:
-            return found
-    return None
+            return found, False
+    return None, bool(trusted)
 
 
 def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
@@ -139,27 +192,87 @@ def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
     return closure, reads
 
 
-def _class_attributes(tree: ast.Module, closure: set[str]) -> set[str]:
+def _class_attributes(
+    tree: ast.Module, closure: set[str]
+) -> tuple[dict[str, set[str]], set[str], set[str]]:
     """Attribute names through which code may change a class of the closure after import
-    (``C.k = 2`` in a helper, ``type(self).k = 2``, ``setattr(C, "get", ...)``): what the
-    classes' bodies bind, and every attribute the closure reads (an instance's read may
-    fall back to its class). Empty when the closure holds no class."""
+    (``C.k = 2`` in a helper, ``type(self).k = 2``, ``setattr(C, "get", ...)``), in two
+    sets: the *members* whose lookup an instance's own attribute of the same name changes
+    (what the classes' bodies bind as methods, properties, nested classes or any value
+    that may be a descriptor), and the *data*: the other names the bodies bind and every
+    attribute the closure reads (an instance's read may fall back to its class). A class
+    with a base outside the module may inherit any member: then every attribute its
+    methods read on ``self`` that none writes on ``self`` counts as a member of it. The
+    members are by class; the third set is the data the bodies bind (a class's own
+    state, which its instances read unless they hold an attribute of the name). All empty
+    when the closure holds no class."""
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in closure]
     if not classes:
-        return set()
+        return {}, set(), set()
     defs = [n for n in tree.body
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
             and n.name in closure]
-    found = {n.attr for d in defs for n in ast.walk(d)
-             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    data = {n.attr for d in defs for n in ast.walk(d)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    by_class: dict[str, set[str]] = {}
+    class_data: set[str] = set()
     for cls in classes:
+        members = by_class.setdefault(cls.name, set())
         for stmt in cls.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                found.add(stmt.name)
+                members.add(stmt.name)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return found
+                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if stmt.value is None or _plain_data(stmt.value):
+                    data |= bound
+                    if stmt.value is not None:  # `x: int` alone binds nothing
+                        class_data |= bound
+                else:
+                    members |= bound
+    for c in classes:
+        if not _known_bases(c, tree):
+            on_self = {n.attr for n in ast.walk(c)
+                       if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                       and n.value.id == "self"}
+            written = {n.attr for n in ast.walk(c)
+                       if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                       and isinstance(n.value, ast.Name) and n.value.id == "self"}
+            by_class[c.name] |= on_self - written
+    every = set().union(*by_class.values())
+    return by_class, data - every, class_data - every
+
+
+def _plain_data(value: ast.expr) -> bool:
+    """A class-body value that cannot be a descriptor: a literal, or a container of them."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Tuple | ast.List | ast.Set):
+        return all(_plain_data(e) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(k is not None and _plain_data(k) for k in value.keys) and all(
+            _plain_data(v) for v in value.values)
+    return False
+
+
+# Bases that add no attribute an instance's own attribute could shadow, and no metaclass.
+_PLAIN_BASES = {"object", "ABC"}
+
+
+def _known_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
+    """Whether every class ``cls`` derives from is in the module (or ``object``), without
+    a metaclass: then its members are what the bodies bind."""
+    if cls.keywords or depth > 20:
+        return False
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in _PLAIN_BASES and base.id not in local:
+            continue
+        if isinstance(base, ast.Name) and base.id in local and local[base.id] is not cls \
+                and _known_bases(local[base.id], tree, depth + 1):
+            continue
+        return False
+    return True
 
 
 _SCOPES = (
@@ -365,16 +478,34 @@ def _builtin(node: ast.expr, names: set[str], bound: set[str]) -> str | None:
 
 
 def _targeted(
-    tree: ast.Module, names: set[str], bound: set[str], attributes: set[str]
+    tree: ast.Module, names: set[str], bound: set[str], by_class: dict[str, set[str]],
+    data: set[str], class_data: set[str], trusted: list[int],
 ) -> Interference | None:
-    """A write that names one of ``names`` or ``attributes`` (of the closure's classes) or
-    a function attribute, or runs text as code."""
+    """A write that names one of ``names`` or an attribute of the closure's classes
+    (``by_class``, ``data``: see ``_class_attributes``) or a function attribute, or runs
+    text as code.
+
+    A write of a data attribute on an instance changes only that instance's state, which
+    the method takes as given: writes on a method's ``self`` and on a parameter annotated
+    with a class of the module (an instance, as the annotation says) are such writes. A
+    member is looked up through the class unless the instance holds an attribute of that
+    name: a write of a member's name on any object counts (``obj.helper = f`` hides the
+    method ``helper`` for that object). The lines of writes let through only because of
+    a parameter's annotation are added to ``trusted``."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # A builtin the closure reads can be replaced by an attribute write only on the
     # builtins module; a module-level name, on this module (imported by itself).
-    targets = {n for n in names if n in bound or _reaches_builtins(tree)} - _SAFE_DUNDERS
-    targets |= attributes - _SAFE_DUNDERS
-    on_self = _writes_on_self(tree)
+    reaches = any(n not in bound for n in names) and _reaches_builtins(tree)
+    targets = {n for n in names if n in bound or reaches} - _SAFE_DUNDERS
+    targets |= data - _SAFE_DUNDERS
+    members = set().union(*by_class.values()) - _SAFE_DUNDERS
+    on_self, on_cls = _writes_on_self(tree, by_class)
+    hidden = _hiding(tree, by_class)
+    plain = _plain_writes(tree)
+    once = _bound_once(tree)
+    imported = {(a.asname or a.name).split(".")[0] for n in tree.body
+               if isinstance(n, ast.Import) for a in n.names} & once
+    on_instance = _writes_on_instances(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Global):
@@ -383,8 +514,25 @@ def _targeted(
                 return Interference(f"`global {hit[0]}` in a function, which may rebind it",
                                     line)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
-            if node.attr in _FUNCTION_STATE or (
-                node.attr in targets and id(node) not in on_self
+            if node.attr in targets and id(node) not in on_self and (
+                on_instance.get(id(node), _EXCEPTION) not in (_EXCEPTION, _FUNCTION)
+            ):
+                trusted.append(line)
+            if id(node) in on_self:
+                hides = on_self[id(node)]
+            elif id(node) in on_instance:
+                hides = hidden(on_instance[id(node)])
+            else:
+                hides = members
+            if node.attr in _FUNCTION_STATE or node.attr in hides or (
+                node.attr in targets and id(node) not in on_self and id(node) not in on_instance
+                and (node.attr in names or node.attr in class_data or id(node) not in plain)
+                # a module's attribute is no class's: the names it binds are the rule
+                and not (node.attr not in names and isinstance(node.value, ast.Name)
+                         and node.value.id in imported)
+            ) or (
+                # `cls.k = 2` in a classmethod rebinds the class's own `k`
+                id(node) in on_cls and node.attr in class_data
             ) or (
                 node.attr.startswith("__") and node.attr not in _SAFE_DUNDERS
                 and _root(node.value) in names
@@ -435,7 +583,15 @@ def _targeted(
             if attr is None:
                 return Interference(f"`{setter}` with a computed attribute name", line)
             obj = node.args[0] if node.args and setter in ("setattr", "delattr") else None
-            if attr in targets or attr in _FUNCTION_STATE or (
+            instance = obj is not None and id(node) in on_instance
+            if instance and attr in targets and on_instance[id(node)] not in (
+                _EXCEPTION, _FUNCTION
+            ):
+                trusted.append(line)
+            hides = hidden(on_instance[id(node)]) if instance else members
+            if attr in hides or (attr in targets and not instance) or (
+                attr in _FUNCTION_STATE
+            ) or (
                 attr.startswith("__") and attr not in _SAFE_DUNDERS
                 and (obj is None or _root(obj) in names)
             ):
@@ -443,13 +599,58 @@ def _targeted(
     return None
 
 
-def _writes_on_self(tree: ast.Module) -> set[int]:
-    """Attribute writes on a method's ``self`` or ``cls`` (its first parameter), which is
-    taken to be an instance or subclass of its class, never a module."""
+# Values that are never descriptors: stored on a class, an instance's own attribute of the
+# same name still hides them.
+_PLAIN_VALUES = (
+    ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+    ast.DictComp, ast.JoinedStr,
+)
+
+
+def _plain_writes(tree: ast.Module) -> set[int]:
+    """Attribute stores (``x.a = []``, ``y, x.a = x.a, None``) of a value that is never a
+    descriptor (a literal, a display, a comprehension, an f-string). Whatever object
+    ``x`` is, such a write of a name that no class of the closure binds changes no
+    member's lookup: on an instance it is the instance's state; on a class, a data
+    attribute that the instance's own one, set when it was built, hides."""
     found: set[int] = set()
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Assign):
+            continue
+        for target in n.targets:
+            pairs: list[tuple[ast.expr, ast.expr]] = [(target, n.value)]
+            if isinstance(target, ast.Tuple | ast.List) and isinstance(n.value, ast.Tuple) and (
+                len(target.elts) == len(n.value.elts)
+                and not any(isinstance(e, ast.Starred) for e in (*target.elts, *n.value.elts))
+            ):
+                pairs = list(zip(target.elts, n.value.elts, strict=True))
+            for t, v in pairs:
+                if isinstance(t, ast.Attribute) and isinstance(v, _PLAIN_VALUES):
+                    found.add(id(t))
+    return found
+
+
+def _writes_on_self(
+    tree: ast.Module, by_class: dict[str, set[str]]
+) -> tuple[dict[int, set[str]], set[int]]:
+    """Attribute writes on a method's ``self`` or ``cls`` (its first parameter), which is
+    taken to be an instance or subclass of its class, never a module; mapped to the
+    members (of ``by_class``, the closure's classes) whose lookup the write may change.
+
+    A write on ``self`` in a method of ``K`` hides a member of a closure class ``F`` only
+    on an object of ``F``: one whose class derives from ``K`` (``self`` of ``F``'s method
+    is taken to be of exactly ``F``), so only when ``K`` is ``F`` or one of its bases;
+    then every member ``F`` has (its bases' too) counts. A write on ``cls``, or in a
+    decorated method or a nested class, may change any of them; the second set holds the
+    writes that may be on a class (on ``cls``, or in a decorated method)."""
+    hidden = _hiding(tree, by_class)
+    every = set().union(*by_class.values())
+    found: dict[int, set[str]] = {}
+    on_class: set[int] = set()
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
+        top = cls in tree.body
         for fn in cls.body:
             if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or any(
                 isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list
@@ -465,12 +666,175 @@ def _writes_on_self(tree: ast.Module) -> set[int]:
             )
             if rebound:
                 continue
-            found |= {
+            plain = top and first == "self" and not fn.decorator_list
+            blocked = hidden(cls.name) if plain else every
+            writes = {
                 id(n) for n in ast.walk(fn)
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store | ast.Del)
                 and isinstance(n.value, ast.Name) and n.value.id == first
             }
+            found.update(dict.fromkeys(writes, blocked))
+            if first == "cls" or not all(_on_instance(d) for d in fn.decorator_list):
+                on_class |= writes
+    return found, on_class
+
+
+def _hiding(tree: ast.Module, by_class: dict[str, set[str]]) -> Callable[[str], set[str]]:
+    """For a class ``K`` of the module, the members (of ``by_class``) that an attribute
+    of an object of ``K`` hides: those of each closure class that ``K`` is or is a base
+    of, with their bases'. (A base outside the module is taken not to derive from a
+    class of this module, which it would have to import.)"""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def ancestors(name: str) -> set[str]:
+        """``name`` and the classes of the module it derives from."""
+        found, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n in found:
+                continue
+            found.add(n)
+            todo += [b.id for b in (local[n].bases if n in local else ())
+                     if isinstance(b, ast.Name) and b.id in local]
+        return found
+
+    lines = {f: ancestors(f) for f in by_class}
+    # An exception may be an object of a closure class that derives from one.
+    open_lines = {f for f, line in lines.items()
+                  if any(not _known_bases(local[c], tree) for c in line if c in local)}
+
+    def hidden(cls: str) -> set[str]:
+        out: set[str] = set()
+        for f, line in lines.items():
+            if cls in line or (cls == _EXCEPTION and f in open_lines):
+                for a in line:
+                    out |= by_class.get(a, set())
+        return out
+
+    return hidden
+
+
+_EXCEPTION = ""  # the class of an object bound by `except ... as e`: some exception
+_FUNCTION = "<function>"  # the class of a function object the function defines
+
+
+# Decorators of a method that still call it with an instance as `self`.
+_INSTANCE_DECORATORS = {"contextmanager", "asynccontextmanager", "property", "setter",
+                        "deleter", "getter", "abstractmethod", "cached_property", "overload",
+                        "override", "wraps"}
+
+
+def _on_instance(decorator: ast.expr) -> bool:
+    """Whether a method's decorator keeps its first parameter an instance."""
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    name = decorator.attr if isinstance(decorator, ast.Attribute) else (
+        decorator.id if isinstance(decorator, ast.Name) else None)
+    return name in _INSTANCE_DECORATORS
+
+
+def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
+    """Attribute writes (``p.x = v``, ``setattr(p, "x", v)``) on a parameter ``p``
+    annotated with a class of the module that has no metaclass, and which the function
+    does not rebind: by its annotation an instance, whose own attributes are its state
+    (not a class, whose attributes all its instances read); mapped to that class."""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    once = _bound_once(tree)
+    plain = {name for name, cls in local.items() if name in once and _known_bases(cls, tree)}
+    found: dict[int, str] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        a = fn.args
+        own = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+        params: dict[str, str] = {}
+        for p in own:
+            cls = _instance_of(p.annotation, plain) if p.annotation is not None else None
+            if cls is not None:
+                params[p.arg] = cls
+        nodes = list(ast.walk(fn))
+        handlers = {n.name for n in nodes if isinstance(n, ast.ExceptHandler) and n.name}
+        defs = Counter(n.name for n in nodes
+                       if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                       and n is not fn)
+        # `except E as e` binds an exception, an instance (``_EXCEPTION``) too.
+        params |= {name: _EXCEPTION for name in handlers if name not in params}
+        # A function the function defines (once, and binds no other way) is a function
+        # object (``_FUNCTION``): its attributes are no class's (`memof.__wrapped__ = f`).
+        params |= {n.name: _FUNCTION for n in nodes
+                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n is not fn
+                   and not n.decorator_list and defs[n.name] == 1 and n.name not in params}
+        if not params:
+            continue
+        rebound = {name for name in defs if params.get(name) != _FUNCTION}
+        rebound |= {p.arg for p in (*own, a.vararg, a.kwarg)
+                    if p is not None and p.arg not in params}
+        for n in nodes:
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                rebound.add(n.id)
+            elif isinstance(n, ast.alias):
+                rebound.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, ast.arg) and n.arg in params and not any(n is p for p in own):
+                rebound.add(n.arg)  # a lambda's or a nested function's parameter
+            elif isinstance(n, ast.ExceptHandler) and n.name in params and (
+                    params[n.name] != _EXCEPTION):
+                rebound.add(n.name)
+        for name in rebound:
+            params.pop(name, None)
+        if not params:
+            continue
+        for n in nodes:
+            written = n.value if isinstance(n, ast.Attribute) and isinstance(
+                n.ctx, ast.Store | ast.Del
+            ) else n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
+                n.func.id in ("setattr", "delattr") and n.args
+            ) else None
+            if isinstance(written, ast.Name) and written.id in params:
+                found[id(n)] = params[written.id]
     return found
+
+
+def _bound_once(tree: ast.Module) -> set[str]:
+    """Names the module binds exactly once, in any scope (a class name that is also
+    assigned elsewhere may name something else when an annotation is read)."""
+    counts: dict[str, int] = {}
+    for n in ast.walk(tree):
+        name = None
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            name = n.id
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = n.name
+        elif isinstance(n, ast.alias):
+            name = (n.asname or n.name).split(".")[0]
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            for g in n.names:
+                counts[g] = counts.get(g, 0) + 2
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    return {k for k, v in counts.items() if v == 1}
+
+
+def _instance_of(annotation: ast.expr, classes: set[str]) -> str | None:
+    """The one of ``classes`` an annotation names an instance of (``C``, ``"C"``,
+    ``C | None``, ``Optional[C]``); never for ``type[C]``."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Name):
+        return annotation.id if annotation.id in classes else None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        for one, other in ((annotation.left, annotation.right),
+                           (annotation.right, annotation.left)):
+            if isinstance(other, ast.Constant) and other.value is None:
+                return _instance_of(one, classes)
+        return None
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and (
+        annotation.value.id == "Optional"
+    ):
+        return _instance_of(annotation.slice, classes)
+    return None
 
 
 def _harmless_gc(node: ast.Import | ast.ImportFrom, tree: ast.Module) -> bool:

@@ -162,12 +162,13 @@ def build(
     if fn_a is None or fn_b is None:
         raise LookupError(entry)
     method_notes: tuple[str, ...] = ()
+    trusted: list[str] = []  # assumptions the interference check made
     if "." in entry:
         # Code of the module that may change the class after import (`type(self).k = 5`
         # in another method, `C.k = 5` in a helper): read on the modules as written,
         # with the class as what the method reads.
         for tree in (tree_a, tree_b):
-            found = interference(tree, Module.of(tree), entry.split(".")[0])
+            found = interference(tree, None, entry.split(".")[0], trusted)
             if found is not None:
                 raise Unsupported(
                     f"code that may change what the method reads ({found.what})", found.line
@@ -219,11 +220,12 @@ def build(
     result_b = ex_b.run(fn_b, inputs)
     # After the model ran: where it stops on the code itself, that is the better reason.
     for tree, module in ((tree_a, module_a), (tree_b, module_b)):
-        found = interference(tree, module, entry)
+        found = interference(tree, module, entry, trusted)
         if found is not None:
             raise Unsupported(
                 f"code that may change what the function reads ({found.what})", found.line
             )
+    notes += [t for t in trusted if t not in notes]
     if any(isinstance(t, ListT) for t in types):
         notes.append("list arguments are distinct objects (they do not alias each other)")
     if any(isinstance(n, ast.Assert) for tree in (tree_a, tree_b) for n in ast.walk(tree)):
