@@ -39,9 +39,16 @@ g add -A && g commit -q -m "Refactor pricing; rename area to rect_area"
 cp "$here/shop/wip/coupons.py.broken" "$repo/coupons.py"
 g add -A && g commit -q -m "WIP: coupons"
 
-echo "\$ veribot review $*    # in a fresh repository, branch 'feature', base: merge base with 'main'"
+extra=()
+if ! command -v bwrap >/dev/null 2>&1; then
+    # Code under review runs only inside bubblewrap; without it the review is proof-only.
+    echo "bubblewrap is not installed, so no code can run: this demo is proof-only (nothing"
+    echo "can be refuted). For the full demo: sudo apt-get install bubblewrap"
+    extra=(--no-execute)
+fi
+echo "\$ veribot review ${extra[*]:-}$*    # in a fresh repository, branch 'feature', base: merge base with 'main'"
 set +e
-(cd "$repo" && "${veribot[@]}" review "$@")
+(cd "$repo" && "${veribot[@]}" review "${extra[@]}" "$@")
 code=$?
 set -e
 case "$code" in
