@@ -107,6 +107,28 @@ DIFFERENT: list[tuple[str, str, str, list[dict[str, object]]]] = [
 ]
 
 
+# The loop test `xs.pop() > 0` changes the state: an invariant must be checked at one point
+# of the head. It was checked on entry after the test, but assumed before it in the step,
+# so `k == 0 and <true only after the first test>` made every step vacuous (verified,
+# though the versions differ from 101 iterations on: [0] + [1] * 101 gives 101 and 102).
+SIDE_EFFECT_TEST = """\
+def f(xs: list[int]) -> int:
+    t = len(xs)
+    s = 0
+    while xs.pop() > 0:
+        s += 1
+    return s
+"""
+DIFFERENT.append((
+    "invariant-true-only-after-a-side-effecting-loop-test", SIDE_EFFECT_TEST,
+    SIDE_EFFECT_TEST.replace("return s", "return s + (1 if s > 100 else 0)"),
+    [inv("k == 0 and len(before.xs) + 1 == before.t and len(after.xs) + 1 == after.t")]))
+DIFFERENT.append((
+    "invariant-false-after-a-side-effecting-loop-test", SIDE_EFFECT_TEST,
+    SIDE_EFFECT_TEST.replace("return s", "return s + (1 if s > 100 else 0)"),
+    [inv("len(before.xs) == before.t and len(after.xs) == after.t")]))
+
+
 @pytest.mark.parametrize("name,before,after,hints", DIFFERENT, ids=[d[0] for d in DIFFERENT])
 def test_a_hint_never_verifies_a_pair_that_differs(
     name: str, before: str, after: str, hints: list[dict[str, object]]
@@ -123,7 +145,8 @@ def test_the_difference_is_reproduced(name: str) -> None:
 
 
 def test_an_unreadable_helper_in_a_hint_makes_it_fail_not_hang() -> None:
-    _, before, after, hints = DIFFERENT[-1]
+    _, before, after, hints = next(
+        d for d in DIFFERENT if d[0] == "lemma-about-a-helper-that-never-returns-or-recurses")
     checked = check_hints(before, after, "f", parse_hints(hints), budget=PROOF_ONLY)
     statuses = [r.status for r in checked.hints]
     assert statuses[:4] == [Status.REFUTED] * 4
