@@ -192,3 +192,18 @@ def test_hostile_expressions_get_a_reason(expr: str) -> None:
     assert parsed.hints == () or parsed.hints[0].expr is not None
     for r in parsed.rejected:
         assert r.reason
+
+
+def test_a_lemma_is_not_said_to_be_used_by_a_proof_that_did_not_happen() -> None:
+    # The lemma is true and narrows `deep`, but says nothing about `deep` returning, so the
+    # unit stays undecided: the report must not claim the lemma was used by a proof.
+    helper = ("def deep(x: int) -> int:\n    return deep2(x)\n\n"
+              "def deep2(x: int) -> int:\n    return x\n\n")
+    before = helper + LOOP.replace("s += i", "s += deep(i)")
+    after = helper + LOOP
+    checked = check_hints(before, after, "f", parse_hints(
+        [{"kind": "lemma", "function": "deep", "ensures": "result == x"}]), budget=PROOF_ONLY)
+    assert checked.result.verdict is not Verdict.VERIFIED
+    assert checked.hints[0].status is Status.PROVEN
+    assert not checked.hints[0].used
+    assert "used by the proof" not in checked.lines()[0]

@@ -305,9 +305,11 @@ class Session:
 
     def label(self, outcome: Outcome) -> Outcome:
         """A proof that rests on hints says so: which, and that each was proven."""
+        if outcome.kind != "proved":
+            return outcome  # nothing was used: there is no proof
         for i in self._lemmas_applied:
             self.results[i].used = True
-        if outcome.kind != "proved" or not any(r.used for r in self.results):
+        if not any(r.used for r in self.results):
             return outcome
         used = [r for r in self.results if r.used]
         shown = "; ".join(f"{r.hint.text} ({r.reason})" for r in used)
