@@ -9,12 +9,17 @@ heads or close to it. Equivalent pairs with the right hint stay verified (reach 
 
 from __future__ import annotations
 
+import ast
+
 import pytest
+import z3
 
 from veribot.checks.equivalence import Budget
 from veribot.checks.hints.check import check_hints
 from veribot.checks.hints.format import HintError, loads, parse_hints
-from veribot.checks.hints.model import Status
+from veribot.checks.hints.model import Session, Status
+from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang.pyvalues import SInt
 from veribot.checks.verdict import Verdict
 
 PROOF_ONLY = Budget(timeout_s=30, execute=False, search=False)
@@ -207,3 +212,17 @@ def test_a_lemma_is_not_said_to_be_used_by_a_proof_that_did_not_happen() -> None
     assert checked.hints[0].status is Status.PROVEN
     assert not checked.hints[0].used
     assert "used by the proof" not in checked.lines()[0]
+
+
+def test_a_hint_the_model_cannot_read_at_some_head_is_never_kept() -> None:
+    # Read as false where the model cannot read it, a hint assumed at the loop head would
+    # make every step vacuous: it is dropped as soon as one reading fails.
+    module = Module.of(ast.parse(""))
+    session = Session(parse_hints([inv("before.x == after.x")]).hints)
+    env = {"x": SInt(z3.Int("x"))}
+    offered = session.candidates(module, module, (1, 1), dict(env), dict(env), {})
+    assert len(offered) == 1
+    assert session.prune(offered, "step") == offered  # read fine at the probed head
+    offered[0][1]({}, {}, z3.Int("k"))  # a head where `x` cannot be read
+    assert session.prune(offered, "step") == []
+    assert session.results[0].status is Status.REJECTED

@@ -353,6 +353,8 @@ def _prove(
     if hints is not None:
         hints.kept([c[0] for c in kept])
     facts = [*premise, *(c[1](head_a.env, head_b.env, k) for c in kept)]
+    if hints is not None and len(hints.prune(kept, "step")) != len(kept):
+        return None  # a hint the model could not read as an assumption: no proof rests on it
 
     # Step: from any iteration both loops run, they go on together, or end the function
     # the same way (inside the body, by break and the rest, or by the loop ending next).
