@@ -164,6 +164,9 @@ EQUIVALENT: list[tuple[str, str, str, list[dict[str, object]]]] = [
      "def f(n: int) -> int:\n    s = 0\n    j = n\n    while j > 0:\n        j -= 1\n"
      "        s += n - 1 - j\n    return s\n",
      [inv("before.s == after.s and before.i + after.j == before.n")]),
+    ("a-side-effecting-loop-test", SIDE_EFFECT_TEST,
+     SIDE_EFFECT_TEST.replace("s += 1", "s = 1 + s"),
+     [inv("before.s == after.s and before.xs == after.xs")]),
 ]
 
 
