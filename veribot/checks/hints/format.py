@@ -148,7 +148,10 @@ def parse_hints(raw: object) -> Parsed:
         version = raw.get("version", 1)
         if version != 1:
             raise HintError(f"unknown hint format version {version!r} (expected 1)")
-        raw = raw.get("hints", [])
+        if "hints" not in raw:
+            raise HintError("a hints document needs \"hints\": a list of hints (a single "
+                            "hint goes inside a list)")
+        raw = raw.get("hints")
     if not isinstance(raw, list):
         raise HintError("hints must be a JSON list of objects")
     hints: list[Hint] = []

@@ -92,6 +92,7 @@ class Session:
     hints: Sequence[Hint]
     results: list[HintResult] = field(init=False)
     _offered: dict[int, set[str]] = field(init=False, default_factory=dict)
+    _formulas: dict[int, list[_Invariant]] = field(init=False, default_factory=dict)
     _kept: set[str] = field(init=False, default_factory=set)
     _lemmas_applied: set[int] = field(init=False, default_factory=set)
 
@@ -121,6 +122,7 @@ class Session:
         (an unknown variable, a construct the model does not cover) is rejected here.
         """
         self._offered = {}
+        self._formulas = {}
         self._kept = set()
         out: list[Candidate] = []
         for i, r in enumerate(self.results):
@@ -136,10 +138,12 @@ class Session:
                 self._set(i, Status.REJECTED, problem)
                 continue
             names: set[str] = set()
+            formulas: list[_Invariant] = []
             try:
                 for part in parts:
                     formula = _invariant(part, module_a, helpers)
                     formula(ea, eb, z3.Int("_vbh_probe_k"), strict=True)
+                    formulas.append(formula)
                     name = f"hint {i + 1}: {part.text}"
                     names.add(name)
                     out.append((name, formula))
@@ -149,6 +153,7 @@ class Session:
                 out = [c for c in out if c[0] not in names]
                 continue
             self._offered[i] = names
+            self._formulas[i] = formulas
             self._set(i, Status.UNPROVEN, "offered as a loop invariant, but the induction "
                       "stopped before checking it")
         return out
@@ -160,6 +165,14 @@ class Session:
         names = {c[0] for c in kept}
         dropped: set[str] = set()
         for i, offered in self._offered.items():
+            if any(f.failed for f in self._formulas.get(i, ())):
+                # Read as false where the model could not read it: harmless as a goal,
+                # but as an assumption it would make every step vacuous. Never kept.
+                dropped |= offered
+                if self.results[i].status is not Status.REJECTED:
+                    self._set(i, Status.REJECTED, "the model cannot read it at every loop "
+                              "head (it was read at the first one only)")
+                continue
             if offered <= names or self.results[i].status is Status.REFUTED:
                 if not offered <= names:
                     dropped |= offered
@@ -305,9 +318,11 @@ class Session:
 
     def label(self, outcome: Outcome) -> Outcome:
         """A proof that rests on hints says so: which, and that each was proven."""
+        if outcome.kind != "proved":
+            return outcome  # nothing was used: there is no proof
         for i in self._lemmas_applied:
             self.results[i].used = True
-        if outcome.kind != "proved" or not any(r.used for r in self.results):
+        if not any(r.used for r in self.results):
             return outcome
         used = [r for r in self.results if r.used]
         shown = "; ".join(f"{r.hint.text} ({r.reason})" for r in used)
@@ -396,6 +411,7 @@ class _Invariant:
     tree: ast.expr
     module: Module
     helpers: Mapping[str, SharedCall]
+    failed: bool = False  # some reading raised: the hint must not be kept
 
     def __call__(self, ea: Env, eb: Env, k: z3.ArithRef, strict: bool = False) -> z3.BoolRef:
         env: Env = {_A + n: v for n, v in ea.items()}
@@ -411,7 +427,8 @@ class _Invariant:
         except Exception:  # the hint boundary: a hint never stops the engine
             if strict:
                 raise
-            return FALSE  # an unreadable candidate is false: Houdini drops it
+            self.failed = True
+            return FALSE  # an unreadable candidate is false, and never kept (``prune``)
 
 
 def _lemma_condition(hint: Hint, module: Module, env: Env, value: V) -> z3.BoolRef:

@@ -338,7 +338,9 @@ def _prove(
     premise = [both, k >= 0, going_a.live, going_b.live, *first]
     k1 = k + 1
     while True:
-        inv = [c[1](ha.env, hb.env, k) for c in kept]
+        # Every candidate is read at the same point of the head: after its test (the
+        # entry check reads head 0 there, and a test may change the state: `xs.pop()`).
+        inv = [c[1](head_a.env, head_b.env, k) for c in kept]
         survivors = [
             c for c in kept
             if _unsat([*premise, *inv, next_a.live, next_b.live,
@@ -350,7 +352,9 @@ def _prove(
         kept = survivors
     if hints is not None:
         hints.kept([c[0] for c in kept])
-    facts = [*premise, *(c[1](ha.env, hb.env, k) for c in kept)]
+    facts = [*premise, *(c[1](head_a.env, head_b.env, k) for c in kept)]
+    if hints is not None and len(hints.prune(kept, "step")) != len(kept):
+        return None  # a hint the model could not read as an assumption: no proof rests on it
 
     # Step: from any iteration both loops run, they go on together, or end the function
     # the same way (inside the body, by break and the rest, or by the loop ending next).
