@@ -47,7 +47,7 @@ def test_an_unproven_hint_or_a_contradicted_fact_exits_1_and_says_which(tmp_path
         "hints": [{"kind": "invariant", "expr": WRONG}, {"kind": "invariant", "expr": "eval(1)"},
                   {"kind": "nonsense"}],
         "facts": [{"pred": "def", "args": ["s", "before", 2]},
-                  {"pred": "def", "args": ["q", "before", 2]}],
+                  {"pred": "def", "args": ["i", "before", 2]}],  # i is defined on line 3
     })
     code, out, _ = cli("verify-claims", str(path), *files(tmp_path), "--no-execute")
     assert code == 1
@@ -56,7 +56,7 @@ def test_an_unproven_hint_or_a_contradicted_fact_exits_1_and_says_which(tmp_path
     assert "hint rejected: invariant `eval(1)`" in out and "not a function of both" in out
     assert "hint rejected: hint 3" in out and "unknown kind 'nonsense'" in out
     assert 'fact supported: def("s", "before", 2)' in out
-    assert 'fact contradicted: def("q", "before", 2)' in out
+    assert 'fact contradicted: def("i", "before", 2)' in out
 
 
 def test_json_output_lists_every_hint_and_fact(tmp_path: Path) -> None:
