@@ -1,0 +1,55 @@
+"""Attacks by code under review that knows it runs in the sandbox.
+
+A pull request's module can tell the sandbox from production (its file is
+``__veribot_subject__.py``, ``/proc/1`` is bubblewrap, the host name is ``sandbox``), so
+anything the engine learns by running it there may be staged for the sandbox. Whatever
+a "verified" rests on must hold for a module that behaves one way there and another way
+elsewhere; each test here is such a module, and the real production behaviour (the module
+imported outside the sandbox) shows the versions do differ.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=4, search=False)
+
+BEFORE = "def f(x: int) -> int:\n    return x + 1\n"
+# Module-level code that rebinds `f` in production only: the sandbox sees the honest module.
+STAGED_REBINDINGS = [
+    ("walrus", "    (f := _g)\n"),
+    ("for-target", "    for f in [_g]:\n        pass\n"),
+    ("except-as", "    try:\n        raise ValueError\n    except ValueError as f:\n"
+                  "        pass\n"),
+    ("with-as", "    import contextlib\n    with contextlib.nullcontext(_g) as f:\n"
+                "        pass\n"),
+]
+
+
+def _staged(rebinding: str) -> str:
+    return (BEFORE + "\n\ndef _g(x: int) -> int:\n    return x + 2\n\n\n"
+            'if "veribot" not in __file__:\n' + rebinding)
+
+
+def _production(source: str) -> types.ModuleType:
+    module = types.ModuleType("production")
+    module.__file__ = "/srv/app/production.py"
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+@pytest.mark.parametrize(("name", "rebinding"), STAGED_REBINDINGS,
+                         ids=[n for n, _ in STAGED_REBINDINGS])
+def test_a_rebinding_staged_outside_the_sandbox_is_not_verified(name: str,
+                                                                rebinding: str) -> None:
+    after = _staged(rebinding)
+    production = _production(after)
+    differs = getattr(production, "f", None) is None or production.f(1) != 2
+    assert differs, "the staged module must really behave differently in production"
+    result = check_pair(BEFORE, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
