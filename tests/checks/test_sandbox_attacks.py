@@ -15,9 +15,17 @@ import types
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.sandbox import Limits, SandboxError, isolation, run_script
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=4, search=False)
+
+
+def _isolation_or_skip() -> str:
+    try:
+        return isolation()
+    except SandboxError as exc:
+        pytest.skip(f"no bubblewrap here ({exc}); CI installs it (.ci/run)")
 
 BEFORE = "def f(x: int) -> int:\n    return x + 1\n"
 # Module-level code that rebinds `f` in production only: the sandbox sees the honest module.
@@ -53,3 +61,34 @@ def test_a_rebinding_staged_outside_the_sandbox_is_not_verified(name: str,
     assert differs, "the staged module must really behave differently in production"
     result = check_pair(BEFORE, after, "f", budget=BUDGET)
     assert result.verdict is not Verdict.VERIFIED, result.detail
+
+
+# Socket buffers are kernel memory, outside RLIMIT_AS: each open socket pair can hold a few
+# hundred KB. Stops at 512 MB so that a failing run does not take the machine down.
+_SOCKET_BUFFERS = r"""
+import socket
+pairs, total = [], 0
+try:
+    while total < 512 * 2**20:
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        pairs.append((a, b))
+        try:
+            while True:
+                total += a.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+except OSError as exc:
+    print("stopped:", exc)
+print("buffered", total)
+"""
+
+
+def test_socket_buffers_cannot_hold_more_kernel_memory_than_the_memory_limit() -> None:
+    _isolation_or_skip()
+    limits = Limits(wall_s=60, call_s=60, memory_mb=512)
+    run = run_script(_SOCKET_BUFFERS, limits=limits, audit_hook=False)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("buffered ")]
+    assert lines, (run.returncode, run.stdout, run.stderr)
+    held = int(lines[0].split()[1])
+    assert held < 128 * 2**20, f"{held / 2**20:.0f} MB of socket buffers held by one child"

@@ -31,6 +31,8 @@ CPU                     RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
 memory                  RLIMIT_AS (``MemoryError`` or death by SIGKILL)
 file size               RLIMIT_FSIZE, SIGXFSZ ignored (a write raises EFBIG)
 processes               RLIMIT_NPROC = 1 + ``processes``; threads count too
+open files              RLIMIT_NOFILE = 256 (socket and pipe buffers are
+                        kernel memory that RLIMIT_AS does not count)
 output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each
                         stream and drains the rest; the result channel is
                         capped too
