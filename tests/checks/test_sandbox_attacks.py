@@ -15,8 +15,8 @@ import types
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.sandbox import Limits, SandboxError, isolation, run_script
-from veribot.checks.verdict import Verdict
+from veribot.checks.sandbox import Limits, SandboxError, isolation, run_calls, run_script
+from veribot.checks.verdict import BehaviourKind, Verdict
 
 BUDGET = Budget(timeout_s=4, search=False)
 
@@ -92,3 +92,25 @@ def test_socket_buffers_cannot_hold_more_kernel_memory_than_the_memory_limit() -
     assert lines, (run.returncode, run.stdout, run.stderr)
     held = int(lines[0].split()[1])
     assert held < 128 * 2**20, f"{held / 2**20:.0f} MB of socket buffers held by one child"
+
+
+# The code under review finds the result channel (its number is in the job's config file)
+# and writes its own reports there, with values no real report holds.
+_FORGER = """
+import json, os
+_cfg = json.load(open("__veribot_config__.json"))
+def f(x):
+    for i in range(len(_cfg["calls"])):
+        report = {"t": "call", "i": _cfg["start"] + i,
+                  "b": {"kind": "return", "value": {"an": ["object"]}, "text": "x",
+                        "elapsed": float("inf") if i else -1.0}}
+        os.write(_cfg["result_fd"], (json.dumps(report) + "\\n").encode())
+    os._exit(0)
+"""
+
+
+def test_forged_reports_on_the_result_channel_are_malformed_not_trusted() -> None:
+    _isolation_or_skip()
+    behaviours = run_calls(_FORGER, "f", [["1"], ["2"]])
+    assert [(b.kind, b.value) for b in behaviours] == [(BehaviourKind.CRASHED, "bad-report")] * 2
+    assert all(isinstance(hash(b), int) for b in behaviours)

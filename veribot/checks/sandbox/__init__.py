@@ -593,13 +593,29 @@ def _freeze(value: object) -> object:
     return value
 
 
+def _encoding(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` can be a canonical encoding (what ``canonical`` makes: JSON arrays,
+    strings, numbers, booleans, null; never an object). The code under review can write on
+    the result channel itself; what it writes must at least be comparable and hashable."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    if isinstance(value, list) and depth < 2 * _child._MAX_DEPTH + 10:
+        return all(_encoding(v, depth + 1) for v in value)
+    return False
+
+
 def _behaviour(raw: object) -> Behaviour:
+    malformed = Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
     if not isinstance(raw, dict):
-        return Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
+        return malformed
     try:
         kind = BehaviourKind(raw.get("kind"))
     except ValueError:
-        return Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
+        return malformed
+    if not all(_encoding(raw.get(key)) for key in ("value", "args_after", "built")):
+        return malformed
     elapsed = raw.get("elapsed")
     refused = raw.get("refused")
     return Behaviour(
@@ -607,7 +623,7 @@ def _behaviour(raw: object) -> Behaviour:
         _freeze(raw.get("value")),
         str(raw.get("text", ""))[:300],
         _freeze(raw.get("args_after")),
-        float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+        float(elapsed) if isinstance(elapsed, int | float) and 0 <= elapsed < 1e9 else 0.0,
         tuple(str(r)[:200] for r in refused[:5]) if isinstance(refused, list) else (),
         _freeze(raw.get("built")),
     )
