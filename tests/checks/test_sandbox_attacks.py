@@ -47,7 +47,7 @@ def _staged(rebinding: str) -> str:
 def _production(source: str) -> types.ModuleType:
     module = types.ModuleType("production")
     module.__file__ = "/srv/app/production.py"
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
     return module
 
 
@@ -114,3 +114,35 @@ def test_forged_reports_on_the_result_channel_are_malformed_not_trusted() -> Non
     behaviours = run_calls(_FORGER, "f", [["1"], ["2"]])
     assert [(b.kind, b.value) for b in behaviours] == [(BehaviourKind.CRASHED, "bad-report")] * 2
     assert all(isinstance(hash(b), int) for b in behaviours)
+
+
+# Empty files take no room in a sized tmpfs, but each inode is about 1 KB of kernel memory:
+# a million of them in a few seconds was a gigabyte. Stops at 300,000 files either way.
+_INODES = """
+import os
+n = 0
+try:
+    while n < 300_000:
+        os.close(os.open("f%d" % n, os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+except OSError as exc:
+    print("stopped:", exc)
+print("created", n, flush=True)
+"""
+
+
+@pytest.mark.parametrize("folder", ["workdir", "/dev/shm"])
+def test_the_number_of_files_is_bounded(folder: str) -> None:
+    _isolation_or_skip()
+    script = _INODES if folder == "workdir" else f"import os\nos.chdir({folder!r})\n" + _INODES
+    run = run_script(script, limits=Limits(wall_s=120, call_s=120), audit_hook=False)
+    assert "created 300000" not in run.stdout, "300,000 files in one child"
+    assert run.returncode is None and run.timed_out, (run.returncode, run.stdout[-300:])
+
+
+def test_many_files_in_a_call_are_a_resource_behaviour() -> None:
+    _isolation_or_skip()
+    source = "def f(n):\n" + "".join("    " + line + "\n" for line in _INODES.splitlines()
+                                     if line) + "    return n\n"
+    [behaviour] = run_calls(source, "f", [["0"]], limits=Limits(wall_s=120, call_s=100))
+    assert (behaviour.kind, behaviour.value) == (BehaviourKind.RESOURCE, "files")

@@ -30,6 +30,10 @@ per call                ``setitimer`` + SIGALRM in the child raises a
 CPU                     RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
 memory                  RLIMIT_AS (``MemoryError`` or death by SIGKILL)
 file size               RLIMIT_FSIZE, SIGXFSZ ignored (a write raises EFBIG)
+files                   at most ``MAX_FILES`` inodes in each tmpfs (the job's
+                        folder, ``/dev/shm``): the parent watches them through
+                        ``/proc/<child>/root`` and kills the child beyond that
+                        (an empty file takes no room, but a KB of kernel memory)
 processes               RLIMIT_NPROC = 1 + ``processes``; threads count too
 open files              RLIMIT_NOFILE = 256 (socket and pipe buffers are
                         kernel memory that RLIMIT_AS does not count)
@@ -109,6 +113,10 @@ _PACKAGE_DIR = "__veribot_package__"
 _STARTUP_S = 5.0
 # Seconds after the per-call timer during which the child must report, before it is killed.
 _GRACE_S = 1.0
+# Files (inodes) a child may have in each of its tmpfs; bwrap cannot set ``nr_inodes``.
+MAX_FILES = 20_000
+# How often the parent counts them.
+_FILES_EVERY_S = 0.05
 # Test-only: more bwrap arguments for every child (see ``weakened``).
 _extra_bwrap_args: tuple[str, ...] = ()
 
@@ -214,7 +222,7 @@ class _Outcome:
     returncode: int | None = None
     stdout: bytes = b""
     stderr: bytes = b""
-    killed: str | None = None  # "idle" (a call overran), "wall", "flood"
+    killed: str | None = None  # "idle" (a call overran), "wall", "flood", "files"
     last_message_at: float = 0.0
     ended_at: float = 0.0
 
@@ -245,6 +253,7 @@ def _run_child(
     seed = cfg.get("hash_seed")
     flags, env = (["-I"], {}) if seed is None else (["-s", "-P"], {"PYTHONHASHSEED": str(seed)})
     read_fd, write_fd = os.pipe()
+    info_read, info_write = os.pipe()
     cfg = {**cfg, "workdir": ws.path, "uid": uid, "result_fd": write_fd,
            "limits": limits.__dict__}
     config_path = os.path.join(ws.path, _CONFIG_NAME)
@@ -255,6 +264,7 @@ def _run_child(
     command = _bwrap.command(
         bwrap, ws.path, sorted(os.listdir(ws.path)), argv, _CHILD, env,
         disk_mb=limits.disk_mb, seccomp_fd=seccomp_fd, extra=_extra_bwrap_args,
+        info_fd=info_write,
     )
     stdin_file = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
     try:
@@ -265,14 +275,16 @@ def _run_child(
             stderr=subprocess.PIPE,
             cwd="/",
             env={},  # bwrap's own environment is readable as /proc/1/environ inside
-            pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
+            pass_fds=(write_fd, info_write, *([] if seccomp_fd is None else [seccomp_fd])),
             start_new_session=True,
         )
     except OSError as exc:
         os.close(read_fd)
+        os.close(info_read)
         raise SandboxError(f"cannot start the sandbox (bubblewrap): {exc}") from exc
     finally:
         os.close(write_fd)
+        os.close(info_write)
         if seccomp_fd is not None:
             os.close(seccomp_fd)
         if not isinstance(stdin_file, int):
@@ -280,10 +292,12 @@ def _run_child(
     assert proc.stdout is not None and proc.stderr is not None
     out = _Outcome(last_message_at=time.monotonic())
     try:
-        _collect(proc, read_fd, out, deadline, idle_s, cap_results=_result_cap(cfg))
+        _collect(proc, read_fd, out, deadline, idle_s, cap_results=_result_cap(cfg),
+                 info_fd=info_read, tmpfs=(ws.path, "/dev/shm"))
     finally:
         _kill_all(proc)
         os.close(read_fd)
+        os.close(info_read)
         proc.stdout.close()
         proc.stderr.close()
     out.returncode = _status(proc.returncode)
@@ -304,11 +318,15 @@ def _collect(
     deadline: float,
     idle_s: float | None,
     cap_results: int,
+    info_fd: int,
+    tmpfs: Sequence[str],
 ) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     sel = selectors.DefaultSelector()
     buffers: dict[int, bytearray] = {}
-    for fd in (proc.stdout.fileno(), proc.stderr.fileno(), result_fd):
+    child_pid: int | None = None
+    counted_at = 0.0
+    for fd in (proc.stdout.fileno(), proc.stderr.fileno(), result_fd, info_fd):
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
         buffers[fd] = bytearray()
@@ -329,6 +347,11 @@ def _collect(
                 if exited_at is None:
                     out.killed = "wall" if limit == deadline else "idle"
                 break
+            if child_pid is not None and exited_at is None and now >= counted_at + _FILES_EVERY_S:
+                counted_at = now
+                if _files(child_pid, tmpfs) > MAX_FILES:
+                    out.killed = "files"
+                    return
             for key, _ in sel.select(timeout=min(limit - now, 0.1)):
                 fd = int(key.fd)
                 try:
@@ -337,6 +360,10 @@ def _collect(
                     continue
                 if not data:
                     sel.unregister(fd)
+                    continue
+                if fd == info_fd:
+                    buffers[fd] += data
+                    child_pid = _child_pid(bytes(buffers[fd])) or child_pid
                     continue
                 if fd != result_fd:
                     room = OUTPUT_CAP - len(buffers[fd])
@@ -360,6 +387,37 @@ def _collect(
         sel.close()
         out.stdout = bytes(buffers[proc.stdout.fileno()])
         out.stderr = bytes(buffers[proc.stderr.fileno()])
+
+
+def _child_pid(info: bytes) -> int | None:
+    """The sandboxed process's pid (seen from here) in bwrap's ``--info-fd`` JSON."""
+    try:
+        pid = json.loads(info).get("child-pid")
+    except (ValueError, AttributeError):
+        return None  # not all of it yet
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def _files(pid: int, tmpfs: Sequence[str]) -> int:
+    """The most inodes in use in one of the child's tmpfs (0 once it is gone)."""
+    most = 0
+    for path in tmpfs:
+        inside = f"/proc/{pid}/root{path}"
+        try:
+            if os.stat(inside).st_dev == _device(path):
+                continue  # bwrap has not mounted the child's own yet: this is the host's
+            st = os.statvfs(inside)
+        except OSError:
+            continue
+        most = max(most, st.f_files - st.f_ffree)
+    return most
+
+
+def _device(path: str) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
 def _decode_message(line: bytes) -> dict[str, object] | None:
@@ -645,6 +703,9 @@ def _death(out: _Outcome, limits: Limits) -> Behaviour:
     if out.killed == "flood":
         return Behaviour(BehaviourKind.RESOURCE, "output",
                          "flooded the sandbox's result channel", elapsed_s=elapsed)
+    if out.killed == "files":
+        return Behaviour(BehaviourKind.RESOURCE, "files",
+                         f"made more than {MAX_FILES} files", elapsed_s=elapsed)
     code = out.returncode
     if code is not None and code < 0:
         sig = -code
