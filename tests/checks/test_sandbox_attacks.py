@@ -146,3 +146,34 @@ def test_many_files_in_a_call_are_a_resource_behaviour() -> None:
                                      if line) + "    return n\n"
     [behaviour] = run_calls(source, "f", [["0"]], limits=Limits(wall_s=120, call_s=100))
     assert (behaviour.kind, behaviour.value) == (BehaviourKind.RESOURCE, "files")
+
+
+# A SysV segment keeps its pages after it is detached: RLIMIT_AS counts only what is
+# attached, so segment after segment held gigabytes. Stops at 1 GB either way.
+_SYSV_SEGMENTS = r"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+held = 0
+while held < 1024:
+    sid = libc.shmget(0, 128 << 20, 0o1000 | 0o600)
+    if sid < 0:
+        print("shmget refused:", ctypes.get_errno())
+        break
+    addr = libc.shmat(sid, None, 0)
+    ctypes.memset(addr, 1, 128 << 20)
+    libc.shmdt(ctypes.c_void_p(addr))
+    held += 128
+print("held", held)
+"""
+
+
+def test_sysv_shared_memory_cannot_hold_memory_beyond_the_limit() -> None:
+    _isolation_or_skip()
+    run = run_script(_SYSV_SEGMENTS, limits=Limits(wall_s=60, call_s=60, memory_mb=512),
+                     audit_hook=False, allow_ctypes=True)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("held ")]
+    assert lines, (run.returncode, run.stdout, run.stderr[-500:])
+    assert int(lines[0].split()[1]) < 512, run.stdout

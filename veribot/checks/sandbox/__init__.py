@@ -15,7 +15,8 @@ concern                 mechanism
 isolation               bubblewrap: new user (not root) or a fresh uid (root),
                         pid, ipc, network, uts and cgroup namespaces;
                         no-new-privileges; a seccomp filter (no new namespaces,
-                        mounts, ptrace, keyrings, BPF, io_uring...); an empty
+                        mounts, ptrace, keyrings, BPF, io_uring, SysV
+                        IPC...); an empty
                         environment; the child dies with its parent
 files                   a read-only root with only the Python installation, a
                         private ``/proc`` and ``/dev``; the job's files bound
