@@ -36,7 +36,7 @@ files                   at most ``MAX_FILES`` inodes in each tmpfs (the job's
                         ``/proc/<child>/root`` and kills the child beyond that
                         (an empty file takes no room, but a KB of kernel memory)
 processes               RLIMIT_NPROC = 1 + ``processes``; threads count too
-open files              RLIMIT_NOFILE = 256 (socket and pipe buffers are
+open files              RLIMIT_NOFILE = 64 (socket and pipe buffers, memfds are
                         kernel memory that RLIMIT_AS does not count)
 output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each
                         stream and drains the rest; the result channel is

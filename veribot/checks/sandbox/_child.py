@@ -43,9 +43,9 @@ from typing import IO, Any, ClassVar
 MAX_ENCODING_CHARS = 16_384
 TEXT_CHARS = 200
 _MAX_DEPTH = 200
-# Open files per child: each socket pair or pipe can hold hundreds of KB of kernel memory
+# Open files per child: each socket pair, pipe or memfd can hold hundreds of KB of kernel memory
 # (buffers), outside RLIMIT_AS; 20,000 descriptors held 2 GB of socket buffers.
-MAX_OPEN_FILES = 256
+MAX_OPEN_FILES = 64
 # After the per-call timer first fires it fires again this often, in case the code
 # swallowed the first interrupt with a bare ``except:``.
 _REFIRE_S = 0.05
