@@ -10,7 +10,11 @@ imported outside the sandbox) shows the versions do differ.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
 import types
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +181,53 @@ def test_sysv_shared_memory_cannot_hold_memory_beyond_the_limit() -> None:
     lines = [line for line in run.stdout.splitlines() if line.startswith("held ")]
     assert lines, (run.returncode, run.stdout, run.stderr[-500:])
     assert int(lines[0].split()[1]) < 512, run.stdout
+
+
+# Interpreter-wide hooks set by module-level code change what an unchanged function does:
+# a trace function jumps over its line `y = y + 1`; the others make it raise.
+HOOKED_BEFORE = "import sys\n\n\ndef f(x: int) -> int:\n    y = x\n    y = y + 1\n    return y\n"
+_JUMP = '''
+
+def _hook(frame, event, arg):
+    if frame.f_code.co_name == "f":
+        def local(fr, ev, a):
+            if ev == "line" and fr.f_lineno == 6:
+                fr.f_lineno = 7
+            return local
+        return local
+    return None
+
+
+'''
+_RAISE = "\n\ndef _hook(*args):\n    raise RuntimeError('hooked')\n\n\n"
+HOOKS = [
+    ("settrace", _JUMP + "sys.settrace(_hook)\n"),
+    ("settrace-by-getattr", _JUMP + "getattr(sys, 'set' + 'trace')(_hook)\n"),
+    ("settrace-imported", _JUMP + "from sys import settrace as _st\n_st(_hook)\n"),
+    ("setprofile", _RAISE + "sys.setprofile(_hook)\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "hook"), HOOKS, ids=[n for n, _ in HOOKS])
+@pytest.mark.parametrize("body", ["y = y + 1", "y = 1 + y"], ids=["same-code", "model"])
+def test_an_interpreter_hook_set_at_import_blocks_verified(name: str, hook: str,
+                                                           body: str) -> None:
+    after = HOOKED_BEFORE.replace("y = y + 1", body) + hook
+    assert _called_in_production(HOOKED_BEFORE) == "2"
+    assert _called_in_production(after) != "2", "the hook must change f in production"
+    result = check_pair(HOOKED_BEFORE, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+
+
+def _called_in_production(source: str) -> str:
+    """``f(1)`` of ``source`` imported as an ordinary module, in a fresh interpreter."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "production.py").write_text(source, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-I", "-c",
+             "import sys; sys.path.insert(0, '.'); import production\n"
+             "try:\n    print(production.f(1))\nexcept BaseException as e:\n"
+             "    print(type(e).__name__)"],
+            cwd=folder, capture_output=True, text=True, timeout=60, check=False,
+        )
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
