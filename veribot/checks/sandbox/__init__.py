@@ -52,8 +52,12 @@ Without bubblewrap (or where it cannot create its namespaces, e.g. a container w
 user namespaces) nothing runs: ``SandboxError``. ``selftest`` proves the isolation with
 escape probes; the App and the Action turn code execution off when it fails.
 Code in the child can forge its own results (it shares the interpreter with the
-reporting code); that can only add or hide a difference for that code, never make a
-proof. CPU shares between concurrent children are not limited.
+reporting code, and can write on the result channel, whose number is in its config file;
+the parent only insists that a report is well formed), and it can tell that it runs here
+(its file name, ``/proc/1`` is bwrap, the host name). So what a child reports can only
+add or hide a difference for that code: a proof may use a loaded module's report only
+for what the static reading already rules out being staged (``lang.pyinterfere``,
+``relational``). CPU shares between concurrent children are not limited.
 """
 
 from __future__ import annotations
