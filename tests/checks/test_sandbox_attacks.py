@@ -204,6 +204,9 @@ HOOKS = [
     ("settrace", _JUMP + "sys.settrace(_hook)\n"),
     ("settrace-by-getattr", _JUMP + "getattr(sys, 'set' + 'trace')(_hook)\n"),
     ("settrace-imported", _JUMP + "from sys import settrace as _st\n_st(_hook)\n"),
+    ("settrace-through-another-module",
+     _JUMP + "import collections\ngetattr(collections._sys, 'set' + 'trace')(_hook)\n"),
+    ("settrace-through-vars", _JUMP + "vars(sys)['set' + 'trace'](_hook)\n"),
     ("setprofile", _RAISE + "sys.setprofile(_hook)\n"),
 ]
 
