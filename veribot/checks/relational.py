@@ -840,6 +840,11 @@ def plan(
     fn_a, fn_b = pysource.definition(tree_a, entry), pysource.definition(tree_b, entry)
     if fn_a is None or fn_b is None:
         raise Refused("the entry is not found")
+    # The name must denote this definition for good: a second binding (`(f := g)`, a `for`
+    # target, `except ... as f`, `global f` in a function) may run only outside the sandbox,
+    # which the module can tell from production, so the loaded module cannot vouch for it.
+    if not classes and (pair.a.defs.get(name) is not fn_a or pair.b.defs.get(name) is not fn_b):
+        raise Refused(f"`{name}` is not bound once at module level by its definition")
     # What only the function object shows: its docstring and annotations. Code that can
     # reach the object (by its name, or through `self` for a method) may read them.
     same_doc = _header_key(fn_a) == _header_key(fn_b)

@@ -39,6 +39,14 @@ Code anywhere in the module blocks a proof only if it can
   an operand of an operator only where the module defines no operand hook such as
   ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
+- install an interpreter-wide hook anywhere (``sys.settrace``, ``setprofile``, a frame's
+  ``f_lineno`` or ``f_trace``, ``sys.monitoring``, an audit hook, a warnings filter, a
+  signal handler, a decimal context): a trace function can jump over lines of the
+  function, the others make it raise or compute otherwise, and a module can set them only
+  outside the sandbox that loads it. Any mention of these names, as a name, an attribute,
+  an imported name or a string, blocks; so does ``getattr`` with a computed name on a
+  module that has them.
+
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
 class, never on a module. A base class outside the module is taken not to derive from a
 class of the module (it would have to import it). Uses of ``sys``, decorators on other
@@ -88,6 +96,20 @@ _READ_CALLS = {
     "len", "isinstance", "issubclass", "hasattr", "repr", "str", "bool", "id", "type",
     "sorted", "print", "callable",
 }  # fmt: skip
+
+
+# Interpreter-wide hooks and settings that change what any function does (see above).
+_INTERPRETER_HOOKS = {
+    "settrace", "setprofile", "monitoring", "f_lineno", "f_trace", "f_trace_lines",
+    "f_trace_opcodes", "addaudithook", "filterwarnings", "simplefilter", "setitimer",
+    "alarm", "setcontext", "getcontext", "localcontext", "DefaultContext",
+    "set_int_max_str_digits", "setswitchinterval", "setrecursionlimit", "setlocale",
+    "call_tracing", "_settraceallthreads", "_setprofileallthreads",
+}  # fmt: skip
+# Modules that hold them, where `getattr` with a computed name may reach one.
+_HOOK_MODULES = {"sys", "threading", "warnings", "signal", "decimal", "_decimal", "locale",
+                 "_thread", "_warnings", "_signal", "_locale", "builtins", "os", "importlib",
+                 "inspect", "operator", "types", "functools"}
 
 
 @dataclass(frozen=True)
@@ -140,6 +162,9 @@ def _interference(
     tree: ast.Module, module: Module, entry: str
 ) -> tuple[Interference | None, bool]:
     """``interference``, and whether a parameter's annotation was trusted."""
+    hook = _interpreter_hook(tree)
+    if hook is not None:
+        return hook, False
     closure, reads = _closure(tree, entry)
     names = closure | reads
     bound = _bound_names(tree)
@@ -168,6 +193,49 @@ def _interference(
         if found is not None:
             return found, False
     return None, bool(trusted)
+
+
+def _interpreter_hook(tree: ast.Module) -> Interference | None:
+    """The first mention of an interpreter-wide hook in the module (see above)."""
+    hook_modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                    if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names
+                    if a.name.split(".")[0] in _HOOK_MODULES}
+    hook_modules |= {n.module.split(".")[0] for n in ast.walk(tree)
+                     if isinstance(n, ast.ImportFrom) and n.module
+                     and n.module.split(".")[0] in _HOOK_MODULES}
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.alias):
+            name = node.name.rsplit(".", 1)[-1]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        if name in _INTERPRETER_HOOKS:
+            return Interference(f"`{name}`, an interpreter-wide hook that may change what "
+                                "any function does", getattr(node, "lineno", 0))
+        if isinstance(node, ast.Call) and _computed_lookup(node) and hook_modules:
+            return Interference("an attribute looked up by a computed name in a module that "
+                                f"imports {', '.join(sorted(hook_modules))}", node.lineno)
+    return None
+
+
+def _computed_lookup(call: ast.Call) -> bool:
+    """``getattr(x, name)``, ``x.__getattribute__(name)``, ``attrgetter(name)`` and the like
+    with a name that is not a literal string."""
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else None)
+    if called in ("getattr", "getattr_static"):
+        key = call.args[1] if len(call.args) >= 2 else None
+    elif called in ("__getattribute__", "__getattr__", "attrgetter", "methodcaller"):
+        key = call.args[-1] if called in ("__getattribute__", "__getattr__") and call.args else (
+            call.args[0] if call.args else None)
+    else:
+        return False
+    return not (isinstance(key, ast.Constant) and isinstance(key.value, str))
 
 
 def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:

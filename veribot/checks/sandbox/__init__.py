@@ -15,7 +15,8 @@ concern                 mechanism
 isolation               bubblewrap: new user (not root) or a fresh uid (root),
                         pid, ipc, network, uts and cgroup namespaces;
                         no-new-privileges; a seccomp filter (no new namespaces,
-                        mounts, ptrace, keyrings, BPF, io_uring...); an empty
+                        mounts, ptrace, keyrings, BPF, io_uring, SysV
+                        IPC...); an empty
                         environment; the child dies with its parent
 files                   a read-only root with only the Python installation, a
                         private ``/proc`` and ``/dev``; the job's files bound
@@ -30,7 +31,13 @@ per call                ``setitimer`` + SIGALRM in the child raises a
 CPU                     RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
 memory                  RLIMIT_AS (``MemoryError`` or death by SIGKILL)
 file size               RLIMIT_FSIZE, SIGXFSZ ignored (a write raises EFBIG)
+files                   at most ``MAX_FILES`` inodes in each tmpfs (the job's
+                        folder, ``/dev/shm``): the parent watches them through
+                        ``/proc/<child>/root`` and kills the child beyond that
+                        (an empty file takes no room, but a KB of kernel memory)
 processes               RLIMIT_NPROC = 1 + ``processes``; threads count too
+open files              RLIMIT_NOFILE = 64 (socket and pipe buffers, memfds are
+                        kernel memory that RLIMIT_AS does not count)
 output                  the parent keeps at most ``OUTPUT_CAP`` bytes of each
                         stream and drains the rest; the result channel is
                         capped too
@@ -45,8 +52,12 @@ Without bubblewrap (or where it cannot create its namespaces, e.g. a container w
 user namespaces) nothing runs: ``SandboxError``. ``selftest`` proves the isolation with
 escape probes; the App and the Action turn code execution off when it fails.
 Code in the child can forge its own results (it shares the interpreter with the
-reporting code); that can only add or hide a difference for that code, never make a
-proof. CPU shares between concurrent children are not limited.
+reporting code, and can write on the result channel, whose number is in its config file;
+the parent only insists that a report is well formed), and it can tell that it runs here
+(its file name, ``/proc/1`` is bwrap, the host name). So what a child reports can only
+add or hide a difference for that code: a proof may use a loaded module's report only
+for what the static reading already rules out being staged (``lang.pyinterfere``,
+``relational``). CPU shares between concurrent children are not limited.
 """
 
 from __future__ import annotations
@@ -107,6 +118,10 @@ _PACKAGE_DIR = "__veribot_package__"
 _STARTUP_S = 5.0
 # Seconds after the per-call timer during which the child must report, before it is killed.
 _GRACE_S = 1.0
+# Files (inodes) a child may have in each of its tmpfs; bwrap cannot set ``nr_inodes``.
+MAX_FILES = 20_000
+# How often the parent counts them.
+_FILES_EVERY_S = 0.05
 # Test-only: more bwrap arguments for every child (see ``weakened``).
 _extra_bwrap_args: tuple[str, ...] = ()
 
@@ -212,7 +227,7 @@ class _Outcome:
     returncode: int | None = None
     stdout: bytes = b""
     stderr: bytes = b""
-    killed: str | None = None  # "idle" (a call overran), "wall", "flood"
+    killed: str | None = None  # "idle" (a call overran), "wall", "flood", "files"
     last_message_at: float = 0.0
     ended_at: float = 0.0
 
@@ -243,6 +258,7 @@ def _run_child(
     seed = cfg.get("hash_seed")
     flags, env = (["-I"], {}) if seed is None else (["-s", "-P"], {"PYTHONHASHSEED": str(seed)})
     read_fd, write_fd = os.pipe()
+    info_read, info_write = os.pipe()
     cfg = {**cfg, "workdir": ws.path, "uid": uid, "result_fd": write_fd,
            "limits": limits.__dict__}
     config_path = os.path.join(ws.path, _CONFIG_NAME)
@@ -253,6 +269,7 @@ def _run_child(
     command = _bwrap.command(
         bwrap, ws.path, sorted(os.listdir(ws.path)), argv, _CHILD, env,
         disk_mb=limits.disk_mb, seccomp_fd=seccomp_fd, extra=_extra_bwrap_args,
+        info_fd=info_write,
     )
     stdin_file = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
     try:
@@ -263,14 +280,16 @@ def _run_child(
             stderr=subprocess.PIPE,
             cwd="/",
             env={},  # bwrap's own environment is readable as /proc/1/environ inside
-            pass_fds=(write_fd,) if seccomp_fd is None else (write_fd, seccomp_fd),
+            pass_fds=(write_fd, info_write, *([] if seccomp_fd is None else [seccomp_fd])),
             start_new_session=True,
         )
     except OSError as exc:
         os.close(read_fd)
+        os.close(info_read)
         raise SandboxError(f"cannot start the sandbox (bubblewrap): {exc}") from exc
     finally:
         os.close(write_fd)
+        os.close(info_write)
         if seccomp_fd is not None:
             os.close(seccomp_fd)
         if not isinstance(stdin_file, int):
@@ -278,10 +297,12 @@ def _run_child(
     assert proc.stdout is not None and proc.stderr is not None
     out = _Outcome(last_message_at=time.monotonic())
     try:
-        _collect(proc, read_fd, out, deadline, idle_s, cap_results=_result_cap(cfg))
+        _collect(proc, read_fd, out, deadline, idle_s, cap_results=_result_cap(cfg),
+                 info_fd=info_read, tmpfs=(ws.path, "/dev/shm"))
     finally:
         _kill_all(proc)
         os.close(read_fd)
+        os.close(info_read)
         proc.stdout.close()
         proc.stderr.close()
     out.returncode = _status(proc.returncode)
@@ -302,11 +323,15 @@ def _collect(
     deadline: float,
     idle_s: float | None,
     cap_results: int,
+    info_fd: int,
+    tmpfs: Sequence[str],
 ) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     sel = selectors.DefaultSelector()
     buffers: dict[int, bytearray] = {}
-    for fd in (proc.stdout.fileno(), proc.stderr.fileno(), result_fd):
+    child_pid: int | None = None
+    counted_at = 0.0
+    for fd in (proc.stdout.fileno(), proc.stderr.fileno(), result_fd, info_fd):
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
         buffers[fd] = bytearray()
@@ -327,6 +352,11 @@ def _collect(
                 if exited_at is None:
                     out.killed = "wall" if limit == deadline else "idle"
                 break
+            if child_pid is not None and exited_at is None and now >= counted_at + _FILES_EVERY_S:
+                counted_at = now
+                if _files(child_pid, tmpfs) > MAX_FILES:
+                    out.killed = "files"
+                    return
             for key, _ in sel.select(timeout=min(limit - now, 0.1)):
                 fd = int(key.fd)
                 try:
@@ -335,6 +365,10 @@ def _collect(
                     continue
                 if not data:
                     sel.unregister(fd)
+                    continue
+                if fd == info_fd:
+                    buffers[fd] += data
+                    child_pid = _child_pid(bytes(buffers[fd])) or child_pid
                     continue
                 if fd != result_fd:
                     room = OUTPUT_CAP - len(buffers[fd])
@@ -358,6 +392,37 @@ def _collect(
         sel.close()
         out.stdout = bytes(buffers[proc.stdout.fileno()])
         out.stderr = bytes(buffers[proc.stderr.fileno()])
+
+
+def _child_pid(info: bytes) -> int | None:
+    """The sandboxed process's pid (seen from here) in bwrap's ``--info-fd`` JSON."""
+    try:
+        pid = json.loads(info).get("child-pid")
+    except (ValueError, AttributeError):
+        return None  # not all of it yet
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def _files(pid: int, tmpfs: Sequence[str]) -> int:
+    """The most inodes in use in one of the child's tmpfs (0 once it is gone)."""
+    most = 0
+    for path in tmpfs:
+        inside = f"/proc/{pid}/root{path}"
+        try:
+            if os.stat(inside).st_dev == _device(path):
+                continue  # bwrap has not mounted the child's own yet: this is the host's
+            st = os.statvfs(inside)
+        except OSError:
+            continue
+        most = max(most, st.f_files - st.f_ffree)
+    return most
+
+
+def _device(path: str) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
 def _decode_message(line: bytes) -> dict[str, object] | None:
@@ -591,13 +656,29 @@ def _freeze(value: object) -> object:
     return value
 
 
+def _encoding(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` can be a canonical encoding (what ``canonical`` makes: JSON arrays,
+    strings, numbers, booleans, null; never an object). The code under review can write on
+    the result channel itself; what it writes must at least be comparable and hashable."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    if isinstance(value, list) and depth < 2 * _child._MAX_DEPTH + 10:
+        return all(_encoding(v, depth + 1) for v in value)
+    return False
+
+
 def _behaviour(raw: object) -> Behaviour:
+    malformed = Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
     if not isinstance(raw, dict):
-        return Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
+        return malformed
     try:
         kind = BehaviourKind(raw.get("kind"))
     except ValueError:
-        return Behaviour(BehaviourKind.CRASHED, "bad-report", "the child sent a malformed report")
+        return malformed
+    if not all(_encoding(raw.get(key)) for key in ("value", "args_after", "built")):
+        return malformed
     elapsed = raw.get("elapsed")
     refused = raw.get("refused")
     return Behaviour(
@@ -605,7 +686,7 @@ def _behaviour(raw: object) -> Behaviour:
         _freeze(raw.get("value")),
         str(raw.get("text", ""))[:300],
         _freeze(raw.get("args_after")),
-        float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+        float(elapsed) if isinstance(elapsed, int | float) and 0 <= elapsed < 1e9 else 0.0,
         tuple(str(r)[:200] for r in refused[:5]) if isinstance(refused, list) else (),
         _freeze(raw.get("built")),
     )
@@ -627,6 +708,9 @@ def _death(out: _Outcome, limits: Limits) -> Behaviour:
     if out.killed == "flood":
         return Behaviour(BehaviourKind.RESOURCE, "output",
                          "flooded the sandbox's result channel", elapsed_s=elapsed)
+    if out.killed == "files":
+        return Behaviour(BehaviourKind.RESOURCE, "files",
+                         f"made more than {MAX_FILES} files", elapsed_s=elapsed)
     code = out.returncode
     if code is not None and code < 0:
         sig = -code

@@ -149,6 +149,7 @@ def command(
     disk_mb: int,
     seccomp_fd: int | None,
     extra: Sequence[str] = (),
+    info_fd: int | None = None,
 ) -> list[str]:
     """The full ``bwrap ... python ...`` command for one child.
 
@@ -197,4 +198,6 @@ def command(
         args += ["--setenv", key, value]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:  # bwrap writes the child's pid there (JSON)
+        args += ["--info-fd", str(info_fd)]
     return [*args, "--", *argv]

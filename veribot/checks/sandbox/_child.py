@@ -43,6 +43,9 @@ from typing import IO, Any, ClassVar
 MAX_ENCODING_CHARS = 16_384
 TEXT_CHARS = 200
 _MAX_DEPTH = 200
+# Open files per child: each socket pair, pipe or memfd can hold hundreds of KB of kernel memory
+# (buffers), outside RLIMIT_AS; 20,000 descriptors held 2 GB of socket buffers.
+MAX_OPEN_FILES = 64
 # After the per-call timer first fires it fires again this often, in case the code
 # swallowed the first interrupt with a bare ``except:``.
 _REFIRE_S = 0.05
@@ -531,6 +534,7 @@ def isolate(cfg: dict[str, Any]) -> dict[str, str]:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_OPEN_FILES, MAX_OPEN_FILES))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError(EFBIG)
     if uid is not None:
         os.chown(workdir, uid, uid)  # the tmpfs bwrap made for the job

@@ -4,7 +4,8 @@ bubblewrap loads the program (``--seccomp FD``) just before it starts the child,
 setting no-new-privileges. The filter allows everything but the system calls that widen the
 kernel's attack surface or reach outside the sandbox's namespaces: new namespaces (nested
 user namespaces above all), mounts, ``ptrace`` and cross-process memory access, keyrings,
-BPF, perf events, ``userfaultfd``, ``io_uring``, kernel modules and the like. They fail with
+BPF, perf events, ``userfaultfd``, ``io_uring``, kernel modules, SysV IPC (its memory
+outlives what RLIMIT_AS counts) and the like. They fail with
 ``EPERM`` (``clone3`` with ``ENOSYS``, so that the C library falls back to ``clone``, whose
 flags the filter can read). System calls of another architecture (i386 on x86-64) kill
 the process: that is libseccomp's default.
@@ -38,6 +39,10 @@ DENIED = (
     "lookup_dcookie", "name_to_handle_at", "open_by_handle_at", "vhangup", "reboot",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
     "setdomainname", "personality", "uselib", "nfsservctl", "fanotify_init",
+    # SysV IPC: a detached segment (or a full message queue) keeps its memory, which
+    # RLIMIT_AS does not count; POSIX shared memory lives in the child's sized /dev/shm.
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl",
 )
 
 

@@ -6,12 +6,14 @@ abstract unix socket), then runs one script in the sandbox, exactly as the engin
 code under review but without the audit hook (it is not a boundary, so the probes test the
 kernel's), which tries to reach each of them, to write outside its folder, to leave a
 shared-memory segment behind, to signal a process outside, and to gain privileges (setuid,
-capabilities, a new user namespace). Evidence is taken on both sides: what the child read
-must contain the planted token, and the host checks for the file, segment, connection or
-signal the child tried to leave. ``SelfTest.ok`` is true only if the probes ran and none
-escaped; the App's worker and the Action turn code execution off otherwise, and
-``SelfTest.reason`` says why in every summary. (The audit hook can be switched off from
-inside, through ``gc``; nothing relies on it any more, so no probe tries.)
+capabilities, a new user namespace), and to hold kernel memory outside its memory limit
+(SysV shared memory, thousands of open sockets). Evidence is taken on both sides: what
+the child read must contain the planted token, and the host checks for the file, segment,
+connection or signal the child tried to leave. ``SelfTest.ok`` is true only if the
+probes ran and none escaped; the App's worker and the Action turn code execution off
+otherwise, and ``SelfTest.reason`` says why in every summary. (The audit hook can be
+switched off from inside, through ``gc``; nothing relies on it any more, so no probe
+tries.)
 
 ``at_start()`` runs the probes once per process: the Action calls it, the worker runs
 ``run((data_dir,))`` when it starts; both hand the result to
@@ -397,6 +399,20 @@ def userns():
         return True, "unshare(CLONE_NEWUSER) succeeded"
     return False, f"unshare(CLONE_NEWUSER): {os.strerror(ctypes.get_errno())}"
 probe("create a nested user namespace", userns)
+
+def memory():
+    # Kernel memory RLIMIT_AS does not count: a SysV segment keeps its pages once detached,
+    # and every open socket pair or memfd holds some.
+    shmid = libc.shmget(ctypes.c_int(0), ctypes.c_size_t(1 << 20), ctypes.c_int(0o1000 | 0o600))
+    if shmid >= 0:
+        libc.shmctl(shmid, 0, None)
+        return True, "created a SysV shared-memory segment"
+    import resource
+    files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if files == resource.RLIM_INFINITY or files > 1024:
+        return True, f"may open {files} files (socket and memfd buffers)"
+    return False, f"shmget: {os.strerror(ctypes.get_errno())}; at most {files} open files"
+probe("hold memory outside the memory limit", memory)
 
 print("@@veribot-selftest@@" + json.dumps(results))
 '''
