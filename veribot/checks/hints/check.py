@@ -30,6 +30,7 @@ HINTABLE = frozenset({
     Reason.NOT_REPRODUCED, Reason.NOT_EXECUTED,
 })
 METHOD_PREFIX = "z3+hints"
+RELATIONAL_PREFIX = "relational+hints"  # the relational check with a statement correspondence
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Checked:
     def proven_with_hints(self) -> bool:
         """Verified, and the proof rests on hints (each proven)."""
         return (self.result.verdict is Verdict.VERIFIED
-                and self.result.method.startswith(METHOD_PREFIX))
+                and self.result.method.startswith((METHOD_PREFIX, RELATIONAL_PREFIX)))
 
     def proven(self) -> list[Hint]:
         return [r.hint for r in self.hints if r.status is Status.PROVEN]
