@@ -96,6 +96,24 @@ class Refused(Exception):
     """The relational check does not apply; the message says why (for the log)."""
 
 
+class Unmatched(Refused):
+    """The code differs beyond renaming: a hint's statement correspondence may match it."""
+
+
+def unmatched(
+    tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None
+) -> bool:
+    """Whether the relational check stops only at matching the two versions' code (all it
+    checks before that holds), so a statement correspondence is worth asking for."""
+    try:
+        plan(tree_a, tree_b, entry, context)
+    except Unmatched:
+        return True
+    except Exception:  # refused for another reason, or an error: no hint helps
+        return False
+    return False
+
+
 # ----------------------------------------------------------------------------- the plan
 
 
@@ -887,7 +905,7 @@ def plan(
         canon_a = _Canon(loops_a or moved, pair.a, method)
         reordered = True
     if canon_a.text() != canon_b.text():
-        raise Refused("the code differs beyond renaming and resolved names"
+        raise Unmatched("the code differs beyond renaming and resolved names"
                       + (", with the statements reordered as proposed" if reordered else ""))
     slots_a, slots_b = canon_a.slots(), canon_b.slots()
     renamed = {n for k in slots_a.keys() | slots_b.keys()

@@ -199,3 +199,26 @@ def test_without_hints_the_engine_did_not_verify_the_reorderings() -> None:
     for name, before, after, entry, _ in EQUIVALENT[:1]:
         result = check_pair(before, after, entry, budget=BUDGET)
         assert result.verdict is Verdict.INCONCLUSIVE, name
+
+
+def test_the_statements_of_a_correspondence_are_read_and_checked() -> None:
+    from veribot.checks.hints.format import parse_hint
+
+    hint = parse_hint({"kind": "correspondence", "statements": {"6": 5, "5": 6}})
+    assert hint.statements == ((5, 6), (6, 5)) and not hint.variables
+    assert hint.invariants() == ()  # nothing for loop induction
+    assert parse_hint(hint.as_json()) == hint
+    parsed = parse_hints([
+        {"kind": "correspondence", "statements": {"x": 1}},
+        {"kind": "correspondence", "statements": {"3": "4"}},
+        {"kind": "correspondence", "statements": {"-3": 4}},
+        {"kind": "correspondence", "statements": [3, 4]},
+        {"kind": "correspondence", "statements": {}},
+        {"kind": "correspondence", "statements": {str(i): i for i in range(1, 70)}},
+    ])
+    assert not parsed.hints
+    reasons = [r.reason for r in parsed.rejected]
+    assert all("not a pair of line numbers" in r for r in reasons[:3])
+    assert "must be an object" in reasons[3]
+    assert "needs `variables`" in reasons[4]
+    assert "at most 64" in reasons[5]
