@@ -10,6 +10,9 @@ inert assignments does.
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
+import io
 
 import pytest
 
@@ -33,9 +36,10 @@ EQUIVALENT: list[tuple[str, str, str, str, dict[str, int]]] = [
      "    for k in json.loads(text):\n        if k not in seen:\n            seen.add(k)\n"
      "            out.append(k)\n    return out\n", "keys", {"3": 4, "4": 3}),
     ("rotation-in-a-loop-body", "import os\ndef f(xs):\n    for x in xs:\n        a = 1\n"
-     "        b = x\n        c = (1, 'k')\n        os.fspath(str((a, b, c)))\n    return xs\n",
+     "        b = []\n        c = (1, 'k')\n        os.fspath(str((a, b, c, x)))\n"
+     "    return xs\n",
      "import os\ndef f(xs):\n    for x in xs:\n        c = (1, 'k')\n        a = 1\n"
-     "        b = x\n        os.fspath(str((a, b, c)))\n    return xs\n", "f",
+     "        b = []\n        os.fspath(str((a, b, c, x)))\n    return xs\n", "f",
      {"4": 5, "5": 6, "6": 4}),
     ("parameter-read-and-renamed", "import os\ndef f(p, q):\n    a = p\n    b = [q, 0]\n"
      "    return os.path.join(a, *b)\n",
@@ -83,6 +87,20 @@ DIFFERENT: list[tuple[str, str, str, str, dict[str, int]]] = [
      "import os\ndef set():\n    print('s')\n    return 1\n"
      "def list():\n    print('l')\n    return 2\ndef f(p):\n    b = list()\n    a = set()\n"
      "    return os.fspath(p)\n", "f", {"9": 10, "10": 9}),
+    # In a loop each store drops the previous iteration's object: `__del__` order moves.
+    ("a-store-drops-an-object", "class D:\n    def __init__(self, n):\n        self.n = n\n"
+     "    def __del__(self):\n        print(self.n)\n"
+     "def f(k):\n    for i in range(k):\n        a = D(i)\n        b = D(-i)\n"
+     "        x = a\n        y = b\n    return k\n",
+     "class D:\n    def __init__(self, n):\n        self.n = n\n"
+     "    def __del__(self):\n        print(self.n)\n"
+     "def f(k):\n    for i in range(k):\n        a = D(i)\n        b = D(-i)\n"
+     "        y = b\n        x = a\n    return k\n", "f", {"10": 11, "11": 10}),
+    # A parameter rebound: the store drops the caller's object (maybe its last reference).
+    ("a-parameter-rebound", "import os\ndef f(p, q):\n    p = 1\n    q = 2\n"
+     "    return os.fspath(str(p + q))\n",
+     "import os\ndef f(p, q):\n    q = 2\n    p = 1\n    return os.fspath(str(p + q))\n",
+     "f", SWAP),
     # The right statements, but the after version also changed a value.
     ("reordered-and-changed", "import json\ndef keys(text):\n    seen = set()\n    out = []\n"
      "    for k in json.loads(text):\n        out.append(k)\n    return (out, seen)\n",
@@ -114,6 +132,8 @@ WHY = {
                              "statements reordered as proposed",
     "lines-that-are-no-statement": "no statement of `keys` starts at line 1 of before",
     "moved-past-a-call": "lines 3 and 4 of before: only assignments of one local name",
+    "a-store-drops-an-object": "in a loop, a store may drop the object of the previous",
+    "a-parameter-rebound": "`p` is bound elsewhere too",
 }
 
 
@@ -174,6 +194,15 @@ def test_the_differences_are_real() -> None:
     run(before, False, out_a)
     run(after, False, out_b)
     assert run_closure(out_a) != run_closure(out_b)
+    _, before, after, _, _ = cases["a-store-drops-an-object"]
+    printed = []
+    for src in (before, after):
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            run(src, 3)
+            gc.collect()
+        printed.append(buffer.getvalue())
+    assert printed[0] != printed[1]
 
 
 def run_closure(out: list[object]) -> object:

@@ -21,6 +21,9 @@ cannot change or observe any state and makes no external call:
 - neither assigns a name the other reads or assigns;
 - no nested scope (a closure, which may run at any time, or a comprehension) reads
   either name, and neither is declared ``global`` or ``nonlocal``;
+- each name is bound only by that statement (not a parameter), and, in a loop, each value
+  reads no name: so a store never drops an object (whose ``__del__`` could run code),
+  except a constant or a builtin container of a previous iteration;
 - at most one of them may raise (reading a name other than a parameter never deleted may
   raise ``NameError``/``UnboundLocalError``); then the other only binds a local the
   function never reads after an exception: the function has no ``try`` or ``with``.
@@ -70,10 +73,11 @@ def reorder(
         if new == list(range(len(block))):
             continue
         position = {old: pos for pos, old in enumerate(new)}
+        looped = _in_loop(copied, block)
         for x in range(len(block)):
             for y in range(x + 1, len(block)):
                 if position[x] > position[y]:
-                    _commute(block[x], block[y], copied, shadowed, params)
+                    _commute(block[x], block[y], copied, shadowed, params, looped)
         block[:] = [block[i] for i in new]
         moved = True
     missing = sorted(set(moves) - found)
@@ -102,7 +106,7 @@ def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
 
 def _commute(
     s: ast.stmt, t: ast.stmt, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-    shadowed: set[str], params: set[str],
+    shadowed: set[str], params: set[str], looped: bool,
 ) -> None:
     """Raise ``NotShown`` unless ``s; t`` and ``t; s`` do the same."""
     where = f"lines {s.lineno} and {t.lineno} of before"
@@ -117,6 +121,18 @@ def _commute(
             raise NotShown(f"{where}: {problem}")
     if target_s == target_t:
         raise NotShown(f"{where}: both assign `{target_s}`")
+    if "__builtins__" in shadowed:
+        raise NotShown(f"{where}: the module binds `__builtins__`")
+    for target in (target_s, target_t):
+        # A store drops the name's old value, whose `__del__` may run code: only a name
+        # bound nowhere else, never before this store in the call (outside any loop, or
+        # in a loop only to a value that reads no name: a constant, a new empty builtin).
+        if _bindings(fn, target) != 1 or target in params:
+            raise NotShown(f"{where}: `{target}` is bound elsewhere too, so the store may "
+                           "drop an object whose `__del__` runs code")
+    if looped and (_names(value_s) or _names(value_t)):
+        raise NotShown(f"{where}: in a loop, a store may drop the object of the previous "
+                       "iteration, whose `__del__` runs code: only values that read no name")
     declared = {n for node in ast.walk(fn) if isinstance(node, ast.Global | ast.Nonlocal)
                 for n in node.names}
     if {target_s, target_t} & declared:
@@ -134,6 +150,33 @@ def _commute(
         if isinstance(node, _SCOPES) and node is not fn and {target_s, target_t} & _names(node):
             raise NotShown(f"{where}: a nested scope (line {node.lineno}) reads what they "
                            "assign")
+
+
+def _in_loop(fn: ast.AST, block: list[ast.stmt]) -> bool:
+    """Whether ``block`` is (within) the body of a loop of ``fn``."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            for part in (node.body, node.orelse):
+                if part is block or any(block is b for st in part for b in _blocks([st])):
+                    return True
+    return False
+
+
+def _bindings(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> int:
+    """How many places of ``fn`` (nested scopes included) bind ``name``."""
+    count = 0
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            count += node.id == name
+        elif isinstance(node, ast.arg | ast.alias):
+            bound = node.arg if isinstance(node, ast.arg) else (node.asname or node.name)
+            count += bound.split(".")[0] == name
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar
+                        | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += node.name == name and node is not fn
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            count += name in node.names
+    return count
 
 
 def _assignment(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
