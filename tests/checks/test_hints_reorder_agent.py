@@ -115,3 +115,29 @@ def test_nothing_is_asked_without_code_execution(fake_anthropic: FakeAnthropic) 
     done = improve(Unit(BEFORE, AFTER, "keys"), stopped, llm=llm_for(fake_anthropic),
                    budget=proof_only)
     assert done.checked is None and not fake_anthropic.requests
+
+
+def test_verify_claims_checks_a_statement_correspondence_from_a_file(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from veribot.bot.cli import main
+
+    (tmp_path / "before.py").write_text(BEFORE, encoding="utf-8")
+    hint = {"kind": "correspondence", "statements": {"5": 6, "6": 5}}
+    for after, code_wanted, line in (
+        (AFTER, 0, f"hint proven, used by the proof: {HINT}"),
+        (AFTER_CHANGED, 1, f"hint unproven: {HINT}"),
+    ):
+        (tmp_path / "after.py").write_text(after, encoding="utf-8")
+        path = tmp_path / "claims.json"
+        path.write_text(json.dumps({"version": 1, "units": [{"entry": "keys",
+                                                             "hints": [hint]}]}))
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["verify-claims", str(path), "--files", str(tmp_path / "before.py"),
+                     str(tmp_path / "after.py"), "--timeout", "8"], environ={}, stdout=out,
+                    stderr=err)
+        assert code == code_wanted, out.getvalue() + err.getvalue()
+        assert line in out.getvalue()
+        verified = out.getvalue().startswith("verified")
+        assert verified is (after == AFTER)
