@@ -951,7 +951,9 @@ def plan(
     if reordered:
         assumptions.append("statements were reordered as a hint proposed: only assignments "
                            "of locals from values that call no code, each pair moved past "
-                           "each other shown to commute")
+                           "each other shown to commute; code outside the function does not "
+                           "read its local variables through frames (a traceback's, a "
+                           "tracer's)")
     if renamed:
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
