@@ -21,7 +21,7 @@ from veribot.bot.agentreview import AgentConfig
 from veribot.checks.equivalence import Budget
 from veribot.checks.hints.archive import Archive
 from veribot.checks.hints.ask import Unit, improve
-from veribot.checks.hints.check import engine_stopped
+from veribot.checks.hints.check import hint_may_help
 from veribot.checks.units import ChangedUnit, UnitKind
 from veribot.checks.verdict import Result, Verdict
 
@@ -44,7 +44,8 @@ def improve_units(
     for unit, result in zip(units, results, strict=True):
         if (unit.kind is not UnitKind.CHANGED or not unit.is_function
                 or unit.before_source is None or unit.after_source is None
-                or not engine_stopped(result)):
+                or not hint_may_help(result, unit.before_source, unit.after_source,
+                                     unit.entry, unit.context, budget.execute)):
             out.append(result)
             continue
         done = improve(

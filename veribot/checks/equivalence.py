@@ -182,6 +182,11 @@ def _decide(
             before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
             callee=lambda name: _decide(before, after, name, None, budget, start, context),
         )
+        if same is None and hints is not None:
+            same = hints.relational(lambda moves, why: relational.check(
+                before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
+                callee=lambda name: _decide(before, after, name, None, budget, start, context),
+                statements=moves, refusal=why))
         if same is not None:
             return same
 

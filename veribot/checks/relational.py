@@ -39,12 +39,13 @@ import re
 import secrets
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks import modulecheck
+from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
 from veribot.checks.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
@@ -55,6 +56,10 @@ __all__ = ["METHOD", "Plan", "Refused", "check", "plan"]
 log = logging.getLogger(__name__)
 
 METHOD = "relational: the same code in the same environment"
+# The same, once the statements of `before` were reordered as a hint proposed (each pair
+# moved past each other shown to commute by ``hints.reorder``).
+METHOD_REORDERED = ("relational+hints: the same code in the same environment, with the "
+                    "statement order a hint proposed")
 
 # Names and attributes through which code can see local names or frames.
 _OBSERVING_NAMES = {
@@ -89,6 +94,24 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 class Refused(Exception):
     """The relational check does not apply; the message says why (for the log)."""
+
+
+class Unmatched(Refused):
+    """The code differs beyond renaming: a hint's statement correspondence may match it."""
+
+
+def unmatched(
+    tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None
+) -> bool:
+    """Whether the relational check stops only at matching the two versions' code (all it
+    checks before that holds), so a statement correspondence is worth asking for."""
+    try:
+        plan(tree_a, tree_b, entry, context)
+    except Unmatched:
+        return True
+    except Exception:  # refused for another reason, or an error: no hint helps
+        return False
+    return False
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -144,6 +167,7 @@ class Plan:
     after: dict[str, object]
     relative_to: tuple[str, ...]
     assumptions: tuple[str, ...]
+    reordered: bool = False  # `before` was compared with its statements reordered
 
 
 # ----------------------------------------------------------------------------- scopes
@@ -826,11 +850,15 @@ class _Pair:
 
 
 def plan(
-    tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None
+    tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None,
+    statements: Mapping[int, int] | None = None,
 ) -> Plan:
     """The static half: the canonical texts agree and the environment is bound the same.
 
-    Raises ``Refused`` when the check does not apply.
+    ``statements`` (a hint: a line of ``before`` -> the line of ``after`` where that
+    statement is) lets ``before`` be compared with its statements reordered, where
+    ``hints.reorder`` shows the reordering harmless. Raises ``Refused`` when the check
+    does not apply.
     """
     pa, pb = (context.before, context.after) if context is not None else (None, None)
     pair = _Pair(_Module(tree_a, pa), _Module(tree_b, pb))
@@ -872,8 +900,18 @@ def plan(
     loops_a, loops_b = _yield_from_loops(fn_a), _yield_from_loops(fn_b)
     canon_a = _Canon(loops_a or fn_a, pair.a, method)
     canon_b = _Canon(loops_b or fn_b, pair.b, method)
+    reordered = False
+    if canon_a.text() != canon_b.text() and statements:
+        try:
+            moved = reorder.reorder(fn_a, tree_a, statements)
+        except reorder.NotShown as why:
+            raise Refused(f"the statement correspondence: {why}") from None
+        loops_a = _yield_from_loops(moved)
+        canon_a = _Canon(loops_a or moved, pair.a, method)
+        reordered = True
     if canon_a.text() != canon_b.text():
-        raise Refused("the code differs beyond renaming and resolved names")
+        raise Unmatched("the code differs beyond renaming and resolved names"
+                      + (", with the statements reordered as proposed" if reordered else ""))
     slots_a, slots_b = canon_a.slots(), canon_b.slots()
     renamed = {n for k in slots_a.keys() | slots_b.keys()
                for n in (slots_a.get(k), slots_b.get(k))
@@ -915,6 +953,12 @@ def plan(
         "the code is the same up to its docstring, formatting, a consistent renaming of "
         "local variables and names that resolve to the same imported object"
     ]
+    if reordered:
+        assumptions.append("statements were reordered as a hint proposed: only assignments "
+                           "of locals from values that call no code, each pair moved past "
+                           "each other shown to commute; code outside the function does not "
+                           "read its local variables through frames (a traceback's, a "
+                           "tracer's)")
     if renamed:
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
@@ -934,7 +978,7 @@ def plan(
         assumptions.append("the project's other modules, identical in both revisions, load "
                            "the same objects")
     return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
-                tuple(assumptions))
+                tuple(assumptions), reordered)
 
 
 def _sees_exceptions(fn: ast.AST) -> str | None:
@@ -1481,6 +1525,8 @@ def check(
     limits: Limits,
     context: PairContext | None = None,
     callee: Callable[[str], Result] | None = None,
+    statements: Mapping[int, int] | None = None,
+    refusal: list[str] | None = None,
 ) -> Result | None:
     """A verified result when the versions are the same code in the same environment,
     confirmed by loading both in the sandbox; None when that is not shown (the caller
@@ -1489,11 +1535,15 @@ def check(
     Where the function calls another function of the module that changed, the result
     holds relative to it; ``callee`` decides that function in the same pair, and only a
     verified callee lets the result stand (without ``callee``, None).
+    ``statements`` is a hint's statement correspondence (see ``plan``); why the check did
+    not verify is appended to ``refusal`` (when given) for the hint's report.
     """
+    why_not = refusal if refusal is not None else []
     try:
-        found = plan(tree_a, tree_b, entry, context)
+        found = plan(tree_a, tree_b, entry, context, statements)
     except Refused as why:
         log.debug("relational check of %s does not apply: %s", entry, why)
+        why_not.append(str(why))
         return None
     except (RecursionError, MemoryError):
         log.debug("relational check of %s: the code is nested too deeply", entry)
@@ -1513,18 +1563,20 @@ def check(
     unconfirmed = _mismatch(ra, rb, context)
     if unconfirmed is not None:
         log.debug("relational check of %s not confirmed: %s", entry, unconfirmed)
+        why_not.append(f"loading the modules did not confirm it: {unconfirmed}")
         return None
     assumptions = list(found.assumptions)
     if found.relative_to:
         checked = _callees(entry, found.relative_to, callee)
         if checked is None:
+            why_not.append("a changed function it calls was not verified the same way")
             return None
         assumptions += checked
     detail = ("the two versions are the same code in the same environment (compared "
               "without a model of the code; both modules were loaded to confirm the names "
               "it reads)")
     return Result(Verdict.VERIFIED, Reason.PROOF, detail, assumptions=tuple(assumptions),
-                  method=METHOD)
+                  method=METHOD_REORDERED if found.reordered else METHOD)
 
 
 def _callees(

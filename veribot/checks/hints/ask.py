@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from veribot.checks import prompts
 from veribot.checks.equivalence import Budget
 from veribot.checks.hints.archive import Archive, unit_keys
-from veribot.checks.hints.check import Checked, check_hints, engine_stopped
+from veribot.checks.hints.check import Checked, check_hints, hint_may_help
 from veribot.checks.hints.format import KINDS, HintError, Parsed, parse_hints
 from veribot.checks.llm import LLM, LLMError, Message, ToolSpec
 from veribot.checks.package import PairContext
@@ -53,6 +53,8 @@ PROPOSE_HINTS = ToolSpec(
                         "variables": {"type": "object", "additionalProperties": {"type": "string"}},
                         "loops": {"type": "array", "items": {"type": "integer"},
                                   "minItems": 2, "maxItems": 2},
+                        "statements": {"type": "object",
+                                       "additionalProperties": {"type": "integer"}},
                         "function": {"type": "string"},
                         "requires": _EXPR,
                         "ensures": _EXPR,
@@ -158,7 +160,8 @@ def improve(
     Nothing is tried when the engine did not stop where a hint can help. The verdict
     returned is the engine's with the hints; a wrong hint leaves it as it was.
     """
-    if not engine_stopped(result):
+    execute = budget.execute if budget is not None else True
+    if not hint_may_help(result, unit.before, unit.after, unit.entry, unit.context, execute):
         return Improved(None)
     keys = unit_keys(unit.before, unit.after, unit.entry)
     archived = archive.lookup(repo, keys.all()) if archive is not None and keys else []

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from veribot.checks import relational
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.hints.format import Hint, Parsed, Rejected
 from veribot.checks.hints.model import HintResult, Session, Status
@@ -30,6 +31,7 @@ HINTABLE = frozenset({
     Reason.NOT_REPRODUCED, Reason.NOT_EXECUTED,
 })
 METHOD_PREFIX = "z3+hints"
+RELATIONAL_PREFIX = "relational+hints"  # the relational check with a statement correspondence
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Checked:
     def proven_with_hints(self) -> bool:
         """Verified, and the proof rests on hints (each proven)."""
         return (self.result.verdict is Verdict.VERIFIED
-                and self.result.method.startswith(METHOD_PREFIX))
+                and self.result.method.startswith((METHOD_PREFIX, RELATIONAL_PREFIX)))
 
     def proven(self) -> list[Hint]:
         return [r.hint for r in self.hints if r.status is Status.PROVEN]
@@ -60,6 +62,22 @@ class Checked:
 def engine_stopped(result: Result) -> bool:
     """Whether ``result`` is an inconclusive verdict a hint may complete."""
     return result.verdict is Verdict.INCONCLUSIVE and result.reason in HINTABLE
+
+
+def hint_may_help(result: Result, before: str, after: str, entry: str,
+                  context: PairContext | None = None, execute: bool = True) -> bool:
+    """``engine_stopped``, or an inconclusive verdict where the relational check stopped
+    only at matching the statements (a statement correspondence may complete it; the
+    check runs only where code may be executed)."""
+    if engine_stopped(result):
+        return True
+    if result.verdict is not Verdict.INCONCLUSIVE or not execute:
+        return False
+    try:
+        tree_a, tree_b = pysource.parse(before), pysource.parse(after)
+    except SyntaxError:
+        return False
+    return relational.unmatched(tree_a, tree_b, entry, context)
 
 
 def check_hints(

@@ -15,6 +15,11 @@ hint is an object with a ``kind`` and, optionally, ``why`` (free text, only disp
     pair becomes the invariant ``before.total == after.acc``); ``loops`` optionally names
     the line of each version's loop that corresponds (the engine pairs a version's single
     loop with the other's, so these must be those loops).
+    ``{"kind": "correspondence", "statements": {"3": 4, "4": 3}}``: the statement starting
+    at line 3 of the before version is the one at line 4 of the after version, and so on
+    (a matching for the relational check, which then compares the before version with
+    its statements in that order; ``hints.reorder`` says which reorderings it accepts).
+    ``variables`` or ``statements`` or both.
 ``lemma``
     ``{"kind": "lemma", "function": "h", "requires": "x >= 0", "ensures": "result >= 0"}``:
     about a helper ``h`` of the module: for every input of its parameters' declared types
@@ -89,6 +94,7 @@ class Hint:
     expr: Expr | None = None  # invariant, precondition
     variables: tuple[tuple[str, str], ...] = ()  # correspondence
     loops: tuple[int, int] | None = None  # correspondence
+    statements: tuple[tuple[int, int], ...] = ()  # correspondence: before line, after line
     function: str = ""  # lemma
     requires: Expr | None = None  # lemma
     ensures: Expr | None = None  # lemma
@@ -110,7 +116,10 @@ class Hint:
         if self.kind in ("invariant", "precondition") and self.expr is not None:
             out["expr"] = self.expr.text
         if self.kind == "correspondence":
-            out["variables"] = dict(self.variables)
+            if self.variables:
+                out["variables"] = dict(self.variables)
+            if self.statements:
+                out["statements"] = {str(a): b for a, b in self.statements}
             if self.loops is not None:
                 out["loops"] = list(self.loops)
         if self.kind == "lemma":
@@ -181,10 +190,11 @@ def parse_hint(item: object) -> Hint:
                           names=() if kind == "invariant" else None)
         return Hint(kind, f"{kind} `{expr.text}`", expr=expr, why=why)
     if kind == "correspondence":
-        variables = item.get("variables")
-        if not isinstance(variables, Mapping) or not variables:
+        variables = item.get("variables", {})
+        moves = _statements(item.get("statements", {}))
+        if not isinstance(variables, Mapping) or not (variables or moves):
             raise HintError("a correspondence needs `variables`: an object of before -> after "
-                            "variable names")
+                            "variable names (or `statements`: before line -> after line)")
         pairs: list[tuple[str, str]] = []
         for a, b in variables.items():
             if not (isinstance(b, str) and _plain_name(a) and _plain_name(b)):
@@ -197,9 +207,10 @@ def parse_hint(item: object) -> Hint:
                     and all(type(n) is int and n > 0 for n in loops)):
                 raise HintError("`loops` must be two line numbers: [before, after]")
             lines = (loops[0], loops[1])
-        shown = ", ".join(f"{a} ~ {b}'" for a, b in pairs)
+        shown = ", ".join([*(f"{a} ~ {b}'" for a, b in pairs),
+                           *(f"line {a} ~ line {b}'" for a, b in moves)])
         return Hint(kind, f"correspondence {shown}", variables=tuple(pairs), loops=lines,
-                    why=why)
+                    statements=moves, why=why)
     function = item.get("function")
     if not isinstance(function, str) or not _plain_name(function):
         raise HintError("a lemma needs `function`: the name of a function of the module")
@@ -296,3 +307,18 @@ def _plain_name(name: object) -> bool:
 def _short(value: object, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _statements(raw: object) -> tuple[tuple[int, int], ...]:
+    """``{"3": 4}`` (JSON object keys are strings) as ``((3, 4),)``, checked."""
+    if not isinstance(raw, Mapping):
+        raise HintError("`statements` must be an object: before line -> after line")
+    if len(raw) > 64:
+        raise HintError("`statements` may map at most 64 lines")
+    out: list[tuple[int, int]] = []
+    for a, b in raw.items():
+        line = int(a) if isinstance(a, str) and a.isascii() and a.isdigit() and len(a) < 7 else 0
+        if line <= 0 or type(b) is not int or not 0 < b < 1_000_000:
+            raise HintError(f"`{_short(a)}` -> `{_short(b)}` is not a pair of line numbers")
+        out.append((line, b))
+    return tuple(sorted(out))

@@ -47,6 +47,7 @@ from veribot.checks.lang.pyvalues import (
 )
 from veribot.checks.smt import SolverLimits, check
 from veribot.checks.smt import Status as Sat
+from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,9 @@ class Session:
                 r.reason = (f"`{r.hint.function}` was not modelled as an arbitrary shared "
                             "function here (inlined, changed, or not called), so the lemma "
                             "was not needed")
+            elif r.hint.statements and not r.hint.variables:
+                r.reason = ("the relational check did not try it (it runs only where the "
+                            "code may be executed, and not when the versions are identical)")
             else:
                 r.reason = ("loop induction did not apply to these versions (it needs one "
                             "top-level loop in each, run in lock step)")
@@ -280,6 +284,38 @@ class Session:
         else:
             self._set(i, Status.UNPROVEN, f"the solver gave up ({answer.why})")
         return False
+
+    # -- statement correspondences (the relational check) ----------------------------------
+
+    def relational(
+        self, attempt: Callable[[Mapping[int, int], list[str]], Result | None]
+    ) -> Result | None:
+        """The relational check tried with each statement correspondence, in turn: the
+        first verified result (saying which hint it used), or None.
+
+        ``attempt(moves, why)`` is the check itself (``relational.check``): the hint only
+        proposes the matching; the check shows the reordering harmless and the reordered
+        code the same, or appends why not to ``why``.
+        """
+        for i, r in enumerate(self.results):
+            if not r.hint.statements:
+                continue
+            why: list[str] = []
+            try:
+                result = attempt(dict(r.hint.statements), why)
+            except Exception as err:  # the hint boundary: a hint never stops the engine
+                result, why = None, [_why(err)]
+            if result is None or result.verdict is not Verdict.VERIFIED:
+                self._set(i, Status.UNPROVEN, "the relational check did not accept it: "
+                          + (why[0] if why else "it was not confirmed"))
+                continue
+            self._set(i, Status.PROVEN, "the relational check: every pair of statements "
+                      "reordered commutes, and the reordered before version is the same code "
+                      "as the after version")
+            r.used = True
+            return replace(result, detail=f"{result.detail}, with the statement order of the "
+                           f"hint {r.hint.text} (checked by the relational check)")
+        return None
 
     # -- preconditions (shown, never assumed) ------------------------------------------------
 
