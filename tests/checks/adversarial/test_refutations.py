@@ -16,10 +16,18 @@ from veribot.checks.sandbox import Limits
 from veribot.checks.verdict import ENDLESS, BehaviourKind, Reason, Result, Verdict
 
 QUICK = Budget(timeout_s=4)
+SURE = Budget(timeout_s=30)
 
 
 def _check(before: str, after: str, entry: str = "f") -> Result:
     return check_pair(before, after, entry, budget=QUICK)
+
+
+def _sure(before: str, after: str, entry: str = "f") -> Result:
+    """For pairs that must be decided: a wall clock a loaded machine cannot run out of (a
+    refutation or a proof ends the check at once, so it costs nothing when the machine is
+    quiet)."""
+    return check_pair(before, after, entry, budget=SURE)
 
 
 def _undecided(result: Result, reason: str) -> None:
@@ -152,7 +160,7 @@ def test_an_endless_loop_against_a_return_is_refuted() -> None:
     before = ("def f(xs: list[int]) -> int:\n    i = 0\n    total = 0\n"
               "    while i < len(xs):\n        total += xs[i]\n        i += 1\n    return total\n")
     after = before.replace("        i += 1\n", "")  # the increment forgotten
-    result = _check(before, after)
+    result = _sure(before, after)
     _refuted(result)
     assert result.counterexample is not None
     assert result.counterexample.after.kind is BehaviourKind.HUNG
@@ -162,7 +170,7 @@ def test_an_endless_loop_against_a_return_is_refuted() -> None:
 def test_an_exception_difference_is_refuted() -> None:
     before = "def f(xs: list[int]) -> int:\n    return xs[0]\n"
     after = "def f(xs: list[int]) -> int:\n    return xs[0] if xs else 0\n"
-    result = _check(before, after)
+    result = _sure(before, after)
     _refuted(result)
     assert result.counterexample is not None and "IndexError" in result.counterexample.before.text
 
@@ -171,7 +179,7 @@ def test_seeded_randomness_is_deterministic_and_refutable() -> None:
     before = ("import random\n\ndef f(x: int) -> int:\n    rng = random.Random(x)\n"
               "    return rng.randint(0, 10**6)\n")
     after = before.replace("random.Random(x)", "random.Random(x + 1)")
-    _refuted(_check(before, after))
+    _refuted(_sure(before, after))
 
 
 def test_allowed_scratch_files_and_short_sleeps_do_not_hide_a_difference() -> None:
@@ -180,7 +188,7 @@ def test_allowed_scratch_files_and_short_sleeps_do_not_hide_a_difference() -> No
               "        scratch.write(str(x))\n        scratch.seek(0)\n"
               "        return int(scratch.read()) + 1\n")
     after = before.replace("+ 1\n", "+ 2\n")
-    _refuted(_check(before, after))
+    _refuted(_sure(before, after))
 
 
 # -- random search uses only inputs of the declared types ---------------------------------
@@ -190,11 +198,11 @@ def test_an_instance_method_is_searched_on_objects_its_class_builds() -> None:
     before = ("class Scale:\n    def __init__(self, k: int) -> None:\n        self.k = k\n\n"
               "    def apply(self, x: int) -> int:\n        return x * self.k\n")
     # Equivalent for every `k`: proven, with self taken as a Scale whose `k` is an int.
-    same = _check(before, before.replace("x * self.k", "self.k * x"), "Scale.apply")
+    same = _sure(before, before.replace("x * self.k", "self.k * x"), "Scale.apply")
     assert same.verdict is Verdict.VERIFIED, same.detail
     assert any("exactly `Scale`" in a for a in same.assumptions), same.assumptions
     # A difference is shown on an object built by calling the class, never a made-up self.
-    result = _check(before, before.replace("x * self.k", "x + self.k"), "Scale.apply")
+    result = _sure(before, before.replace("x * self.k", "x + self.k"), "Scale.apply")
     _refuted(result)
     assert result.counterexample is not None
     assert result.counterexample.receiver.startswith("Scale(")
@@ -205,8 +213,8 @@ def test_static_and_class_methods_are_searched() -> None:
               "        return x * 100\n\n    @classmethod\n    def mm(cls, x: int) -> int:\n"
               "        return x * 1000\n")
     after = before.replace("x * 100\n", "x * 10\n").replace("x * 1000", "x * 100")
-    _refuted(_check(before, after, "Units.cm"))
-    _refuted(_check(before, after, "Units.mm"))
+    _refuted(_sure(before, after, "Units.cm"))
+    _refuted(_sure(before, after, "Units.mm"))
 
 
 def test_a_frozenset_parameter_gets_frozensets() -> None:
@@ -222,11 +230,11 @@ def test_a_frozenset_parameter_gets_frozensets() -> None:
 def test_equivalent_versions_are_still_verified() -> None:
     before = "def f(x: int, y: int) -> int:\n    return x * 2 + y\n"
     after = "def f(x: int, y: int) -> int:\n    return y + x + x\n"
-    assert _check(before, after).verdict is Verdict.VERIFIED
+    assert _sure(before, after).verdict is Verdict.VERIFIED
     loop_a = "def f(n: int) -> int:\n    s = 0\n    for i in range(n):\n        s += 2\n" \
              "    return s\n"
     loop_b = loop_a.replace("s += 2", "s += 1\n        s += 1")
-    assert _check(loop_a, loop_b).verdict is Verdict.VERIFIED
+    assert _sure(loop_a, loop_b).verdict is Verdict.VERIFIED
 
 
 # -- artefacts of what the sandbox was given, seen on real commits -----------------------------
@@ -248,7 +256,7 @@ def test_an_attribute_of_a_returned_object_is_still_compared() -> None:
         "class Box:\n    def __init__(self, v):\n        self.v = v\n\n"
         "def f(x: int):\n    return Box(EXPR)\n"
     )
-    _refuted(_check(source.replace("EXPR", "x"), source.replace("EXPR", "x + 1")))
+    _refuted(_sure(source.replace("EXPR", "x"), source.replace("EXPR", "x + 1")))
 
 
 def test_an_import_the_sandbox_cannot_make_is_not_a_difference() -> None:
