@@ -99,17 +99,21 @@ def test_an_unusable_sandbox_turns_execution_off_with_the_reason() -> None:
     )
 
 
-def test_without_user_namespaces_the_check_fails_and_says_why() -> None:
+def test_without_user_namespaces_the_check_fails_and_says_why(tmp_path: Path) -> None:
     # A machine where an unprivileged user cannot create user namespaces (a container run
-    # without them): the self-test runs as uid 1000 in a namespace that forbids more.
+    # without them): the self-test runs as uid 1000 in a namespace that forbids more. Only
+    # its own temporary folder is writable (not a tmpfs over /tmp, which would hide an
+    # interpreter or checkout that lives there).
     _isolation_or_skip()
     bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
     path = os.pathsep.join(p for p in sys.path if p)
     done = subprocess.run(
         [bwrap, "--unshare-user", "--disable-userns", "--uid", "1000", "--gid", "1000",
-         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+         "--bind", str(tmp_path), str(tmp_path),
          "--", sys.executable, "-m", "veribot.checks.sandbox.selftest"],
-        capture_output=True, text=True, timeout=120, env={"PYTHONPATH": path},
+        capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": path, "TMPDIR": str(tmp_path)},
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "isolation: none" in done.stdout
