@@ -58,7 +58,7 @@ from veribot.bot.config import (
 )
 from veribot.bot.github import GitHubClient, GitHubError, connect
 from veribot.bot.queue import Command, Job
-from veribot.bot.review import GitSource, ReviewRequest, review
+from veribot.bot.review import GitSource, review
 from veribot.bot.webhooks import Ignored, PayloadError, router
 from veribot.bot.worker import (
     NOT_EXECUTED_NOTE,
@@ -67,7 +67,7 @@ from veribot.bot.worker import (
     WorkerDeps,
     check_annotations,
     conclusion_for,
-    config_filter,
+    config_request,
     ensure_commits,
     merge_base,
     pr_text,
@@ -84,7 +84,6 @@ from veribot.bot.workflow import (
     write_step_summary,
 )
 from veribot.bot.workflow import write_outputs as write_output_values
-from veribot.checks.equivalence import Budget
 from veribot.checks.sandbox import selftest
 from veribot.checks.verdict import Verdict
 
@@ -349,18 +348,8 @@ def review_locally(job: Job, deps: WorkerDeps) -> Outcome:
         execute = deps.execute and config.execute
         access = AgentAccess.of(deps, pr_text(pull.title, pull.body))
         with pull_request_agent(access, config) as (agent, why_not):
-            report = review(
-                ReviewRequest(
-                    GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha),
-                    budget=Budget(execute=execute),
-                    select=config_filter(config),
-                    max_units=config.budget.units,
-                    review_tests=config.review_tests,
-                    review_stubs=config.review_stubs,
-                    agent=agent,
-                    agent_reason=why_not,
-                )
-            )
+            source = GitSource(tree, merge_base(tree, base_sha, head_sha), head_sha)
+            report = review(config_request(source, config, execute, agent, why_not))
     except ConfigError as error:
         return Outcome("neutral", None, f"veribot did not review this pull request: {error}")
     except GitHubError:

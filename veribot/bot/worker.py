@@ -446,15 +446,8 @@ def review_and_post(
         )
         start = merge_base(tree, base_sha, head_sha)
         with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
-            request = ReviewRequest(
-                GitSource(tree, start, head_sha),
-                budget=Budget(execute=execute),
-                select=config_filter(config),
-                max_units=config.budget.units,
-                review_tests=config.review_tests,
-                review_stubs=config.review_stubs,
-                agent=asked,
-                agent_reason=why_not,
+            request = dataclasses.replace(
+                config_request(GitSource(tree, start, head_sha), config, execute, asked, why_not),
                 hints=hints_archive is not None,
                 hints_archive=hints_archive,
                 hints_ask=hints_ask,
@@ -882,6 +875,26 @@ def _matches(path: str, pattern: str) -> bool:
     if fnmatch.fnmatchcase(path, pattern):
         return True
     return pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:])
+
+
+def config_request(
+    source: GitSource,
+    config: RepoConfig,
+    execute: bool,
+    agent: AgentConfig | None,
+    agent_reason: str,
+) -> ReviewRequest:
+    """The review of a pull request as the base branch's `.veribot.toml` asks for it."""
+    return ReviewRequest(
+        source,
+        budget=Budget(execute=execute),
+        select=config_filter(config),
+        max_units=config.budget.units,
+        review_tests=config.review_tests,
+        review_stubs=config.review_stubs,
+        agent=agent,
+        agent_reason=agent_reason,
+    )
 
 
 def config_filter(config: RepoConfig) -> Callable[[ChangedUnit], bool]:

@@ -87,6 +87,18 @@ def detect() -> Bwrap:
     return found
 
 
+def _system_binds() -> list[str]:
+    """``/usr`` and the top-level folders (or their symlinks into it), read-only."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in _TOP_LEVEL:
+        top = f"/{name}"
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
 def _try(bwrap: Bwrap) -> None:
     """Start an empty sandbox once: a container without user namespaces (or, as root,
     without CAP_SYS_ADMIN) fails here, with bwrap's own words."""
@@ -94,13 +106,7 @@ def _try(bwrap: Bwrap) -> None:
             "--die-with-parent", "--clearenv"]
     if not bwrap.privileged:
         args += ["--unshare-user", "--disable-userns"]
-    args += ["--ro-bind", "/usr", "/usr"]
-    for name in _TOP_LEVEL:
-        top = f"/{name}"
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
+    args += _system_binds()
     args += ["--proc", "/proc", "--dev", "/dev", "--", "true"]
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=30, env={},
@@ -171,13 +177,7 @@ def command(
             if folder not in made:
                 made.add(folder)
                 args += ["--perms", "0755", "--dir", folder]
-    args += ["--ro-bind", "/usr", "/usr"]
-    for name in _TOP_LEVEL:
-        top = f"/{name}"
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
+    args += _system_binds()
     for path in _ETC_FILES:
         args += ["--ro-bind-try", path, path]
     for root in roots:
