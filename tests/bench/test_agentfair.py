@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from veribot.bench.agentfair import Pair, ScriptedLLM, honest_facts, main, recording
-from veribot.checks.llm import LLMError, Message
+from veribot.checks.agent.llm import LLMError, Message
 
 BEFORE = (
     'def tag(a: int, loud: bool) -> str:\n    s = "hi"\n    if loud:\n'

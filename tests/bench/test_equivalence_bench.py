@@ -26,9 +26,9 @@ from veribot.bench.equivalence import (
     run_engine,
     run_peer,
 )
-from veribot.checks import tripwire
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits
+from veribot.checks.search import tripwire
 from veribot.checks.verdict import (
     Behaviour,
     BehaviourKind,

@@ -74,4 +74,4 @@ def could_run_code(started: Started) -> bool:
     argv = started.argv
     if argv and Path(argv[0]).name == "git":
         return False
-    return argv[-3:] != ["-I", "-m", "veribot.checks.datalog"]
+    return argv[-3:] != ["-I", "-m", "veribot.checks.agent.datalog"]

@@ -23,12 +23,8 @@ from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
 from veribot.bot.review import FilesSource, Report, ReviewRequest, review
-from veribot.checks.agent import AgentLimits, AgentRun, Analysis, Answer, Formalization
-from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status, assess
-from veribot.checks.equivalence import Budget
-from veribot.checks.facts import Fact, FactSet
-from veribot.checks.lang.pyfacts import code_facts
-from veribot.checks.llm import (
+from veribot.checks.agent.facts import Fact, FactSet
+from veribot.checks.agent.llm import (
     LLM,
     Completion,
     Message,
@@ -37,6 +33,10 @@ from veribot.checks.llm import (
     ToolUseBlock,
     UsageMeter,
 )
+from veribot.checks.agent.pipeline import AgentLimits, AgentRun, Analysis, Answer, Formalization
+from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status, assess
+from veribot.checks.equivalence import Budget
+from veribot.checks.lang.pyfacts import code_facts
 from veribot.checks.verdict import Reason, Result, Verdict
 
 CASES = {

@@ -23,7 +23,7 @@ from tests.fakes import (
     tool_use,
 )
 from veribot.bot.llmcache import CachedLLM, Mode, from_spec
-from veribot.checks.llm import (
+from veribot.checks.agent.llm import (
     LLM,
     BudgetExceeded,
     Completion,

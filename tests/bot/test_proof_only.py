@@ -12,8 +12,8 @@ from tests.fakes import FakeAnthropic, analyzer_answer, anthropic_llm, formalize
 from veribot.bot.agentreview import AgentConfig
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, main
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
-from veribot.checks.agent import AgentLimits
-from veribot.checks.agentverdict import Status
+from veribot.checks.agent.pipeline import AgentLimits
+from veribot.checks.agent.verdict import Status
 from veribot.checks.equivalence import Budget
 from veribot.checks.verdict import Verdict
 

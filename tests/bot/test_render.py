@@ -14,10 +14,10 @@ import pytest
 from tests.bot.schema_check import validate_report_json, validate_sarif
 from veribot.bot.render import SUMMARY_MARKER, render, render_markdown, to_json, to_sarif
 from veribot.bot.review import Report, UnitResult
-from veribot.checks.agent import Answer
-from veribot.checks.agentverdict import AgentFinding, AgentOutcome, ClaimReport, Status
-from veribot.checks.llm import UsageReport
-from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind, UnitLevel
+from veribot.checks.agent.llm import UsageReport
+from veribot.checks.agent.pipeline import Answer
+from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, ClaimReport, Status
+from veribot.checks.project.units import MODULE_ENTRY, ChangedUnit, UnitKind, UnitLevel
 from veribot.checks.verdict import (
     Behaviour,
     BehaviourKind,

@@ -24,7 +24,7 @@ from veribot.bot.review import (
     review,
 )
 from veribot.checks.equivalence import Budget
-from veribot.checks.units import MODULE_ENTRY, ChangedUnit, UnitKind
+from veribot.checks.project.units import MODULE_ENTRY, ChangedUnit, UnitKind
 from veribot.checks.verdict import Reason, Result, Verdict
 
 FAST = Budget(timeout_s=3.0)

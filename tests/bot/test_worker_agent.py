@@ -23,7 +23,7 @@ from veribot.bot.config import QUEUE_LEASE_S, AgentCeilings, ConfigError, Settin
 from veribot.bot.github import SUMMARY_MARKER, connect
 from veribot.bot.queue import Job, JobQueue
 from veribot.bot.worker import AGENT_OFF_REASON, NO_KEY_REASON, WorkerDeps, run_job
-from veribot.checks.agentverdict import AgentOutcome
+from veribot.checks.agent.verdict import AgentOutcome
 from veribot.checks.verdict import Verdict
 
 REPO = "octo/agent"

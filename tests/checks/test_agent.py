@@ -23,8 +23,10 @@ from tests.fakes import (
 )
 from tests.fakes import fake_anthropic as fake_anthropic  # the fixture
 from veribot.bot.llm import AnthropicLLM
-from veribot.checks import prompts
-from veribot.checks.agent import (
+from veribot.checks.agent import prompts
+from veribot.checks.agent.facts import Fact, FactSet
+from veribot.checks.agent.llm import ToolSpec, UsageMeter
+from veribot.checks.agent.pipeline import (
     RECORD_FACTS,
     AgentLimits,
     AgentRun,
@@ -37,8 +39,8 @@ from veribot.checks.agent import (
     formalize,
     record_facts_tool,
 )
-from veribot.checks.agenttools import AgentTool
-from veribot.checks.agentverdict import (
+from veribot.checks.agent.tools import AgentTool
+from veribot.checks.agent.verdict import (
     AgentFinding,
     AgentOutcome,
     ClaimReport,
@@ -49,11 +51,9 @@ from veribot.checks.agentverdict import (
     changed_lines,
     combine,
 )
-from veribot.checks.agentview import MemoryRevision, SourceView, ToolError, ViewLimits
+from veribot.checks.agent.view import MemoryRevision, SourceView, ToolError, ViewLimits
 from veribot.checks.equivalence import check_pair
-from veribot.checks.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
-from veribot.checks.llm import ToolSpec, UsageMeter
 from veribot.checks.verdict import (
     Behaviour,
     BehaviourKind,

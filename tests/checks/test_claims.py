@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from veribot.checks.claims import Claim, ClaimStatus, ProverAllowance, check_claims
-from veribot.checks.facts import Fact, FactSet
+from veribot.checks.agent.claims import Claim, ClaimStatus, ProverAllowance, check_claims
+from veribot.checks.agent.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import code_facts
 
 S, C, U = ClaimStatus.SUPPORTED, ClaimStatus.CONTRADICTED, ClaimStatus.UNCHECKED

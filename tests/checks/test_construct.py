@@ -7,11 +7,11 @@ import ast
 
 import pytest
 
-from veribot.checks import construct
 from veribot.checks.lang import pyobject
 from veribot.checks.lang.pytypes import IntT, StrT
 from veribot.checks.lang.pyvalues import Unsupported
 from veribot.checks.sandbox import parse_receiver, run_calls
+from veribot.checks.search import construct
 from veribot.checks.verdict import NO_INSTANCE, Behaviour, BehaviourKind, Counterexample
 
 CLASS = (

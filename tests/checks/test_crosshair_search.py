@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from veribot.checks.crosshair_search import search
 from veribot.checks.lang.pytypes import parse_type
 from veribot.checks.sandbox import Limits
+from veribot.checks.search.crosshair import search
 
 
 def test_crosshair_finds_a_boundary_difference() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from veribot.checks.datalog import equivalence_condition, parse_rules, run_rules
-from veribot.checks.facts import Fact, FactSet
+from veribot.checks.agent.datalog import equivalence_condition, parse_rules, run_rules
+from veribot.checks.agent.facts import Fact, FactSet
 
 
 def F(pred: str, *args: str | int) -> Fact:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veribot.checks.differential import (
+from veribot.checks.sandbox import Limits, canonical
+from veribot.checks.search.differential import (
     compare,
     confirm,
     difference,
@@ -13,7 +14,6 @@ from veribot.checks.differential import (
     run_both,
     same_behaviour,
 )
-from veribot.checks.sandbox import Limits, canonical
 from veribot.checks.verdict import ENDLESS, Behaviour, BehaviourKind, Reason
 
 QUICK = Limits(wall_s=8.0, call_s=0.5)

@@ -6,7 +6,9 @@ import ast
 import os
 from pathlib import Path
 
-from veribot.checks.difftest import (
+from veribot.checks.lang.pytypes import parse_type
+from veribot.checks.sandbox import Limits
+from veribot.checks.search.difftest import (
     code_constants,
     entry_parameters,
     parse_report,
@@ -14,8 +16,6 @@ from veribot.checks.difftest import (
     search,
     type_to_json,
 )
-from veribot.checks.lang.pytypes import parse_type
-from veribot.checks.sandbox import Limits
 from veribot.checks.verdict import BehaviourKind, Reason
 
 FAST = Limits(call_s=0.5)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Result, Verdict
 
 FAST = Budget(timeout_s=5)

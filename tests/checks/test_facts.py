@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from veribot.checks.facts import (
+from veribot.checks.agent.facts import (
     TABLE_2,
     VOCABULARY,
     VOCABULARY_VERSION,

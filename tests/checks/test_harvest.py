@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from veribot.checks.harvest import Call, calls_for, from_doctests, from_test_file
 from veribot.checks.lang import pyinfer, pystrings
 from veribot.checks.lang.pytypes import BoolT, IntT, ListT, NoneT, StrT, UnionT
-from veribot.checks.package import Package, PairContext, SourceFile
+from veribot.checks.project.package import Package, PairContext, SourceFile
 from veribot.checks.sandbox._child import parse_literal, split_arguments
+from veribot.checks.search.harvest import Call, calls_for, from_doctests, from_test_file
 
 MODULE = '''"""A module.
 

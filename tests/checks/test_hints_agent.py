@@ -13,11 +13,11 @@ from tests.checks.test_hints import AFTER, AFTER_OFF_BY_ONE, BEFORE, INVARIANT, 
 from tests.fakes import FakeAnthropic, anthropic_llm, load_recording, reply, text, tool_use
 from tests.fakes import fake_anthropic as fake_anthropic  # the fixture
 from veribot.bot.llm import AnthropicLLM
+from veribot.checks.agent.llm import LLMBudget, UsageMeter
 from veribot.checks.equivalence import check_pair
 from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.ask import PROPOSE_HINTS, HintLimits, Unit, ask_hints, improve
 from veribot.checks.hints.model import Status
-from veribot.checks.llm import LLMBudget, UsageMeter
 from veribot.checks.verdict import Reason, Verdict
 
 UNIT = Unit(BEFORE, AFTER, "total", path="pkg/sums.py")

@@ -20,12 +20,12 @@ from veribot.bot.agentreview import AgentConfig
 from veribot.bot.hintreview import improve_units
 from veribot.bot.llm import AnthropicLLM
 from veribot.bot.review import GitSource, ReviewRequest, UnitResult, review
+from veribot.checks.agent.llm import LLMBudget, UsageMeter
 from veribot.checks.equivalence import Budget
 from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.check import check_hints, engine_stopped
 from veribot.checks.hints.format import parse_hints
 from veribot.checks.hints.model import Status
-from veribot.checks.llm import LLMBudget, UsageMeter
 from veribot.checks.verdict import Result, Verdict
 
 # `sq` is the same in every version, so the engine models it as one arbitrary function

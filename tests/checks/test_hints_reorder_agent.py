@@ -13,13 +13,13 @@ import pytest
 from tests.fakes import FakeAnthropic, anthropic_llm, load_recording
 from tests.fakes import fake_anthropic as fake_anthropic  # the fixture
 from veribot.bot.llm import AnthropicLLM
-from veribot.checks import relational
+from veribot.checks.agent.llm import LLMBudget, UsageMeter
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.ask import HintLimits, Unit, improve
 from veribot.checks.hints.check import engine_stopped, hint_may_help
 from veribot.checks.hints.model import Status
-from veribot.checks.llm import LLMBudget, UsageMeter
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Verdict
 
 # The model does not cover `set()` and the relational check cannot match the statements.

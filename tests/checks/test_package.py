@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.package import PairContext, from_mapping, module_name
+from veribot.checks.project.package import PairContext, from_mapping, module_name
 from veribot.checks.sandbox import Limits, run_calls
 from veribot.checks.verdict import BehaviourKind, Verdict
 

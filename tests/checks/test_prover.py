@@ -11,12 +11,12 @@ import math
 
 import z3
 
-from veribot.checks.differential import confirm
 from veribot.checks.lang import pyprove
 from veribot.checks.lang.pyexec import Limits
 from veribot.checks.lang.pytypes import FloatT
 from veribot.checks.lang.pyvalues import Fresh, literal
 from veribot.checks.sandbox import parse_literal
+from veribot.checks.search.differential import confirm
 from veribot.checks.smt import SolverLimits
 
 SOLVER = SolverLimits(timeout_ms=2000, rlimit=20_000_000)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.lang import pyshared
 from veribot.checks.lang.pymodule import Module
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Verdict
 
 FAST = Budget(timeout_s=6)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veribot.checks.datalog import equivalence_condition
-from veribot.checks.facts import Fact, FactSet
+from veribot.checks.agent.datalog import equivalence_condition
+from veribot.checks.agent.facts import Fact, FactSet
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts, correspondences
 
 V = "before"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from veribot.checks import tripwire
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits, parse_literal
+from veribot.checks.search import tripwire
 from veribot.checks.verdict import BehaviourKind, Verdict
 
 QUICK = Limits(wall_s=8.0, call_s=1.0)

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from veribot.checks.units import (
+from veribot.checks.project.units import (
     MODULE_ENTRY,
     ChangedUnit,
     FileChange,

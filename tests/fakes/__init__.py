@@ -32,7 +32,7 @@ from tests.fakes.anthropic_server import (
     validate_request,
 )
 from veribot.bot.llm import AnthropicLLM, AnthropicSettings
-from veribot.checks.llm import UsageMeter
+from veribot.checks.agent.llm import UsageMeter
 
 __all__ = [
     "Exchange",

@@ -2,7 +2,7 @@
 
 For every pair of a benchmark file (``../shared/bench/dev/python.jsonl``) this writes,
 deterministically, the recorded conversation of two agents and replays each through the
-real pipeline (``agentverdict.ask_and_assess``: the ``submit_answer`` and forced
+real pipeline (``agent.verdict.ask_and_assess``: the ``submit_answer`` and forced
 ``record_facts`` tool calls, the claim check, the Datalog condition, the extra formalizer
 round), against the engine's verdict for the pair taken from a ``veribot bench`` results
 file:
@@ -39,19 +39,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from veribot.checks.agent import FORMALIZER_PREDICATES, AgentLimits, Question
-from veribot.checks.agentverdict import AgentOutcome, ask_and_assess, changed_lines
-from veribot.checks.agentview import MemoryRevision, SourceView
-from veribot.checks.facts import VOCABULARY, Fact
-from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
-from veribot.checks.lang.pyprove import find_function
-from veribot.checks.llm import (
+from veribot.checks.agent.facts import VOCABULARY, Fact
+from veribot.checks.agent.llm import (
     Completion,
     LLMError,
     Message,
     ToolSpec,
     completion_from_api,
 )
+from veribot.checks.agent.pipeline import FORMALIZER_PREDICATES, AgentLimits, Question
+from veribot.checks.agent.verdict import AgentOutcome, ask_and_assess, changed_lines
+from veribot.checks.agent.view import MemoryRevision, SourceView
+from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
+from veribot.checks.lang.pyprove import find_function
 from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample, Result, Verdict
 
 LIMITS = AgentLimits(max_prover_checks=4)

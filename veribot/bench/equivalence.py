@@ -33,11 +33,11 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TextIO
 
-from veribot.checks import differential, tripwire
-from veribot.checks.crosshair_search import CHILD_THREADS
-from veribot.checks.difftest import entry_parameters
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.search import differential, tripwire
+from veribot.checks.search.crosshair import CHILD_THREADS
+from veribot.checks.search.difftest import entry_parameters
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
 
 log = logging.getLogger(__name__)

@@ -42,10 +42,10 @@ from veribot.bench.equivalence import (
     load_pairs,
     run_engine,
 )
-from veribot.checks import difftest, tripwire
 from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import PyType, from_annotation, parse_type
 from veribot.checks.sandbox import Limits, run_script
+from veribot.checks.search import difftest, tripwire
 from veribot.checks.verdict import Counterexample, Verdict
 
 _BINOPS: dict[type[ast.operator], type[ast.operator]] = {

@@ -27,7 +27,7 @@ from typing import TextIO
 
 from veribot.bot.review import GitSource, ReviewRequest, UnitResult, review
 from veribot.checks.equivalence import Budget
-from veribot.checks.units import UnitKind, is_test_path
+from veribot.checks.project.units import UnitKind, is_test_path
 from veribot.checks.verdict import Verdict
 
 RECORD_FIELDS = ("repo", "commit", "intent", "subject")

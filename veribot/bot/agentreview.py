@@ -1,10 +1,10 @@
 """Ask the agent about each compared function of a review and judge its answer.
 
 The review pipeline decides every unit with the engine first; then, when a model is
-configured, ``ask_units`` asks the analyzer and formalizer (``veribot.checks.agent``) about
+configured, ``ask_units`` asks the analyzer and formalizer (``veribot.checks.agent.pipeline``) about
 each changed function, reading both revisions through a read-only view (git trees, or the
 two files of ``veribot compare``), and sets the answer beside the engine's result
-(``veribot.checks.agentverdict``). The agent runs in this process, one unit after another,
+(``veribot.checks.agent.verdict``). The agent runs in this process, one unit after another,
 so that one ``UsageMeter`` counts the whole review and its budget, its per-unit token cap
 and its deadline hold.
 
@@ -26,12 +26,12 @@ import git
 from veribot.bot.config import AgentCeilings
 from veribot.bot.llm import AnthropicLLM, AnthropicSettings
 from veribot.bot.llmcache import CachedLLM, Mode, from_spec
-from veribot.checks.agent import AgentLimits, AgentRun, Question
-from veribot.checks.agenttools import AgentTool
-from veribot.checks.agentverdict import AgentFinding, ask_and_assess, combine
-from veribot.checks.agentview import MemoryRevision, Revision, SourceView
-from veribot.checks.llm import LLM, LLMBudget, UsageMeter, UsageReport
-from veribot.checks.units import ChangedUnit, UnitKind
+from veribot.checks.agent.llm import LLM, LLMBudget, UsageMeter, UsageReport
+from veribot.checks.agent.pipeline import AgentLimits, AgentRun, Question
+from veribot.checks.agent.tools import AgentTool
+from veribot.checks.agent.verdict import AgentFinding, ask_and_assess, combine
+from veribot.checks.agent.view import MemoryRevision, Revision, SourceView
+from veribot.checks.project.units import ChangedUnit, UnitKind
 from veribot.checks.verdict import Result
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class AgentConfig:
     pr_text: str = ""
     condition_timeout_s: float = 10.0
     notes: tuple[str, ...] = ()  # e.g. what the operator's ceilings clamped; for the summary
-    tools: tuple[AgentTool, ...] = ()  # more tools for the analyzer (agenttools.AgentTool)
+    tools: tuple[AgentTool, ...] = ()  # more tools for the analyzer (agent.tools.AgentTool)
 
 
 class GitRevision:

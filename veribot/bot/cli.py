@@ -45,8 +45,8 @@ from veribot.bot.review import (
     review,
 )
 from veribot.bot.verifyclaims import ClaimsError
+from veribot.checks.agent.llm import LLMError
 from veribot.checks.equivalence import Budget
-from veribot.checks.llm import LLMError
 
 logger = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import git
 from unidiff.patch import PatchSet
 
-from veribot.checks import harvest
-from veribot.checks import package as packages
-from veribot.checks.package import Package, PairContext, SourceFile
-from veribot.checks.units import FileChange, is_test_path
+from veribot.checks.project import package as packages
+from veribot.checks.project.package import Package, PairContext, SourceFile
+from veribot.checks.project.units import FileChange, is_test_path
+from veribot.checks.search import harvest
 
 logger = logging.getLogger(__name__)
 
@@ -188,9 +188,9 @@ def package_context(root: Path, base: str, head: str,
     """Each version's package: the before file's from ``base``, the after file's from ``head``.
 
     With ``names`` (the changed functions' names), also each revision's test and doc
-    files that mention one of them, for calls to try (``veribot.checks.harvest``).
+    files that mention one of them, for calls to try (``veribot.checks.search.harvest``).
     Only files of the two commits are read (never the working tree), bounded by the
-    caps of ``veribot.checks.package``.
+    caps of ``veribot.checks.project.package``.
     """
     repo = open_repo(root)
     return PairContext(

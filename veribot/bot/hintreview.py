@@ -22,7 +22,7 @@ from veribot.checks.equivalence import Budget
 from veribot.checks.hints.archive import Archive
 from veribot.checks.hints.ask import Unit, improve
 from veribot.checks.hints.check import hint_may_help
-from veribot.checks.units import ChangedUnit, UnitKind
+from veribot.checks.project.units import ChangedUnit, UnitKind
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)

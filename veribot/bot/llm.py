@@ -5,7 +5,7 @@ exponential backoff and jitter on 429, 5xx and 529 (honouring ``retry-after``), 
 timeout (never past the review's deadline), the per-review budget (checked before every
 call, see ``UsageMeter``), prompt caching of the repeated context (``cache_control`` on the
 tools, the system prompt and the first user turn, which every step of a conversation
-repeats), and the translation of the SDK's exceptions into ``veribot.checks.llm``'s error
+repeats), and the translation of the SDK's exceptions into ``veribot.checks.agent.llm``'s error
 hierarchy.
 The API key is never logged and never appears in an error message.
 """
@@ -23,7 +23,7 @@ from typing import Any
 import anthropic
 import httpx
 
-from veribot.checks.llm import (
+from veribot.checks.agent.llm import (
     Completion,
     LLMBudget,
     LLMError,
@@ -60,7 +60,7 @@ class AnthropicSettings:
 
 
 class AnthropicLLM:
-    """``veribot.checks.llm.LLM`` on Anthropic's Messages API.
+    """``veribot.checks.agent.llm.LLM`` on Anthropic's Messages API.
 
     ``meter`` collects the review's usage and enforces its budget; by default a fresh one
     with ``settings.budget``. ``sleep`` is how backoff waits (tests pass a recorder).

@@ -34,7 +34,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from veribot.bot.config import private_file
-from veribot.checks.llm import (
+from veribot.checks.agent.llm import (
     LLM,
     Completion,
     LLMError,
@@ -79,7 +79,7 @@ class Mode(enum.Enum):
 
 
 def cache_key(request: dict[str, object], version: str = "") -> str:
-    """The stable hash of a canonical request (see ``veribot.checks.llm.request_to_api``)
+    """The stable hash of a canonical request (see ``veribot.checks.agent.llm.request_to_api``)
     and the exact model ``version`` that answers the requested model."""
     canonical = json.dumps(
         {"v": KEY_VERSION, "version": version, **request},

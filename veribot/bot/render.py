@@ -43,9 +43,9 @@ from rich.text import Text
 
 import veribot
 from veribot.bot.review import Report, UnitResult
-from veribot.checks.agentverdict import AgentFinding, AgentOutcome, Status
-from veribot.checks.llm import UsageReport
-from veribot.checks.units import UnitKind
+from veribot.checks.agent.llm import UsageReport
+from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status
+from veribot.checks.project.units import UnitKind
 from veribot.checks.verdict import Counterexample, Reason, Verdict
 
 FORMATS = ("text", "json", "markdown", "sarif")

@@ -28,11 +28,11 @@ from pathlib import Path
 from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
-from veribot.checks.agentverdict import NOT_ASKED, AgentFinding
+from veribot.checks.agent.llm import UsageReport
+from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.llm import UsageReport
-from veribot.checks.package import PairContext
-from veribot.checks.units import (
+from veribot.checks.project.package import PairContext
+from veribot.checks.project.units import (
     MODULE_ENTRY,
     ChangedUnit,
     FileChange,

@@ -1,7 +1,7 @@
 """``veribot verify-claims CLAIMS.json``: check hints and facts from any source.
 
 The same hints the agent proposes (``veribot.checks.hints.format``) and the same facts
-its formalizer gives (``veribot.checks.facts``), written by another model or a person,
+its formalizer gives (``veribot.checks.agent.facts``), written by another model or a person,
 are checked against two versions of the code: a pair of files, or a file in a git
 revision range. Nothing needs Anthropic. The file::
 
@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import TextIO
 
 from veribot.bot import gitrepo
-from veribot.checks.agent import AFTER, BEFORE
-from veribot.checks.claims import Claim, ClaimStatus, check_claims
+from veribot.checks.agent.claims import Claim, ClaimStatus, check_claims
+from veribot.checks.agent.facts import FactSet, parse_facts
+from veribot.checks.agent.pipeline import AFTER, BEFORE
 from veribot.checks.equivalence import Budget
-from veribot.checks.facts import FactSet, parse_facts
 from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.check import Checked, check_hints
 from veribot.checks.hints.format import HintError, Parsed, parse_hints
@@ -47,7 +47,7 @@ from veribot.checks.hints.model import Status
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
 from veribot.checks.lang.pyprove import find_function
 from veribot.checks.lang.pysource import parse
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 
 EXIT_ALL_PROVEN = 0
 EXIT_NOT_ALL = 1

@@ -86,10 +86,10 @@ from veribot.bot.render import (
     utf8_size,
 )
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.checks.agent.llm import LLMBudget
 from veribot.checks.equivalence import Budget
-from veribot.checks.llm import LLMBudget
+from veribot.checks.project.units import ChangedUnit
 from veribot.checks.sandbox.selftest import SelfTest
-from veribot.checks.units import ChangedUnit
 from veribot.checks.verdict import Verdict
 
 log = logging.getLogger(__name__)

@@ -41,16 +41,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from veribot.checks import difftest, harvest, modulecheck, relational, tripwire
-from veribot.checks.differential import Confirmation, confirm, difference, examine, run_both
 from veribot.checks.lang import pyinduct, pyinfer, pyprove, pysignature, pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
 from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, is_known, parse_type
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
-from veribot.checks.package import PairContext
+from veribot.checks.project import modulecheck
+from veribot.checks.project.package import PairContext
+from veribot.checks.relational import check as relational
 from veribot.checks.sandbox import Limits as SandboxLimits
+from veribot.checks.search import difftest, harvest, tripwire
+from veribot.checks.search.differential import Confirmation, confirm, difference, examine, run_both
 from veribot.checks.smt import SolverLimits
 from veribot.checks.verdict import Counterexample, Reason, Result, Verdict
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from veribot.bot.cli import EXIT_USAGE, main
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Result, Verdict
 
 BUDGET = Budget(timeout_s=10)

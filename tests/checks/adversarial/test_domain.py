@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from veribot.checks.differential import confirm
-from veribot.checks.difftest import build_spec
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.lang.pytypes import parse_type
+from veribot.checks.search.differential import confirm
+from veribot.checks.search.difftest import build_spec
 from veribot.checks.verdict import Result, Verdict
 
 BUDGET = Budget(timeout_s=8)

@@ -16,12 +16,12 @@ import io
 
 import pytest
 
-from veribot.checks import relational
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.hints.check import check_hints
 from veribot.checks.hints.format import parse_hints
 from veribot.checks.hints.model import Status
 from veribot.checks.hints.reorder import NotShown, reorder
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=20, search=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Verdict
 
 BUDGET = Budget(timeout_s=6)

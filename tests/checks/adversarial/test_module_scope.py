@@ -12,10 +12,10 @@ import ast
 
 import pytest
 
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.lang import pyinterfere
 from veribot.checks.lang.pymodule import Module
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=6)

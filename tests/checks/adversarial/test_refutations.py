@@ -10,9 +10,9 @@ sandbox's reason; real differences, an endless loop included, are still refuted.
 
 from __future__ import annotations
 
-from veribot.checks.differential import examine
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits
+from veribot.checks.search.differential import examine
 from veribot.checks.verdict import ENDLESS, BehaviourKind, Reason, Result, Verdict
 
 QUICK = Budget(timeout_s=4)

@@ -13,9 +13,9 @@ import ast
 
 import pytest
 
-from veribot.checks import relational
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.package import Package, PairContext
+from veribot.checks.project.package import Package, PairContext
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=4, search=False)

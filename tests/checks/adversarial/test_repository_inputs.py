@@ -8,7 +8,7 @@ of a different function of the same name, and a proof over inferred types must s
 from __future__ import annotations
 
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.package import Package, PairContext, SourceFile
+from veribot.checks.project.package import Package, PairContext, SourceFile
 from veribot.checks.verdict import Result, Verdict
 
 BUDGET = Budget(timeout_s=6.0)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from veribot.checks.differential import confirm
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Result, Verdict
 
 BUDGET = Budget(timeout_s=8)

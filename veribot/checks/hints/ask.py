@@ -19,13 +19,13 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import prompts
+from veribot.checks.agent import prompts
+from veribot.checks.agent.llm import LLM, LLMError, Message, ToolSpec
 from veribot.checks.equivalence import Budget
 from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.check import Checked, check_hints, hint_may_help
 from veribot.checks.hints.format import KINDS, HintError, Parsed, parse_hints
-from veribot.checks.llm import LLM, LLMError, Message, ToolSpec
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 from veribot.checks.verdict import Result
 
 log = logging.getLogger(__name__)

@@ -13,14 +13,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks import relational
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.hints.format import Hint, Parsed, Rejected
 from veribot.checks.hints.model import HintResult, Session, Status
 from veribot.checks.lang import pysource
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import parse_type
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Reason, Result, Verdict
 
 # Where the engine stops and a hint may help: a loop or recursion bound, the solver, or

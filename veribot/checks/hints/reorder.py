@@ -1,7 +1,7 @@
 """A statement correspondence for the relational check: statements of ``before`` reordered
 to match ``after``, only where the reordering provably changes nothing.
 
-The relational check (``veribot.checks.relational``) proves two versions the same code; a
+The relational check (``veribot.checks.relational.check``) proves two versions the same code; a
 version whose statements were reordered is not the same code, and the check cannot guess
 which statement of one version is which of the other. A hint says it: ``statements`` maps
 a line of ``before`` (where a statement starts) to the line of ``after`` where the same

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from veribot.checks.facts import Arg, Fact, FactSet
+from veribot.checks.agent.facts import Arg, Fact, FactSet
 from veribot.checks.lang.pyprove import find_function
 
 RET = "$ret"

@@ -3,7 +3,7 @@
 A parameter without an annotation in either version gets the union of what is seen:
 the type of a literal default (``n=3`` is ``int``, ``strict=False`` is ``bool``, ``x=None``
 adds ``None``) and the types of the arguments it is given in calls harvested from the
-repository (``veribot.checks.harvest``): ``'ABC'`` and ``[1, 2]`` make ``str | list[int]``.
+repository (``veribot.checks.search.harvest``): ``'ABC'`` and ``[1, 2]`` make ``str | list[int]``.
 Nothing is inferred from ``None`` alone, or where an argument's type is not one the
 engine knows (``iter(...)``, ``range(...)``, an empty ``[]`` adds nothing).
 
@@ -18,7 +18,6 @@ import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from veribot.checks.harvest import Call
 from veribot.checks.lang.pytypes import (
     BoolT,
     DictT,
@@ -33,6 +32,7 @@ from veribot.checks.lang.pytypes import (
     UnionT,
     is_known,
 )
+from veribot.checks.search.harvest import Call
 
 __all__ = ["Inferred", "assumption", "infer", "literal_type"]
 

@@ -78,7 +78,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from veribot.checks.package import Package
+from veribot.checks.project.package import Package
 from veribot.checks.sandbox import _bwrap, _child
 from veribot.checks.sandbox._child import (
     parse_argument,
@@ -565,8 +565,8 @@ def run_calls(
     by default every child draws its own.
 
     ``package``: import ``source`` as ``package.module``, with the package's files of its
-    revision in a read-only folder of the child's workspace (see ``veribot.checks.package``),
-    instead of as a lone module named ``subject``.
+    revision in a read-only folder of the child's workspace (see
+    ``veribot.checks.project.package``), instead of as a lone module named ``subject``.
     """
     literal_calls = [[str(a) for a in call] for call in calls]
     for call in literal_calls:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from veribot.checks.lang import pysource
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from veribot.checks.llm import ToolSpec
+from veribot.checks.agent.llm import ToolSpec
 
 ORIGINAL = "original"
 MODIFIED = "modified"

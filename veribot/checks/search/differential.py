@@ -62,7 +62,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_calls
 from veribot.checks.verdict import (
     ENDLESS,

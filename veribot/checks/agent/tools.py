@@ -10,7 +10,7 @@ an invalid one goes back to the model as an error tool result.
 Another module can give the analyzer more tools: an :class:`AgentTool` pairs a
 ``ToolSpec`` with the function that answers it, and ``agent.ask(..., tools=[...])`` offers
 it beside ``cat`` and ``code_search``. Its input is validated against its schema first; it
-raises ``agentview.ToolError`` to send an error message back to the model.
+raises ``agent.view.ToolError`` to send an error message back to the model.
 
 Pure: no network, no files.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from veribot.checks.llm import ToolSpec
+from veribot.checks.agent.llm import ToolSpec
 
 SUBMIT_ANSWER = "submit_answer"
 ANSWERS = ("equivalent", "not equivalent", "unknown")

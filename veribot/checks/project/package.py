@@ -82,7 +82,7 @@ class PairContext:
 
     ``before_tests``/``after_tests``: test and doc files of each revision that mention
     the changed functions by name (bounded: ``MAX_TEST_FILES``, ``MAX_TEST_BYTES``); their
-    calls of a function are inputs to try (``veribot.checks.harvest``).
+    calls of a function are inputs to try (``veribot.checks.search.harvest``).
     """
 
     before: Package | None = None

@@ -33,8 +33,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from veribot.checks.agent.facts import VOCABULARY, Fact, FactSet
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.facts import VOCABULARY, Fact, FactSet
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)

@@ -16,15 +16,15 @@ import math
 import time
 from collections.abc import Mapping
 
-from veribot.checks.difftest import (
+from veribot.checks.lang.pytypes import PyType
+from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
+from veribot.checks.search.difftest import (
     DRIVER_PRELUDE,
     SearchOutcome,
     build_spec,
     confirm_candidates,
     parse_report,
 )
-from veribot.checks.lang.pytypes import PyType
-from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, run_script
 
 log = logging.getLogger(__name__)
 

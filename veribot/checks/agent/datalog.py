@@ -2,8 +2,8 @@
 
 The rules are a Soufflé subset (``.decl`` lines, Horn rules with stratified ``!``
 negation, ``!=``, string and number constants, ``_``), loaded by name from
-``veribot/checks/rules``. Z3's fixedpoint engine can crash or hang on some inputs, so it
-runs in a separate process (``python -m veribot.checks.datalog``) with a wall-clock timeout
+``veribot/checks/agent/rules``. Z3's fixedpoint engine can crash or hang on some inputs, so it
+runs in a separate process (``python -m veribot.checks.agent.datalog``) with a wall-clock timeout
 and a memory limit: a crash, a hang or an error gives ``holds=None`` with the reason and
 never takes the calling process down.
 """
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
-from veribot.checks.facts import FactSet
+from veribot.checks.agent.facts import FactSet
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ class DatalogResult:
 
 
 def load_rules(name: str) -> str:
-    """The text of a rules file in ``veribot/checks/rules`` (e.g. ``equivalence.dl``)."""
-    return resources.files("veribot.checks.rules").joinpath(name).read_text("utf-8")
+    """The text of a rules file in ``veribot/checks/agent/rules`` (e.g. ``equivalence.dl``)."""
+    return resources.files("veribot.checks.agent.rules").joinpath(name).read_text("utf-8")
 
 
 def run_rules(
@@ -66,7 +66,7 @@ def run_rules(
     }
     try:
         proc = subprocess.run(
-            [sys.executable, "-I", "-m", "veribot.checks.datalog"],
+            [sys.executable, "-I", "-m", "veribot.checks.agent.datalog"],
             input=json.dumps(request),
             capture_output=True,
             text=True,

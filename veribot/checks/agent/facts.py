@@ -145,7 +145,8 @@ def _sort_key(fact: Fact) -> tuple[str, tuple[tuple[int, str], ...]]:
 
 @functools.cache
 def _load_vocabulary() -> tuple[int, dict[str, PredicateSpec]]:
-    text = resources.files("veribot.checks.rules").joinpath("vocabulary.json").read_text("utf-8")
+    rules = resources.files("veribot.checks.agent.rules")
+    text = rules.joinpath("vocabulary.json").read_text("utf-8")
     data = json.loads(text)
     specs: dict[str, PredicateSpec] = {}
     for name, spec in data["predicates"].items():

@@ -44,10 +44,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from veribot.checks import modulecheck
 from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
-from veribot.checks.package import Package, PairContext
+from veribot.checks.project import modulecheck
+from veribot.checks.project.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
 

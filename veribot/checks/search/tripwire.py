@@ -29,12 +29,12 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from veribot.checks import construct, differential, difftest
 from veribot.checks.lang import pysource
 from veribot.checks.lang.pytypes import domain
 from veribot.checks.lang.pyvalues import py_literal
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 from veribot.checks.sandbox import Limits, SandboxError
+from veribot.checks.search import construct, differential, difftest
 from veribot.checks.verdict import Behaviour, BehaviourKind, Counterexample
 
 __all__ = [

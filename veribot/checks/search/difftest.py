@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from veribot.checks import construct, differential
 from veribot.checks.lang import pysource, pystrings
 from veribot.checks.lang.pytypes import (
     BoolT,
@@ -46,8 +45,9 @@ from veribot.checks.lang.pytypes import (
     Unknown,
     domain,
 )
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, package_files, run_script
+from veribot.checks.search import construct, differential
 from veribot.checks.verdict import Counterexample
 
 log = logging.getLogger(__name__)

@@ -2,8 +2,8 @@
 
 Seed 000, section 5.2: the **analyzer** is asked "is this change behaviour-preserving?"
 about one changed function. It may read more code with ``cat`` and ``code_search`` over the
-two revisions (``agentview``), and any tools another module registers
-(``agenttools.AgentTool``), for at most ``AgentLimits.max_steps`` model calls, and ends by
+two revisions (``agent.view``), and any tools another module registers
+(``agent.tools.AgentTool``), for at most ``AgentLimits.max_steps`` model calls, and ends by
 calling ``submit_answer``: its answer (equivalent / not equivalent / unknown), explanation
 and the relevant original, modified and common code, as JSON checked against the tool's
 schema. The last step forces that call. The **formalizer** (section 5.4) turns the answer
@@ -15,7 +15,7 @@ the facts still missing given those recorded so far; the union is kept. An answe
 
 Pull-request text and code reach the model inside DATA fences (``prompts.data_block``),
 never as instructions. Nothing here decides a verdict: the agent's answer is a claim that
-``agentverdict`` sets against the engine's proof or counterexample and the code's facts.
+``agent.verdict`` sets against the engine's proof or counterexample and the code's facts.
 
 Pure: no network of its own (the ``LLM`` is injected), no files, no environment.
 """
@@ -28,11 +28,16 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from veribot.checks import prompts
-from veribot.checks.agenttools import ANSWER_TOOL, SUBMIT_ANSWER, AgentTool, validate
-from veribot.checks.agentview import TOOLS, SourceView, ToolError
-from veribot.checks.facts import TABLE_2, Fact, FactSet, fact_schema, parse_facts, vocabulary_text
-from veribot.checks.llm import (
+from veribot.checks.agent import prompts
+from veribot.checks.agent.facts import (
+    TABLE_2,
+    Fact,
+    FactSet,
+    fact_schema,
+    parse_facts,
+    vocabulary_text,
+)
+from veribot.checks.agent.llm import (
     LLM,
     BudgetExceeded,
     LLMError,
@@ -44,6 +49,8 @@ from veribot.checks.llm import (
     UsageMeter,
     UsageReport,
 )
+from veribot.checks.agent.tools import ANSWER_TOOL, SUBMIT_ANSWER, AgentTool, validate
+from veribot.checks.agent.view import TOOLS, SourceView, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +159,7 @@ def ask(
 
     ``meter`` (the review's, when it has one) gives this unit's share of the usage.
     Without an argument to check (an "unknown" answer, a refusal, a cut-off answer) there
-    is no formalizing. ``tools``: more tools for the analyzer (``agenttools.AgentTool``).
+    is no formalizing. ``tools``: more tools for the analyzer (``agent.tools.AgentTool``).
     """
     before = meter.report() if meter is not None else UsageReport()
 
@@ -223,7 +230,7 @@ def analyze(
     The answer is the input of a ``submit_answer`` call, validated against its schema; prose
     is never read for it. The last step, and any step after a turn that ended without an
     answer or with an invalid one, forces that call (``tool_choice``). ``tools`` are offered
-    beside ``cat`` and ``code_search`` (``agenttools.AgentTool``).
+    beside ``cat`` and ``code_search`` (``agent.tools.AgentTool``).
     """
     system, user = analyzer_prompt(question)
     extra = {t.spec.name: t for t in tools}

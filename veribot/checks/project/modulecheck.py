@@ -33,7 +33,7 @@ from veribot.checks.lang.pysignature import (
     POSITIONAL_OR_KEYWORD,
     Signature,
 )
-from veribot.checks.package import Package, PairContext
+from veribot.checks.project.package import Package, PairContext
 from veribot.checks.sandbox import Limits, package_files, run_script
 
 __all__ = ["Loaded", "check_both", "check_loaded", "expectations"]

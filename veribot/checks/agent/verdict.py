@@ -34,7 +34,17 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
-from veribot.checks.agent import (
+from veribot.checks.agent.claims import (
+    PROOF_BUDGET,
+    ClaimStatus,
+    ProverAllowance,
+    canonical_facts,
+    check_claims,
+)
+from veribot.checks.agent.datalog import equivalence_condition
+from veribot.checks.agent.facts import Fact, FactSet
+from veribot.checks.agent.llm import LLM, LLMError, UsageMeter, UsageReport
+from veribot.checks.agent.pipeline import (
     AFTER,
     BEFORE,
     AgentLimits,
@@ -44,19 +54,9 @@ from veribot.checks.agent import (
     ask,
     refine,
 )
-from veribot.checks.agenttools import AgentTool
-from veribot.checks.agentview import SourceView
-from veribot.checks.claims import (
-    PROOF_BUDGET,
-    ClaimStatus,
-    ProverAllowance,
-    canonical_facts,
-    check_claims,
-)
-from veribot.checks.datalog import equivalence_condition
-from veribot.checks.facts import Fact, FactSet
+from veribot.checks.agent.tools import AgentTool
+from veribot.checks.agent.view import SourceView
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
-from veribot.checks.llm import LLM, LLMError, UsageMeter, UsageReport
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)

@@ -28,11 +28,11 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from veribot.checks.differential import Confirmation, compare, examine, run_both
 from veribot.checks.lang import pysource
-from veribot.checks.package import PairContext
+from veribot.checks.project.package import PairContext
 from veribot.checks.sandbox import Limits
 from veribot.checks.sandbox._child import split_arguments
+from veribot.checks.search.differential import Confirmation, compare, examine, run_both
 from veribot.checks.verdict import Counterexample
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""The project around a function: changed units, package loading, module rewrites."""

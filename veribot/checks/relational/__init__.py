@@ -1,0 +1,1 @@
+"""Equivalence relative to the calls a function makes (callees are opaque)."""

@@ -1,0 +1,1 @@
+"""Search for counterexamples: differential runs, generated inputs, the tripwire."""
