@@ -279,6 +279,17 @@ def build_parser(
         from veribot.bench import real as bench_real
 
         bench_real.add_arguments(rp)
+    sp = sub.add_parser(
+        "bench-soak",
+        help="a long differential run over the units a bench-real run verified",
+        description="Rebuild each verified unit of RECORDS.jsonl from its commit and run "
+        "both versions on the repository's calls and many random inputs; exit 1 if any "
+        "difference is reproduced (a wrong verdict; see veribot/bench/soak.py).",
+    )
+    if with_bench:
+        from veribot.bench import soak as bench_soak
+
+        bench_soak.add_arguments(sp)
     vc = sub.add_parser(
         "verify-claims",
         help="check hints and facts (CLAIMS.json, from any model or person) against the code",
@@ -393,6 +404,10 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import real as bench_real
 
         return int(bench_real.main(args))
+    if args.command == "bench-soak":
+        from veribot.bench import soak as bench_soak
+
+        return int(bench_soak.main(args))
     if args.command == "verify-claims":
         return verifyclaims.run(args, stdout)
     if args.command in _APP_COMMANDS:
@@ -535,7 +550,7 @@ def main(
         return EXIT_USAGE
 
     try:
-        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"])
+        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"], ["bench-soak"])
         parser = build_parser(with_bench=with_bench, with_bench_model=argv[:1] == ["bench-model"])
         args = parser.parse_args(argv)
     except UsageError as exc:

@@ -178,7 +178,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         labels = (base, head)
         unchanged = 0
     if isinstance(source, GitSource):
-        units = _with_packages(_skip_by_choice(units, request), changes)
+        units = with_packages(_skip_by_choice(units, request), changes)
     skipped = tuple(u for u in units if u.kind in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED))
     units = [u for u in units if u.kind not in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED)]
     filtered_out: tuple[ChangedUnit, ...] = ()
@@ -215,7 +215,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     )
 
 
-def _with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:
+def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:
     """Each unit to compare with its versions' packages, read once per file."""
     cache: dict[tuple[str | None, str | None], PairContext] = {}
     names: dict[tuple[str | None, str | None], list[str]] = {}
