@@ -691,8 +691,8 @@ def _construction(cls: _Class, bodies: dict[int, _Body]) -> None:
             k.arg == "init" for k in d.keywords))
     # What any class of the order binds (`__init__ = f` too).
     defined = set().union(*(bodies[id(c)].bound for c in classes))
-    for c in classes[1:]:
-        class_level |= bodies[id(c)].bound
+    for c in classes[1:]:  # (the class's own, below)
+        class_level |= _class_level(c)
     for stmt in node.body:
         if isinstance(stmt, ast.Assign):
             class_level.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
@@ -733,6 +733,18 @@ def _construction(cls: _Class, bodies: dict[int, _Body]) -> None:
     _construction_types(cls, ctor)
     if "__new__" in defined or ("__init__" in defined and init is None):
         cls.ctor_writes = None  # code the lowering does not read builds the object
+
+
+def _class_level(cls: ast.ClassDef) -> set[str]:
+    """Names a class body binds to a value at class level (what a base gives an object)."""
+    found: set[str] = set()
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign):
+            found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and (
+                stmt.value is not None):
+            found.add(stmt.target.id)
+    return found
 
 
 def _surely_set(cls: _Class, init: ast.FunctionDef, depth: int) -> set[str]:
