@@ -177,3 +177,45 @@ def test_a_hierarchy_that_may_change_the_method_never_verifies(before: str,
     result = check_pair(before, after, "Q.get", budget=BUDGET)
     assert result.verdict is not Verdict.VERIFIED, result.detail
     assert "tripwire" not in result.method, "the model proved a pair that differs"
+
+
+OVERLOADED = (
+    "import typing as t\n"
+    "class Base:\n"
+    "    def __init__(self, x: int) -> None:\n        self.x = x\n"
+    "    @t.overload\n    def scale(self, k: int) -> int: ...\n"
+    "    @t.overload\n    def scale(self, k: bool) -> int: ...\n"
+    "    def scale(self, k: int) -> int:\n        return self.x * k\n"
+    "class Q(Base):\n"
+)
+
+
+def test_an_overloaded_base_method_is_its_last_definition() -> None:
+    before = OVERLOADED + "    def get(self, k: int) -> int:\n        return super().scale(k) + 1\n"
+    after = OVERLOADED + "    def get(self, k: int) -> int:\n        return 1 + self.scale(k)\n"
+    result = check_pair(before, after, "Q.get", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+def test_an_overload_stub_after_the_definition_is_what_the_name_holds() -> None:
+    stub_last = OVERLOADED.replace(
+        "class Q(Base):\n",
+        "    @t.overload\n    def scale(self, k: str) -> int: ...\nclass Q(Base):\n")
+    before = stub_last + "    def get(self, k: int) -> int:\n        return self.scale(k)\n"
+    after = stub_last + "    def get(self, k: int) -> int:\n        return self.x * k\n"
+    result = check_pair(before, after, "Q.get", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+
+
+def test_a_member_of_a_subclass_hides_the_type_a_base_declares() -> None:
+    head = ("class Base:\n    sep: str | None = None\n"
+            "    def __init__(self, x: int) -> None:\n        self.x = x\n"
+            "class Q(Base):\n    @property\n    def sep(self) -> str:\n        return 'b'\n")
+    reads = head + "    def get(self) -> object:\n        return self.sep\n"
+    result = check_pair(reads, reads.replace("return self.sep", "return 'a'"), "Q.get",
+                        budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+    assert "tripwire" not in result.method, "the model proved a pair that differs"
+    other = check_pair(head + _get("self.x * 2"), head + _get("2 * self.x"), "Q.get",
+                       budget=BUDGET)
+    assert other.verdict is Verdict.VERIFIED, other.detail

@@ -171,6 +171,12 @@ def _interference(
     return None, bool(trusted)
 
 
+def reads(tree: ast.Module, entry: str) -> set[str]:
+    """The free names (module-level names and builtins) that ``entry`` and the module's
+    functions and classes it names, transitively, read."""
+    return _closure(tree, entry)[1]
+
+
 def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
     """The module's functions and classes ``entry`` names, transitively, and the free
     names they read (module-level names and builtins)."""

@@ -32,6 +32,7 @@ import copy
 from dataclasses import dataclass, field
 
 from veribot.checks.lang import pyclasses, pysignature
+from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.lang.pytypes import ListT, PyType, UnionT, domain, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Unsupported
 
@@ -241,7 +242,7 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         if c.decorator_list:
             raise Unsupported(f"a class decorator in a class hierarchy "
                               f"({ast.unparse(c.decorator_list[0])})", c.lineno)
-    bodies = [_read_body(c) for c in classes]
+    bodies = [_read_body(c, overload_stubs(tree, c.body)) for c in classes]
     types: dict[str, ast.expr] = {}
     for b in reversed(bodies):
         for name, (annotation, line) in b.types.items():
@@ -271,10 +272,11 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         init = b.methods.get("__init__")
         if init is not None:
             _init_types(init, types)
+    # A member (a method, a property, a descriptor) is what the lookup finds, whatever
+    # type a class declares for the name: any use of it is refused as a member's.
     for name in list(types):
         if name in members:
-            raise Unsupported(f"`{name}`, both an attribute and a member of the class",
-                              node.lineno)
+            del types[name]
     qualified = ".".join(path)
     cls = _Class(node, qualified, types, methods, members, frozen, slots, order, owners)
     _construction(cls, {id(c): b for c, b in zip(classes, bodies, strict=True)})
@@ -311,14 +313,17 @@ class _Body:
     bound: set[str]
 
 
-def _read_body(node: ast.ClassDef) -> _Body:
+def _read_body(node: ast.ClassDef, stubs: set[int]) -> _Body:
+    """What a class body binds (``stubs``: its ``@overload`` definitions, which the next
+    definition of their name replaces)."""
     types: dict[str, ast.expr] = {}
     lines: dict[str, int] = {}
     methods: dict[str, ast.FunctionDef] = {}
     members: set[str] = set()
     slots: frozenset[str] | None = None
     bound: dict[str, int] = {}
-    for stmt in node.body:
+    statements = [stmt for stmt in node.body if id(stmt) not in stubs]
+    for stmt in statements:
         for bound_name in _bound_names(stmt):
             bound[bound_name] = bound.get(bound_name, 0) + 1
 
@@ -326,7 +331,7 @@ def _read_body(node: ast.ClassDef) -> _Body:
         _declare(types, name, annotation, line)
         lines.setdefault(name, line)
 
-    for stmt in node.body:
+    for stmt in statements:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             if stmt.name in _HOOKS:
                 raise Unsupported(f"a class that defines `{stmt.name}`", stmt.lineno)
