@@ -10,9 +10,13 @@ versions equal, the pair must verify, and where a naive order would, it must not
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang import pyobject
+from veribot.checks.lang.pyvalues import Unsupported
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=8)
@@ -219,3 +223,64 @@ def test_a_member_of_a_subclass_hides_the_type_a_base_declares() -> None:
     other = check_pair(head + _get("self.x * 2"), head + _get("2 * self.x"), "Q.get",
                        budget=BUDGET)
     assert other.verdict is Verdict.VERIFIED, other.detail
+
+
+# Read-only properties (`@property` alone): reading one runs its getter, on the class or
+# on a base; anything else named like one is refused.
+BOX = (
+    "class Shape:\n"
+    "    def __init__(self, w: int, h: int) -> None:\n"
+    "        self.w = w\n        self.h = h\n"
+    "    @property\n    def area(self) -> int:\n        return self.w * self.h\n"
+    "class Box(Shape):\n"
+)
+
+
+def test_a_property_of_a_base_is_read_through_its_getter() -> None:
+    before = BOX + _get("self.area + 1")
+    after = BOX + _get("1 + self.w * self.h")
+    result = check_pair(before, after, "Box.get", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+def test_a_changed_getter_is_a_difference() -> None:
+    before = BOX + _get("self.area")
+    after = BOX.replace("self.w * self.h", "self.w + self.h") + _get("self.area")
+    result = check_pair(before, after, "Box.get", budget=BUDGET)
+    assert result.verdict is Verdict.REFUTED, result.detail
+
+
+def _body(*lines: str) -> str:
+    return "    def get(self) -> int:\n" + "".join(f"        {line}\n" for line in lines)
+
+
+# (name, before, after): each pair differs for some object; none may verify.
+SETTER = BOX.replace("class Box(Shape):\n",
+                     "    @area.setter\n    def area(self, v: int) -> None:\n"
+                     "        self.w = v\nclass Box(Shape):\n")
+CACHED = "import functools\n" + BOX.replace("@property", "@functools.cached_property")
+NOT_BUILTIN = "def property(f):\n    return f\n" + BOX
+PROPERTY_REFUSED: list[tuple[str, str, str]] = [
+    ("written-through-a-setter", SETTER + _body("self.area = 7", "return self.h"),
+     SETTER + _body("return self.h")),
+    ("written-without-a-setter", BOX + _body("self.area = 3", "return 1"), BOX + _body("return 1")),
+    ("property-not-the-builtin", NOT_BUILTIN + _body("return self.area"),
+     NOT_BUILTIN + _body("return self.w * self.h")),
+    ("cached-property", CACHED + _body("a = self.area", "self.w = self.w + 1", "return self.area"),
+     CACHED + _body("a = self.w * self.h", "self.w = self.w + 1", "return self.w * self.h")),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), [(b, a) for _, b, a in PROPERTY_REFUSED],
+                         ids=[n for n, _, _ in PROPERTY_REFUSED])
+def test_what_is_not_a_plain_read_of_a_property_is_not_modelled_as_one(before: str,
+                                                                       after: str) -> None:
+    result = check_pair(before, after, "Box.get", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+    assert "tripwire" not in result.method, "the model proved a pair that differs"
+
+
+def test_the_lowering_refuses_a_write_to_a_property() -> None:
+    tree = ast.parse(BOX + _body("self.area = 3", "return 1"))
+    with pytest.raises(Unsupported, match="writing the property"):
+        pyobject.lower(tree, tree, "Box.get")

@@ -13,11 +13,20 @@ Where the declared types come from: class-level annotations (``x: int``, datacla
 fields) and ``__init__`` assigning an annotated parameter (``self.x = x``) or annotating
 the assignment (``self.x: int = ...``). The types must be the same in both versions.
 
-Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, a property or
-other member that is not a plain method, ``self`` used as a value, ``super()``,
-``type(self)``, a class with base classes (but ``object`` and ``ABC``), a metaclass, a
-decorator other than ``dataclass``, or ``__getattr__``, ``__getattribute__``,
-``__setattr__``, ``__delattr__``; special methods (``__init__``, ``__eq__``, ...).
+Bases (``pyclasses``): a class may derive from classes of the same module (and
+``object``, ``abc.ABC``, ``typing.Generic[...]``); a name on ``self`` means what the first
+class of Python's method resolution order binds, ``super().m(...)`` in a method of ``K``
+the first ``m`` after ``K`` in that order, and the constructor is the first ``__init__``
+with those it reaches by ``super().__init__``. A read-only property (``@property`` alone)
+is read by calling its getter, lowered like a method; an ``@overload`` stub is replaced
+by the definition after it.
+
+Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, another
+member that is not a plain method, ``self`` used as a value, ``super()`` other than to
+call a plain method, ``type(self)``, a base from another module, a metaclass, a
+decorator other than ``dataclass`` (none in a hierarchy), or ``__getattr__``,
+``__getattribute__``, ``__setattr__``, ``__delattr__``, ``__init_subclass__``; special
+methods (``__init__``, ``__eq__``, ...).
 
 The proof rests on the assumption (stated in the verdict) that ``self`` is an instance of
 exactly its class, not of a subclass overriding its methods, whose attributes hold values
@@ -41,6 +50,7 @@ _PREFIX = "_vb_self_"
 _HOOKS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__",
                     "__init_subclass__", "__set_name__", "__class_getitem__"})
 _MUTABLE = (ListT,)
+_PROPERTY = ast.dump(ast.Name("property", ast.Load()))
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,8 @@ class _Class:
     # The method resolution order, and the class whose body defines each method (by id).
     order: pyclasses.Hierarchy
     owners: dict[int, ast.ClassDef] = field(default_factory=dict)
+    # Read-only properties (`@property` alone, no setter): reading one calls its getter.
+    properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
     # What building an object leaves: the attributes it surely has (on the instance or
     # its class), those surely on the instance, and why an attribute's type is not known.
     present: frozenset[str] = frozenset()
@@ -94,11 +106,15 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
     for cls, fn, called in ((cls_a, fn_a, called_a), (cls_b, fn_b, called_b)):
         _uses(cls, fn, used, written, called, set())
     names = {key.rsplit(".", 1)[1] for key in (*called_a, *called_b)}
+    # An attribute of the object hides a method of its name, not a property (a data
+    # descriptor: writing one without a setter raises).
+    hideable = {fn.name for fn in (*called_a.values(), *called_b.values())
+                if not fn.decorator_list}
     for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
         _not_overridden(tree, cls, names | {name})
         for node in cls.order.classes:
             _untouched(tree, node)
-        for method in sorted(names):
+        for method in sorted(hideable):
             if cls.ctor_writes is None or method in cls.ctor_writes:
                 # An attribute of the object named like the method hides it.
                 raise Unsupported(f"`self.{method}()`, which building the object may "
@@ -242,7 +258,13 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         if c.decorator_list:
             raise Unsupported(f"a class decorator in a class hierarchy "
                               f"({ast.unparse(c.decorator_list[0])})", c.lineno)
-    bodies = [_read_body(c, overload_stubs(tree, c.body)) for c in classes]
+    builtin_property = not any(
+        (isinstance(n, ast.Name) and n.id == "property" and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.alias) and (n.asname or n.name) == "property")
+        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.arg)
+            and getattr(n, "name", getattr(n, "arg", None)) == "property")
+        for n in ast.walk(tree))
+    bodies = [_read_body(c, overload_stubs(tree, c.body), builtin_property) for c in classes]
     types: dict[str, ast.expr] = {}
     for b in reversed(bodies):
         for name, (annotation, line) in b.types.items():
@@ -252,8 +274,9 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
     members: set[str] = set()
     owners: dict[int, ast.ClassDef] = {}
     by_class = {id(c): b for c, b in zip(classes, bodies, strict=True)}
+    properties: dict[str, ast.FunctionDef] = {}
     for c, b in zip(classes, bodies, strict=True):
-        for fn in b.methods.values():
+        for fn in (*b.methods.values(), *b.properties.values()):
             owners[id(fn)] = c
     for name in set().union(*(b.members | set(b.types) for b in bodies)):
         binder = order.binder(name)
@@ -263,6 +286,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
             found = by_class[id(binder)]
             if name in found.methods:
                 methods[name] = found.methods[name]
+            if name in found.properties:
+                properties[name] = found.properties[name]
             if name in found.members:
                 members.add(name)
     slots = bodies[0].slots
@@ -278,7 +303,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         if name in members:
             del types[name]
     qualified = ".".join(path)
-    cls = _Class(node, qualified, types, methods, members, frozen, slots, order, owners)
+    cls = _Class(node, qualified, types, methods, members, frozen, slots, order, owners,
+                 properties)
     _construction(cls, {id(c): b for c, b in zip(classes, bodies, strict=True)})
     return cls
 
@@ -311,14 +337,17 @@ class _Body:
     members: set[str]
     slots: frozenset[str] | None
     bound: set[str]
+    properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
 
-def _read_body(node: ast.ClassDef, stubs: set[int]) -> _Body:
+def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _Body:
     """What a class body binds (``stubs``: its ``@overload`` definitions, which the next
-    definition of their name replaces)."""
+    definition of their name replaces; ``builtin_property``: whether ``property`` is the
+    builtin in the module)."""
     types: dict[str, ast.expr] = {}
     lines: dict[str, int] = {}
     methods: dict[str, ast.FunctionDef] = {}
+    properties: dict[str, ast.FunctionDef] = {}
     members: set[str] = set()
     slots: frozenset[str] | None = None
     bound: dict[str, int] = {}
@@ -338,6 +367,10 @@ def _read_body(node: ast.ClassDef, stubs: set[int]) -> _Body:
             if not stmt.decorator_list and isinstance(stmt, ast.FunctionDef) \
                     and bound.get(stmt.name) == 1:
                 methods[stmt.name] = stmt
+            elif builtin_property and isinstance(stmt, ast.FunctionDef) and [
+                    ast.dump(d) for d in stmt.decorator_list] == [_PROPERTY] and (
+                    bound.get(stmt.name) == 1):
+                properties[stmt.name] = stmt  # no setter or deleter: bound once
             members.add(stmt.name)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             name = stmt.target.id
@@ -369,7 +402,7 @@ def _read_body(node: ast.ClassDef, stubs: set[int]) -> _Body:
         else:
             members.update(_bound_names(stmt))
     return _Body({n: (t, lines[n]) for n, t in types.items()}, methods, members, slots,
-                 set(bound))
+                 set(bound), properties)
 
 
 def _literal_type(node: ast.expr) -> str:
@@ -558,6 +591,13 @@ def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
             called[_key(cls, callee)] = callee
             _uses(cls, callee, used, written, called, visiting)
             continue
+        if attr in cls.properties and attr not in cls.types:
+            if not isinstance(parent.ctx, ast.Load):
+                raise Unsupported(f"writing the property `self.{attr}`", node.lineno)
+            getter = cls.properties[attr]
+            called[_key(cls, getter)] = getter  # reading it calls its getter
+            _uses(cls, getter, used, written, called, visiting)
+            continue
         if attr in cls.members and attr not in cls.types:
             raise Unsupported(f"`self.{attr}`, a member of the class that is not a plain "
                               "method (a property, a descriptor or a class constant)",
@@ -670,6 +710,13 @@ class _Rewrite(ast.NodeTransformer):
         return ast.Name(_PREFIX + attr, ast.Load())
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if self._is_self(node.value) and node.attr in self.cls.properties and (
+                node.attr not in self.cls.types):
+            getter = self.cls.properties[node.attr]  # a read: `_uses` refused writes
+            self.todo.append(getter)
+            call = ast.Call(ast.Name(_function_name(_key(self.cls, getter)), ast.Load()),
+                            [self._attr_arg(a) for a in self.attrs], [])
+            return ast.copy_location(call, node)
         if self._is_self(node.value):
             name = ast.Name(_PREFIX + node.attr, ast.Load())
             if node.attr in self.written:
