@@ -97,6 +97,11 @@ REACHING: list[tuple[str, str]] = [
     ("relay-named-in-a-string", "import sys\nclass W:\n"
      "    def __getattr__(self, name: str) -> object:\n        return getattr(sys, name)\n"
      "def g(n: str) -> object:\n    return getattr(W(), '__getattr__')(n)\n"),
+    # A local of the name elsewhere does not make the builtin another function here.
+    ("vars-shadowed-in-another-function", "import sys\ndef h(vars: object) -> object:\n"
+     "    return vars\ndef g(k: str) -> object:\n    return vars(sys)[k]\n"),
+    ("dict-shadowed-in-another-function", "import sys\ndef h(dict: object) -> object:\n"
+     "    return dict\ndef g(k: str) -> object:\n    return dict(vars(sys))\n"),
     ("module-getattr-with-a-prefix", "def __getattr__(name: str) -> object:\n"
      "    return globals()['_' + name]\n"),
 ]

@@ -139,12 +139,12 @@ def _interference(
 ) -> tuple[Interference | None, bool]:
     """``interference``, and whether a parameter's annotation was trusted."""
     bound = _bound_names(tree)
-    hook = pyreflect.hook(tree, bound)
+    module_bound = _module_bound(tree)
+    hook = pyreflect.hook(tree, bound, module_bound)
     if hook is not None:
         return Interference(hook.what, hook.line), False
     closure, reads = _closure(tree, entry)
     names = closure | reads
-    module_bound = _module_bound(tree)
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     for name in sorted(reads):
         value = module.constants.get(name)

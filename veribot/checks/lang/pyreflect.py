@@ -249,10 +249,12 @@ def lookup_keys(call: ast.Call) -> list[ast.expr] | None:
     return call.args[at:at + 1]
 
 
-def hook(tree: ast.Module, bound: set[str]) -> Found | None:
+def hook(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | None:
     """The first code of ``tree`` that may install an interpreter-wide hook or run code
-    given as text (see above); ``bound`` are the names the module binds anywhere."""
-    return _mention(tree, bound) or _computed(tree, bound)
+    given as text (see above). ``bound``: the names the module binds anywhere (a call of
+    one may not be the builtin); ``module_bound``: those bound at module level (elsewhere
+    a free name is the builtin)."""
+    return _mention(tree, bound) or _computed(tree, bound, module_bound)
 
 
 def _mention(tree: ast.Module, bound: set[str]) -> Found | None:
@@ -368,13 +370,13 @@ def _imported_module(node: ast.expr, tree: ast.Module, but: str) -> bool:
     return bool(imports) and alias.name.split(".")[0] != but
 
 
-def _computed(tree: ast.Module, bound: set[str]) -> Found | None:
+def _computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | None:
     """A lookup by a computed name, or a read of a namespace by a computed key or
     wholesale, that none of the exceptions above lets through."""
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     relayable = _relayable(tree, parents)
     for scope in scopes(tree):
-        views = Views(scope, bound)
+        views = Views(scope, module_bound)
         names = _Names(scope, parents, relayable)
         for node in scope.nodes:
             line = getattr(node, "lineno", 0)
@@ -431,7 +433,7 @@ def _namespace_call(node: ast.Call, views: Views, names: _Names,
                 not names.tested(node, bound)):
             return ("a value read from a namespace by a computed key (it may reach an "
                     "interpreter-wide hook or a code runner)")
-    if isinstance(func, ast.Name) and func.id == "dict" and func.id not in bound and any(
+    if isinstance(func, ast.Name) and func.id == "dict" and any(
         views.reflective(a) for a in (*node.args, *(k.value for k in node.keywords))
     ):
         return "a namespace copied by `dict` (every value of it)"
