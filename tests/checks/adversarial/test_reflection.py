@@ -81,6 +81,15 @@ REACHING: list[tuple[str, str]] = [
      "    v = getattr(sys, n, None)\n    if v is not None:\n        v(h)\n"),
     ("returned-through-or", "import sys\ndef g(n: str) -> object:\n"
      "    return getattr(sys, n, None) or None\n"),
+    # A test that hands the value to the module's code: the other operand's `__eq__`, a
+    # metaclass's `__instancecheck__`.
+    ("tested-by-a-module-eq", "import sys\nclass Catch:\n"
+     "    def __eq__(self, other: object) -> bool:\n        other(None)\n        return False\n"
+     "def g(n: str) -> bool:\n    return getattr(sys, n, None) == Catch()\n"),
+    ("tested-by-a-module-instancecheck", "import sys\nclass Meta(type):\n"
+     "    def __instancecheck__(cls, v: object) -> bool:\n        v(None)\n        return False\n"
+     "class K(metaclass=Meta):\n    pass\n"
+     "def g(n: str) -> bool:\n    return isinstance(getattr(sys, n, None), K)\n"),
     # A relay only relays the name it was asked for, unchanged, and only when Python asks.
     ("relay-of-a-changed-name", "import sys\nclass W:\n"
      "    def __getattr__(self, name: str) -> object:\n"

@@ -32,9 +32,11 @@ that may do either:
     checked here), or that code outside the module makes (its own doing). So the module
     must call it no other way: ``__getattr__``/``__getattribute__`` named only in a
     definition or a direct call;
-  - the value is only tested: an operand of a comparison, the argument of
-    ``isinstance``/``callable``/``hasattr``, a condition, or a local variable whose every
-    use is one of these. A hook function that is never called installs nothing.
+  - the value is only tested: an operand of ``is``, a condition, the argument of
+    ``callable``/``hasattr``, or a local variable whose every use is one of these; also
+    an operand of another comparison or the argument of ``isinstance`` where the module
+    defines no method that receives it (``__eq__``, ``__contains__``,
+    ``__instancecheck__``...). A hook function that is never called installs nothing.
 
   ``sys.modules[k]`` is no computed access (its values are modules, which need one more
   step); the module's own ``globals()`` is a namespace like any other (``__builtins__``
@@ -96,6 +98,10 @@ _VALUE_READS = {"values", "items", "copy"}
 _RELAYS = {"__getattr__", "__getattribute__"}
 # Builtins that only test a value (do not call it or keep it).
 _TESTS = {"isinstance", "callable", "hasattr"}
+# Methods of the *other* operand (or of the class in `isinstance`) that a test hands the
+# value to: where the module defines one, a comparison is no mere test.
+_RECEIVERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
+              "__instancecheck__", "__subclasscheck__"}
 
 
 @dataclass(frozen=True)
@@ -375,9 +381,10 @@ def _computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Foun
     wholesale, that none of the exceptions above lets through."""
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     relayable = _relayable(tree, parents)
+    receivers = any(_receiver(n) for n in ast.walk(tree))
     for scope in scopes(tree):
         views = Views(scope, module_bound)
-        names = _Names(scope, parents, relayable)
+        names = _Names(scope, parents, relayable, receivers)
         for node in scope.nodes:
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Call):
@@ -461,8 +468,10 @@ def _relayable(tree: ast.Module, parents: dict[int, ast.AST]) -> bool:
 class _Names:
     """What the names of one scope's lookups can be, and what is done with the values."""
 
-    def __init__(self, scope: Scope, parents: dict[int, ast.AST], relayable: bool) -> None:
+    def __init__(self, scope: Scope, parents: dict[int, ast.AST], relayable: bool,
+                 receivers: bool) -> None:
         self.fn = scope.fn
+        self.receivers = receivers
         self.parents = parents
         self.relay = _relay_name(scope.fn, parents) if relayable else None
         self.stores: dict[str, list[ast.AST]] = {}
@@ -564,7 +573,8 @@ class _Names:
     def _test_use(self, value: ast.expr, bound: set[str]) -> bool:
         parent = self.parents.get(id(value))
         if isinstance(parent, ast.Compare):
-            return True
+            return not self.receivers or all(
+                isinstance(op, ast.Is | ast.IsNot) for op in parent.ops)
         if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
             return True
         if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert) and (
@@ -574,9 +584,16 @@ class _Names:
             parent.func.id in _TESTS and parent.func.id not in bound
             and parent.args and parent.args[0] is value and value not in parent.args[1:]
         ):
-            return True
-        # `a or b` is one of its operands: harmless only where it is itself tested.
+            return parent.func.id != "isinstance" or not self.receivers
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
+
+
+def _receiver(n: ast.AST) -> bool:
+    """A definition, binding or mention of a method that receives a tested value."""
+    name = n.name if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) else (
+        n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) else (
+            n.value if isinstance(n, ast.Constant) else None)))
+    return isinstance(name, str) and name in _RECEIVERS
 
 
 def _product(a: set[str] | None, b: set[str] | None) -> set[str] | None:
