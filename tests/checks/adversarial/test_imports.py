@@ -41,6 +41,8 @@ CHANGED: list[tuple[str, str, str, str]] = [
      "def g(y: int) -> int:\n    return int(pow(y, 2))\n"),
     ("a-name-a-helper-reads", "from math import comb, factorial\n", "from math import comb\n",
      "def g(y: int) -> int:\n    return factorial(y)\n"),
+    ("a-future-feature", "from __future__ import annotations, division\n",
+     "from __future__ import division\n", ""),
     ("a-star-import-added", "from math import comb\n",
      "from math import comb\nfrom math import *\n", ""),
 ]

@@ -92,10 +92,17 @@ def change(tree_a: ast.Module, tree_b: ast.Module, reads: set[str]) -> str | Non
     ``reads``: the names the function and what it calls read, in either version."""
     if runs(tree_a) != runs(tree_b):
         return "the imports run other modules, or in another order"
+    if _future(tree_a) != _future(tree_b):
+        return "another `from __future__` feature, which changes how the module compiles"
     read = [n for n in changed_names(tree_a, tree_b) if n in reads]
     if read:
         return f"`{read[0]}`, which the function reads, is imported otherwise"
     return None
+
+
+def _future(tree: ast.Module) -> set[str]:
+    return {a.name for n in tree.body if isinstance(n, ast.ImportFrom)
+            and n.module == "__future__" for a in n.names}
 
 
 def changed_names(tree_a: ast.Module, tree_b: ast.Module) -> list[str]:
