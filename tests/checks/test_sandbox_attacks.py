@@ -200,6 +200,9 @@ def _hook(frame, event, arg):
 
 '''
 _RAISE = "\n\ndef _hook(*args):\n    raise RuntimeError('hooked')\n\n\n"
+# Raises only inside `f`: the module imports cleanly in the sandbox.
+_RAISE_IN_F = ("\n\ndef _hook(frame, event, arg):\n    if frame.f_code.co_name == 'f':\n"
+               "        raise RuntimeError('hooked')\n\n\n")
 HOOKS = [
     ("settrace", _JUMP + "sys.settrace(_hook)\n"),
     ("settrace-by-getattr", _JUMP + "getattr(sys, 'set' + 'trace')(_hook)\n"),
@@ -208,6 +211,15 @@ HOOKS = [
      _JUMP + "import collections\ngetattr(collections._sys, 'set' + 'trace')(_hook)\n"),
     ("settrace-through-vars", _JUMP + "vars(sys)['set' + 'trace'](_hook)\n"),
     ("setprofile", _RAISE + "sys.setprofile(_hook)\n"),
+    # Without naming `sys` or the hook: the builtins module is `print.__self__`.
+    ("setprofile-through-print-self", _RAISE_IN_F + "vars(vars(print.__self__)['__imp' + "
+     "'ort__']('s' + 'ys'))['set' + 'profile'](_hook)\n"),
+    ("setprofile-through-getattr", _RAISE_IN_F + "getattr(getattr(getattr(print, '__self__'),"
+     " '__imp' + 'ort__')('s' + 'ys'), 'set' + 'profile')(_hook)\n"),
+    ("setprofile-through-a-helper", _RAISE_IN_F + "def _setup(n):\n"
+     "    b = getattr(print, '__self__')\n"
+     "    getattr(getattr(b, '__imp' + 'ort__')('s' + 'ys'), n)(_hook)\n"
+     "_setup('set' + 'profile')\n"),
 ]
 
 

@@ -121,7 +121,8 @@ UNRELATED: list[tuple[str, str, str]] = [
     ("global-of-an-unrelated-name",
      "counter = 0\ndef bump() -> None:\n    global counter\n    counter += 1\n", ""),
     ("globals-read-in-module-getattr",
-     "def __getattr__(name: str) -> object:\n    return globals()['_' + name]\n", ""),
+     "def __getattr__(name: str) -> object:\n    if name in ('A', 'B'):\n"
+     "        return globals()['_' + name]\n    raise AttributeError(name)\n", ""),
 ]
 
 

@@ -108,11 +108,43 @@ def test_an_unchanged_signature_is_still_verified(before: str, after: str) -> No
     assert result.verdict is Verdict.VERIFIED, result.detail
 
 
-def test_varargs_are_unsupported_not_ignored() -> None:
+def test_varargs_are_a_tuple_of_any_length() -> None:
     same = _fn("x: int, *rest: int", "return x")
-    result = check_pair(same, same, "f", budget=Budget(timeout_s=3, search=False))
-    assert result.verdict is Verdict.INCONCLUSIVE
-    assert "*args" in result.detail
+    result = check_pair(same, same, "f", budget=Budget(timeout_s=6, search=False))
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert any("`*rest`: tuple[int, ...], of any length" in a for a in result.assumptions)
+
+
+# (name, before, after): differ only through `*args` or what follows it; the model's
+# input must reach the code as a real call would (items spread, keyword-only by name).
+STARRED: list[tuple[str, str, str]] = [
+    ("extra-arguments-ignored", _fn("x: int, *rest: int", "return x"),
+     _fn("x: int, *rest: int", "return x + len(rest)")),
+    ("only-from-five-items", _fn("*xs: int", "return len(xs)"),
+     _fn("*xs: int", "return len(xs) if len(xs) < 5 else 0")),
+    ("an-item-read", _fn("*xs: int", "return xs[-1] if xs else 0"),
+     _fn("*xs: int", "return xs[0] if xs else 0")),
+    ("keyword-only-after-it", _fn("*xs: int, k: int = 1", "return len(xs) * k"),
+     _fn("*xs: int, k: int = 1", "return len(xs) * k + (k == 3)")),
+    ("a-helper-called-with-extra-arguments",
+     "def g(a: int, *v: int) -> int:\n    return a + len(v)\n" + _fn("x: int", "return g(x, x, x)"),
+     "def g(a: int, *v: int) -> int:\n    return a + len(v)\n" + _fn("x: int", "return x + 1")),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), [(b, a) for _, b, a in STARRED],
+                         ids=[n for n, _, _ in STARRED])
+def test_a_difference_through_varargs_is_refuted(before: str, after: str) -> None:
+    # Without random search: the solver's own input must reach the code as a call would.
+    result = check_pair(before, after, "f", budget=Budget(timeout_s=6, search=False))
+    assert result.verdict is Verdict.REFUTED, result.detail
+
+
+def test_keyword_varargs_and_unannotated_varargs_are_not_proven() -> None:
+    for params in ("x: int, **kw: int", "x: int, *rest"):
+        same = _fn(params, "return x")
+        result = check_pair(same, same, "f", budget=Budget(timeout_s=3, search=False))
+        assert result.verdict is Verdict.INCONCLUSIVE, result.detail
 
 
 def test_asserts_are_an_assumption() -> None:

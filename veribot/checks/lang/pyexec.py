@@ -217,14 +217,17 @@ class Executor(Builtins):
                 self._escape(p)
         if not pygen.is_generator(fn):
             _check_plain_function(fn)
-        # The entry is called with every parameter: positional ones by position, the
-        # keyword-only ones by name (their defaults are part of the domain, see pyprove).
+        # The entry is called with every parameter: positional ones by position, then
+        # `*args` as one tuple, the keyword-only ones by name (their defaults are part of
+        # the domain, see pyprove).
         n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
+        n_star = 1 if fn.args.vararg is not None else 0
         kwonly = [p.arg for p in fn.args.kwonlyargs]
-        if len(params) != n_positional + len(kwonly):
+        if len(params) != n_positional + n_star + len(kwonly):
             raise Unsupported("a call with missing arguments", fn.lineno)
-        kwargs = dict(zip(kwonly, params[n_positional:], strict=True))
-        return self._enter(fn, list(params[:n_positional]), kwargs, objects)
+        kwargs = dict(zip(kwonly, params[n_positional + n_star:], strict=True))
+        star = params[n_positional] if n_star else None
+        return self._enter(fn, list(params[:n_positional]), kwargs, objects, star=star)
 
     def run(self, fn: ast.FunctionDef, params: Sequence[V]) -> Result:
         """Execute ``fn`` on ``params`` and collect every exit."""
@@ -952,13 +955,21 @@ class Executor(Builtins):
         kwargs: dict[str, V],
         objects: dict[int, z3.ExprRef],
         parent: State | None = None,
+        star: V | None = None,
     ) -> State:
+        """The state on entering ``fn`` with these arguments; ``star`` is the entry's
+        ``*args`` tuple (a call's extra positional arguments make it otherwise)."""
         a = fn.args
-        if a.vararg or a.kwarg:
-            raise Unsupported("*args or **kwargs parameters", fn.lineno)
+        if a.kwarg:
+            raise Unsupported("**kwargs parameters", fn.lineno)
         if fn.decorator_list:
             raise Unsupported("a decorated function", fn.lineno)
         names = [p.arg for p in (*a.posonlyargs, *a.args)]
+        if a.vararg is not None and star is None:
+            extra = tuple(args[len(names):])
+            for item in extra:
+                self._escape(item)
+            star, args = STuple(extra), args[:len(names)]
         if len(args) > len(names):
             raise Unsupported("a call with too many arguments", self.line)
         kwonly = [p.arg for p in a.kwonlyargs]
@@ -968,6 +979,8 @@ class Executor(Builtins):
         env: dict[str, V] = {n: SUnbound() for n in _local_names(fn)}
         for n, v in zip(names, args, strict=False):
             env[n] = v
+        if a.vararg is not None and star is not None:
+            env[a.vararg.arg] = star
         missing = names[len(args):]
         first_default = len(names) - len(defaults)
         for offset, n in enumerate(missing):

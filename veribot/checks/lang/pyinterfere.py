@@ -39,13 +39,9 @@ Code anywhere in the module blocks a proof only if it can
   an operand of an operator only where the module defines no operand hook such as
   ``__eq__`` or ``__radd__``), or any use at all if it holds mutable items.
 
-- install an interpreter-wide hook anywhere (``sys.settrace``, ``setprofile``, a frame's
-  ``f_lineno`` or ``f_trace``, ``sys.monitoring``, an audit hook, a warnings filter, a
-  signal handler, a decimal context): a trace function can jump over lines of the
-  function, the others make it raise or compute otherwise, and a module can set them only
-  outside the sandbox that loads it. Any mention of these names, as a name, an attribute,
-  an imported name or a string, blocks; so does ``getattr`` with a computed name on a
-  module that has them.
+- install an interpreter-wide hook or run code given as text, anywhere in the module
+  (``pyreflect``: a mention of a hook, or a lookup by a computed name or key that may
+  reach one).
 
 Writes to attributes of a method's ``self`` or ``cls`` are taken to be on an instance or
 class, never on a module. A base class outside the module is taken not to derive from a
@@ -59,10 +55,13 @@ from __future__ import annotations
 import ast
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from veribot.checks.lang import pyreflect
 from veribot.checks.lang.pymodule import Module
+from veribot.checks.lang.pyreflect import CODE_RUNNERS as _CODE_RUNNERS
+from veribot.checks.lang.pyreflect import REFLECTIVE_ATTRS as _REFLECTIVE_ATTRS
 
 # Attributes whose change alters what a call of any function does (or reaches its
 # globals, or an object's class); other dunders count when written on a name the
@@ -75,20 +74,10 @@ _FUNCTION_STATE = {
 _DEFAULTS = {"__defaults__", "__kwdefaults__"}
 # Attributes no call reads: a write to one, even on this module, changes no behaviour.
 _SAFE_DUNDERS = {"__doc__", "__name__", "__qualname__", "__module__"}
-# Builtin names that run code given as text or reach the interpreter's own objects.
-_CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "__builtins__"}
 _POKING_MODULES = {"ctypes", "gc"}
 # What of `gc` cannot reach other objects (`gc.get_referrers` finds a module's globals).
 _GC_SAFE = {"collect", "enable", "disable", "isenabled", "get_count", "get_threshold",
             "set_threshold", "freeze", "unfreeze", "get_freeze_count", "get_stats"}
-# Attribute reads that reach a module's namespace (or a function's), for writing.
-# A value read from one (`globals()["K"]`) is not a namespace: what can be done with it
-# (an attribute write, `setattr`) is caught by name.
-_REFLECTIVE_ATTRS = {
-    "modules", "__dict__", "__globals__", "f_globals", "f_locals", "f_builtins",
-    "__builtins__",
-}  # fmt: skip
-_REFLECTIVE_CALLS = {"globals", "vars"}
 # Methods that only read a mapping (globals(), a module's __dict__).
 _READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__"}
 # Builtins that neither keep nor change their arguments.
@@ -97,19 +86,6 @@ _READ_CALLS = {
     "sorted", "print", "callable",
 }  # fmt: skip
 
-
-# Interpreter-wide hooks and settings that change what any function does (see above).
-_INTERPRETER_HOOKS = {
-    "settrace", "setprofile", "monitoring", "f_lineno", "f_trace", "f_trace_lines",
-    "f_trace_opcodes", "addaudithook", "filterwarnings", "simplefilter", "setitimer",
-    "alarm", "setcontext", "getcontext", "localcontext", "DefaultContext",
-    "set_int_max_str_digits", "setswitchinterval", "setrecursionlimit", "setlocale",
-    "call_tracing", "_settraceallthreads", "_setprofileallthreads",
-}  # fmt: skip
-# Modules that hold them, where `getattr` with a computed name may reach one.
-_HOOK_MODULES = {"sys", "threading", "warnings", "signal", "decimal", "_decimal", "locale",
-                 "_thread", "_warnings", "_signal", "_locale", "builtins", "os", "importlib",
-                 "inspect", "operator", "types", "functools"}
 
 
 @dataclass(frozen=True)
@@ -162,13 +138,13 @@ def _interference(
     tree: ast.Module, module: Module, entry: str
 ) -> tuple[Interference | None, bool]:
     """``interference``, and whether a parameter's annotation was trusted."""
-    hook = _interpreter_hook(tree)
-    if hook is not None:
-        return hook, False
-    closure, reads = _closure(tree, entry)
-    names = closure | reads
     bound = _bound_names(tree)
     module_bound = _module_bound(tree)
+    hook = pyreflect.hook(tree, bound, module_bound)
+    if hook is not None:
+        return Interference(hook.what, hook.line), False
+    closure, reads = _closure(tree, entry)
+    names = closure | reads
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     for name in sorted(reads):
         value = module.constants.get(name)
@@ -188,54 +164,17 @@ def _interference(
     found = _targeted(tree, names, module_bound, by_class, data, class_data, trusted)
     if found is not None:
         return found, False
-    for scope in _scopes(tree):
+    for scope in pyreflect.scopes(tree):
         found = _reflective_write(scope, module_bound)
         if found is not None:
             return found, False
     return None, bool(trusted)
 
 
-def _interpreter_hook(tree: ast.Module) -> Interference | None:
-    """The first mention of an interpreter-wide hook in the module (see above)."""
-    hook_modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                    if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names
-                    if a.name.split(".")[0] in _HOOK_MODULES}
-    hook_modules |= {n.module.split(".")[0] for n in ast.walk(tree)
-                     if isinstance(n, ast.ImportFrom) and n.module
-                     and n.module.split(".")[0] in _HOOK_MODULES}
-    for node in ast.walk(tree):
-        name = None
-        if isinstance(node, ast.Name):
-            name = node.id
-        elif isinstance(node, ast.Attribute):
-            name = node.attr
-        elif isinstance(node, ast.alias):
-            name = node.name.rsplit(".", 1)[-1]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            name = node.value
-        if name in _INTERPRETER_HOOKS:
-            return Interference(f"`{name}`, an interpreter-wide hook that may change what "
-                                "any function does", getattr(node, "lineno", 0))
-        if isinstance(node, ast.Call) and _computed_lookup(node) and hook_modules:
-            return Interference("an attribute looked up by a computed name in a module that "
-                                f"imports {', '.join(sorted(hook_modules))}", node.lineno)
-    return None
-
-
-def _computed_lookup(call: ast.Call) -> bool:
-    """``getattr(x, name)``, ``x.__getattribute__(name)``, ``attrgetter(name)`` and the like
-    with a name that is not a literal string."""
-    func = call.func
-    called = func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else None)
-    if called in ("getattr", "getattr_static"):
-        key = call.args[1] if len(call.args) >= 2 else None
-    elif called in ("__getattribute__", "__getattr__", "attrgetter", "methodcaller"):
-        key = call.args[-1] if called in ("__getattribute__", "__getattr__") and call.args else (
-            call.args[0] if call.args else None)
-    else:
-        return False
-    return not (isinstance(key, ast.Constant) and isinstance(key.value, str))
+def reads(tree: ast.Module, entry: str) -> set[str]:
+    """The free names (module-level names and builtins) that ``entry`` and the module's
+    functions and classes it names, transitively, read."""
+    return _closure(tree, entry)[1]
 
 
 def _closure(tree: ast.Module, entry: str) -> tuple[set[str], set[str]]:
@@ -574,6 +513,7 @@ def _targeted(
     imported = {(a.asname or a.name).split(".")[0] for n in tree.body
                if isinstance(n, ast.Import) for a in n.names} & once
     on_instance = _writes_on_instances(tree)
+    relayed = pyreflect.relays(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Global):
@@ -635,8 +575,11 @@ def _targeted(
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
             node.func.attr == "__getattribute__"
         ):
-            # `m.__getattribute__("__dict__")` reaches what `m.__dict__` does.
+            # `m.__getattribute__("__dict__")` reaches what `m.__dict__` does; a relay
+            # of the name Python asked for reaches what that lookup names.
             attr = _setattr_name(node)
+            if id(node) in relayed:
+                continue
             if attr is None or attr in _REFLECTIVE_ATTRS or attr in _DEFAULTS:
                 return Interference("`__getattribute__` of a namespace or a computed name", line)
         elif isinstance(node, ast.Call):
@@ -974,120 +917,11 @@ def _setattr_name(call: ast.Call) -> str | None:
     return None
 
 
-@dataclass
-class _Scope:
-    """The nodes of one scope (the module's own code, or a function's body)."""
-
-    nodes: list[ast.AST]
-    top: bool  # module level (or a class body at module level): locals() is the namespace
-
-
-def _scopes(tree: ast.Module) -> Iterator[_Scope]:
-    """The module level, then each function or lambda, each without nested functions."""
-    roots: list[tuple[ast.AST, bool]] = [(tree, True)]
-    while roots:
-        root, top = roots.pop()
-        nodes: list[ast.AST] = []
-        stack = list(ast.iter_child_nodes(root))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                roots.append((n, False))
-                # Defaults and decorators run in the enclosing scope.
-                a = n.args
-                stack.extend(a.defaults)
-                stack.extend(d for d in a.kw_defaults if d is not None)
-                if not isinstance(n, ast.Lambda):
-                    stack.extend(n.decorator_list)
-                continue
-            nodes.append(n)
-            stack.extend(ast.iter_child_nodes(n))
-        yield _Scope(nodes, top)
-
-
-def _leaves(target: ast.expr) -> Iterator[ast.expr]:
-    """The single targets of an assignment target (tuples and starred unpacked)."""
-    if isinstance(target, ast.Tuple | ast.List):
-        for e in target.elts:
-            yield from _leaves(e)
-    elif isinstance(target, ast.Starred):
-        yield from _leaves(target.value)
-    else:
-        yield target
-
-
-def _plain_targets(target: ast.expr) -> set[str]:
-    return {t.id for t in _leaves(target) if isinstance(t, ast.Name)}
-
-
-def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
+def _reflective_write(scope: pyreflect.Scope, bound: set[str]) -> Interference | None:
     """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...)."""
-    calls = _REFLECTIVE_CALLS | ({"locals"} if scope.top else set())
-    aliases: set[str] = set()
-
-    def reflective(e: ast.expr) -> bool:
-        """Whether ``e`` may be a namespace, a module or a frame reached by reflection."""
-        if isinstance(e, ast.Name):
-            return e.id in aliases
-        if isinstance(e, ast.Call):
-            func = e.func
-            return isinstance(func, ast.Name) and func.id in calls and func.id not in bound
-        if isinstance(e, ast.Attribute):
-            return e.attr in _REFLECTIVE_ATTRS
-        if isinstance(e, ast.IfExp):
-            return reflective(e.body) or reflective(e.orelse)
-        if isinstance(e, ast.BoolOp):
-            return any(reflective(v) for v in e.values)
-        if isinstance(e, ast.NamedExpr):
-            return reflective(e.value)
-        if isinstance(e, ast.Tuple | ast.List | ast.Set):
-            return any(reflective(v) for v in e.elts)
-        if isinstance(e, ast.Starred):
-            return reflective(e.value)
-        return False
-
-    def written(e: ast.expr) -> bool:
-        """Whether ``e``, written to, may write a namespace: also `getattr(m, "__dict__")`
-        or a `getattr` with a computed name, which may be one."""
-        if isinstance(e, ast.Name) and e.id in weak:
-            return True
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
-            e.func.id == "getattr" and e.func.id not in bound
-        ):
-            name = e.args[1] if len(e.args) > 1 else None
-            return not (isinstance(name, ast.Constant) and isinstance(name.value, str)
-                        and name.value not in _REFLECTIVE_ATTRS)
-        return reflective(e)
-
-    # Names that may hold such a view, to a fixpoint (flow-insensitive: any binding). A
-    # name bound to a `getattr` with a computed name (`weak`) may be one: writes through
-    # it count, returning or passing it on does not.
-    weak: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for n in scope.nodes:
-            pairs: list[tuple[ast.expr, ast.expr]] = []
-            if isinstance(n, ast.Assign):
-                pairs = [(t, n.value) for t in n.targets]
-            elif isinstance(n, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and n.value:
-                pairs = [(n.target, n.value)]
-            elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
-                pairs = [(n.target, n.iter)]
-            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
-                pairs = [(n.optional_vars, n.context_expr)]
-            for target, value in pairs:
-                if written(value):
-                    for t in _plain_targets(target) - weak:
-                        weak.add(t)
-                        changed = True
-                if not reflective(value):
-                    continue
-                # Only plain names alias it; a store into an object is an escape (below).
-                for t in _plain_targets(target):
-                    if t not in aliases:
-                        aliases.add(t)
-                        changed = True
+    views = pyreflect.Views(scope, bound)
+    reflective, written = views.reflective, views.written
+    aliases = views.aliases
 
     for n in scope.nodes:
         line = getattr(n, "lineno", 0)
@@ -1124,7 +958,7 @@ def _reflective_write(scope: _Scope, bound: set[str]) -> Interference | None:
         ) and any(
             not isinstance(t, ast.Name)
             for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            for t in _leaves(target)
+            for t in pyreflect.leaves(target)
         ):
             return Interference("a reflective view of a namespace stored in an object", line)
     return None

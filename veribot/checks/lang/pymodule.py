@@ -151,9 +151,10 @@ def _bindings(tree: ast.Module) -> Counter[str]:
 _TYPING = ("typing", "typing_extensions")
 
 
-def overload_stubs(tree: ast.Module) -> set[int]:
+def overload_stubs(tree: ast.Module, body: list[ast.stmt] | None = None) -> set[int]:
     """The top-level ``@typing.overload`` definitions (by ``id``): each is replaced by the
-    next definition of its name, so only the last, undecorated one is the function.
+    next definition of its name, so only the last, undecorated one is the function. With
+    ``body`` (a class's), those among its statements.
 
     ``overload`` must be typing's: imported from ``typing`` (or ``typing_extensions``)
     or reached through the module, and bound nowhere else in the module.
@@ -195,7 +196,7 @@ def overload_stubs(tree: ast.Module) -> set[int]:
     # A stub after the last real definition is what the name holds: it is not skipped.
     stubs: set[int] = set()
     defined: set[str] = set()
-    for node in reversed(tree.body):
+    for node in reversed(tree.body if body is None else body):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         if len(node.decorator_list) == 1 and is_overload(node.decorator_list[0]):

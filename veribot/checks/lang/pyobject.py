@@ -13,11 +13,20 @@ Where the declared types come from: class-level annotations (``x: int``, datacla
 fields) and ``__init__`` assigning an annotated parameter (``self.x = x``) or annotating
 the assignment (``self.x: int = ...``). The types must be the same in both versions.
 
-Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, a property or
-other member that is not a plain method, ``self`` used as a value, ``super()``,
-``type(self)``, a class with base classes (but ``object`` and ``ABC``), a metaclass, a
-decorator other than ``dataclass``, or ``__getattr__``, ``__getattribute__``,
-``__setattr__``, ``__delattr__``; special methods (``__init__``, ``__eq__``, ...).
+Bases (``pyclasses``): a class may derive from classes of the same module (and
+``object``, ``abc.ABC``, ``typing.Generic[...]``); a name on ``self`` means what the first
+class of Python's method resolution order binds, ``super().m(...)`` in a method of ``K``
+the first ``m`` after ``K`` in that order, and the constructor is the first ``__init__``
+with those it reaches by ``super().__init__``. A read-only property (``@property`` alone)
+is read by calling its getter, lowered like a method; an ``@overload`` stub is replaced
+by the definition after it.
+
+Anything else on ``self`` is ``Unsupported``: an attribute of unknown type, another
+member that is not a plain method, ``self`` used as a value, ``super()`` other than to
+call a plain method, ``type(self)``, a base from another module, a metaclass, a
+decorator other than ``dataclass`` (none in a hierarchy), or ``__getattr__``,
+``__getattribute__``, ``__setattr__``, ``__delattr__``, ``__init_subclass__``; special
+methods (``__init__``, ``__eq__``, ...).
 
 The proof rests on the assumption (stated in the verdict) that ``self`` is an instance of
 exactly its class, not of a subclass overriding its methods, whose attributes hold values
@@ -31,7 +40,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-from veribot.checks.lang import pysignature
+from veribot.checks.lang import pyclasses, pysignature
+from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.lang.pytypes import ListT, PyType, UnionT, domain, from_annotation, is_known
 from veribot.checks.lang.pyvalues import Unsupported
 
@@ -40,6 +50,7 @@ _PREFIX = "_vb_self_"
 _HOOKS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__",
                     "__init_subclass__", "__set_name__", "__class_getitem__"})
 _MUTABLE = (ListT,)
+_PROPERTY = ast.dump(ast.Name("property", ast.Load()))
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,11 @@ class _Class:
     members: set[str]  # every other name the class body binds (properties, constants, ...)
     frozen: bool
     slots: frozenset[str] | None
+    # The method resolution order, and the class whose body defines each method (by id).
+    order: pyclasses.Hierarchy
+    owners: dict[int, ast.ClassDef] = field(default_factory=dict)
+    # Read-only properties (`@property` alone, no setter): reading one calls its getter.
+    properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
     # What building an object leaves: the attributes it surely has (on the instance or
     # its class), those surely on the instance, and why an attribute's type is not known.
     present: frozenset[str] = frozenset()
@@ -76,7 +92,8 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
     cls_a, cls_b = _read_class(tree_a, parts[:-1]), _read_class(tree_b, parts[:-1])
     name = parts[-1]
     fn_a, fn_b = cls_a.methods.get(name), cls_b.methods.get(name)
-    if fn_a is None or fn_b is None:
+    if fn_a is None or fn_b is None or cls_a.owners.get(id(fn_a)) is not cls_a.node or (
+            cls_b.owners.get(id(fn_b)) is not cls_b.node):
         node = _member_def(cls_b.node, name) or _member_def(cls_a.node, name)
         line = node.lineno if node is not None else cls_b.node.lineno
         raise Unsupported("a method with decorators (the model covers plain methods)", line)
@@ -84,13 +101,20 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
         raise Unsupported(f"the special method `{name}`", fn_b.lineno)
     used: set[str] = set()
     written: set[str] = set()
-    called: set[str] = set()
-    for cls, fn in ((cls_a, fn_a), (cls_b, fn_b)):
+    called_a: dict[str, ast.FunctionDef] = {}
+    called_b: dict[str, ast.FunctionDef] = {}
+    for cls, fn, called in ((cls_a, fn_a, called_a), (cls_b, fn_b, called_b)):
         _uses(cls, fn, used, written, called, set())
+    names = {key.rsplit(".", 1)[1] for key in (*called_a, *called_b)}
+    # An attribute of the object hides a method of its name, not a property (a data
+    # descriptor: writing one without a setter raises).
+    hideable = {fn.name for fn in (*called_a.values(), *called_b.values())
+                if not fn.decorator_list}
     for tree, cls in ((tree_a, cls_a), (tree_b, cls_b)):
-        _not_overridden(tree, cls, called | {name})
-        _untouched(tree, cls)
-        for method in sorted(called):
+        _not_overridden(tree, cls, names | {name})
+        for node in cls.order.classes:
+            _untouched(tree, node)
+        for method in sorted(hideable):
             if cls.ctor_writes is None or method in cls.ctor_writes:
                 # An attribute of the object named like the method hides it.
                 raise Unsupported(f"`self.{method}()`, which building the object may "
@@ -108,13 +132,14 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
                               fn_b.lineno)
         if attr in written and isinstance(t, _MUTABLE):
             raise Unsupported(f"rebinding the list attribute `self.{attr}`", fn_b.lineno)
-        for cls in (cls_a, cls_b):
+        for cls, called in ((cls_a, called_a), (cls_b, called_b)):
             if attr in cls.unknown:
                 raise Unsupported(cls.unknown[attr], fn_b.lineno)
             if attr not in cls.present:
                 raise Unsupported(f"the attribute `self.{attr}`, which building the object "
                                   "may leave unset (AttributeError)", fn_b.lineno)
-            if attr in written and attr not in cls.own and attr in _reads(cls, called | {name}):
+            reads = _reads(cls, [*called.values(), cls.methods[name]])
+            if attr in written and attr not in cls.own and attr in reads:
                 # `self.n = self.n` adds an attribute equal to the class's: the model, which
                 # sees only values, would miss it.
                 raise Unsupported(f"writing `self.{attr}`, which the object may not hold "
@@ -134,6 +159,10 @@ def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
         + (f", whose attributes hold values of their declared types ({shown})" if attrs
            else ""),
     ]
+    if len(cls_b.order.mro) > 2 or any(len(c.order.classes) > 1 for c in (cls_a, cls_b)):
+        assumptions.append(
+            "its class's bases are read as each version's module defines them (method "
+            f"resolution order {cls_b.order.names})")
     if any(isinstance(from_annotation(cls_b.types[a]), ListT) for a in attrs):
         assumptions.append("the list attributes of `self` are distinct objects, and distinct "
                            "from the arguments")
@@ -153,11 +182,11 @@ def _not_overridden(tree: ast.Module, cls: _Class, names: set[str]) -> None:
                                       stmt.lineno)
 
 
-def _untouched(tree: ast.Module, cls: _Class) -> None:
+def _untouched(tree: ast.Module, cls: ast.ClassDef) -> None:
     """Refuse when code outside the class may change it: its name rebound, stored into,
     or handed to a function (``setattr(C, ...)``) anywhere but in a constructor call or
     an ``isinstance`` test."""
-    name = cls.node.name
+    name = cls.name
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
@@ -172,6 +201,10 @@ def _untouched(tree: ast.Module, cls: _Class) -> None:
             continue  # building an object
         if isinstance(parent, ast.ClassDef) and node in parent.bases:
             continue
+        grand = parents.get(parent) if parent is not None else None
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(
+                grand, ast.ClassDef) and parent in grand.bases:
+            continue  # `class Sub(Base[int])`
         if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load) and not (
                 isinstance(parents.get(parent), ast.Call)
                 and parents[parent].func is parent):  # type: ignore[attr-defined]
@@ -218,11 +251,66 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
     assert node is not None
     if len(path) > 1:
         raise Unsupported("a method of a nested class", node.lineno)
-    if [b for b in node.bases if _base(b) not in ("object", "ABC")]:
-        raise Unsupported("a method of a class with base classes (inherited members are "
-                          "not read)", node.lineno)
-    if node.keywords:
-        raise Unsupported("a class with a metaclass or class keywords", node.lineno)
+    order = pyclasses.hierarchy(tree, node)
+    classes = order.classes
+    frozen = _decorators(node) if len(classes) == 1 else False
+    for c in classes if len(classes) > 1 else ():
+        if c.decorator_list:
+            raise Unsupported(f"a class decorator in a class hierarchy "
+                              f"({ast.unparse(c.decorator_list[0])})", c.lineno)
+    builtin_property = not any(
+        (isinstance(n, ast.Name) and n.id == "property" and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.alias) and (n.asname or n.name) == "property")
+        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.arg)
+            and getattr(n, "name", getattr(n, "arg", None)) == "property")
+        for n in ast.walk(tree))
+    bodies = [_read_body(c, overload_stubs(tree, c.body), builtin_property) for c in classes]
+    types: dict[str, ast.expr] = {}
+    for b in reversed(bodies):
+        for name, (annotation, line) in b.types.items():
+            _declare(types, name, annotation, line)
+    # Each name means what the first class of the order binding it binds.
+    methods: dict[str, ast.FunctionDef] = {}
+    members: set[str] = set()
+    owners: dict[int, ast.ClassDef] = {}
+    by_class = {id(c): b for c, b in zip(classes, bodies, strict=True)}
+    properties: dict[str, ast.FunctionDef] = {}
+    for c, b in zip(classes, bodies, strict=True):
+        for fn in (*b.methods.values(), *b.properties.values()):
+            owners[id(fn)] = c
+    for name in set().union(*(b.members | set(b.types) for b in bodies)):
+        binder = order.binder(name)
+        if isinstance(binder, str):
+            members.add(name)  # a neutral base binds it (`_abc_impl`)
+        elif binder is not None:
+            found = by_class[id(binder)]
+            if name in found.methods:
+                methods[name] = found.methods[name]
+            if name in found.properties:
+                properties[name] = found.properties[name]
+            if name in found.members:
+                members.add(name)
+    slots = bodies[0].slots
+    if len(classes) > 1 and any(b.slots is not None for b in bodies):
+        raise Unsupported("`__slots__` in a class hierarchy", node.lineno)
+    for b in bodies:
+        init = b.methods.get("__init__")
+        if init is not None:
+            _init_types(init, types)
+    # A member (a method, a property, a descriptor) is what the lookup finds, whatever
+    # type a class declares for the name: any use of it is refused as a member's.
+    for name in list(types):
+        if name in members:
+            del types[name]
+    qualified = ".".join(path)
+    cls = _Class(node, qualified, types, methods, members, frozen, slots, order, owners,
+                 properties)
+    _construction(cls, {id(c): b for c, b in zip(classes, bodies, strict=True)})
+    return cls
+
+
+def _decorators(node: ast.ClassDef) -> bool:
+    """Refuse decorators other than ``dataclass``; whether it makes the class frozen."""
     frozen = False
     for d in node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
@@ -236,21 +324,53 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
                     frozen = True
                 if k.arg == "slots":
                     raise Unsupported("a dataclass with slots", d.lineno)
+    return frozen
+
+
+@dataclass
+class _Body:
+    """What one class body binds: attribute types (with the line), plain methods, other
+    members (methods too), ``__slots__``, and every name it binds."""
+
+    types: dict[str, tuple[ast.expr, int]]
+    methods: dict[str, ast.FunctionDef]
+    members: set[str]
+    slots: frozenset[str] | None
+    bound: set[str]
+    properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
+
+
+def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _Body:
+    """What a class body binds (``stubs``: its ``@overload`` definitions, which the next
+    definition of their name replaces; ``builtin_property``: whether ``property`` is the
+    builtin in the module)."""
     types: dict[str, ast.expr] = {}
+    lines: dict[str, int] = {}
     methods: dict[str, ast.FunctionDef] = {}
+    properties: dict[str, ast.FunctionDef] = {}
     members: set[str] = set()
     slots: frozenset[str] | None = None
     bound: dict[str, int] = {}
-    for stmt in node.body:
+    statements = [stmt for stmt in node.body if id(stmt) not in stubs]
+    for stmt in statements:
         for bound_name in _bound_names(stmt):
             bound[bound_name] = bound.get(bound_name, 0) + 1
-    for stmt in node.body:
+
+    def declare(name: str, annotation: ast.expr, line: int) -> None:
+        _declare(types, name, annotation, line)
+        lines.setdefault(name, line)
+
+    for stmt in statements:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             if stmt.name in _HOOKS:
                 raise Unsupported(f"a class that defines `{stmt.name}`", stmt.lineno)
             if not stmt.decorator_list and isinstance(stmt, ast.FunctionDef) \
                     and bound.get(stmt.name) == 1:
                 methods[stmt.name] = stmt
+            elif builtin_property and isinstance(stmt, ast.FunctionDef) and [
+                    ast.dump(d) for d in stmt.decorator_list] == [_PROPERTY] and (
+                    bound.get(stmt.name) == 1):
+                properties[stmt.name] = stmt  # no setter or deleter: bound once
             members.add(stmt.name)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             name = stmt.target.id
@@ -261,7 +381,7 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
                 members.add(name)  # a descriptor, say
             elif stmt.value is None or is_field or _fits(stmt.value, annotation):
                 # A default that is not of the declared type leaves the type unknown.
-                _declare(types, name, annotation, stmt.lineno)
+                declare(name, annotation, stmt.lineno)
         elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Name) and target.id == "__slots__":
@@ -270,8 +390,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
                         and bound.get(target.id) == 1 and _literal_type(stmt.value):
                     # A class constant (`kind = "option"`): an attribute of the literal's
                     # type, which an instance may shadow.
-                    _declare(types, target.id,
-                             ast.Name(_literal_type(stmt.value), ast.Load()), stmt.lineno)
+                    declare(target.id, ast.Name(_literal_type(stmt.value), ast.Load()),
+                            stmt.lineno)
                 elif isinstance(target, ast.Name):
                     members.add(target.id)
                 else:
@@ -281,27 +401,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
             continue
         else:
             members.update(_bound_names(stmt))
-    init = methods.get("__init__")
-    if init is not None:
-        _init_types(init, types)
-    for name in list(types):
-        if name in members:
-            raise Unsupported(f"`{name}`, both an attribute and a member of the class",
-                              node.lineno)
-    qualified = ".".join(path)
-    cls = _Class(node, qualified, types, methods, members, frozen, slots)
-    _construction(cls)
-    return cls
-
-
-def _base(node: ast.expr) -> str:
-    """``object``, ``ABC`` (``abc.ABC``): bases that add no members an instance reads."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-            and node.value.id == "abc":
-        return node.attr
-    return ""
+    return _Body({n: (t, lines[n]) for n, t in types.items()}, methods, members, slots,
+                 set(bound), properties)
 
 
 def _literal_type(node: ast.expr) -> str:
@@ -440,11 +541,12 @@ def _self_name(fn: ast.FunctionDef) -> str:
 
 
 def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
-          called: set[str], visiting: set[str]) -> None:
-    """The attributes ``fn`` (and the methods it calls) read and rebind."""
-    if fn.name in visiting:
+          called: dict[str, ast.FunctionDef], visiting: set[int]) -> None:
+    """The attributes ``fn`` (and the methods it calls) read and rebind; the methods it
+    calls, by ``_key``."""
+    if id(fn) in visiting:
         return
-    visiting.add(fn.name)
+    visiting.add(id(fn))
     me = _self_name(fn)
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(fn):
@@ -455,7 +557,18 @@ def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
                 and node is not fn:
             raise Unsupported("a nested function or class in a method", node.lineno)
         if isinstance(node, ast.Name) and node.id == "super":
-            raise Unsupported("`super()`", node.lineno)
+            call, method = parents.get(node), None
+            if call is not None:
+                method = parents.get(call)
+            callee = _super_method(cls, fn, method) if isinstance(
+                method, ast.Attribute) and isinstance(parents.get(method), ast.Call) and (
+                parents[method].func is method) else None  # type: ignore[attr-defined]
+            if not isinstance(callee, ast.FunctionDef) or callee.name == "__init__":
+                raise Unsupported("`super()` other than to call a plain method of a base "
+                                  "class of the module", node.lineno)
+            called[_key(cls, callee)] = callee
+            _uses(cls, callee, used, written, called, visiting)
+            continue
         if isinstance(node, ast.Global | ast.Nonlocal):
             raise Unsupported("global or nonlocal in a method", node.lineno)
         if not (isinstance(node, ast.Name) and node.id == me):
@@ -475,8 +588,15 @@ def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
             callee = cls.methods[attr]
             if attr == "__init__":
                 raise Unsupported("calling `__init__` again", node.lineno)
-            called.add(attr)
+            called[_key(cls, callee)] = callee
             _uses(cls, callee, used, written, called, visiting)
+            continue
+        if attr in cls.properties and attr not in cls.types:
+            if not isinstance(parent.ctx, ast.Load):
+                raise Unsupported(f"writing the property `self.{attr}`", node.lineno)
+            getter = cls.properties[attr]
+            called[_key(cls, getter)] = getter  # reading it calls its getter
+            _uses(cls, getter, used, written, called, visiting)
             continue
         if attr in cls.members and attr not in cls.types:
             raise Unsupported(f"`self.{attr}`, a member of the class that is not a plain "
@@ -487,11 +607,16 @@ def _uses(cls: _Class, fn: ast.FunctionDef, used: set[str], written: set[str],
             raise Unsupported("deleting an attribute of `self`", node.lineno)
         if isinstance(parent.ctx, ast.Store):
             written.add(attr)
-    visiting.discard(fn.name)
+    visiting.discard(id(fn))
 
 
-def _function_name(cls: _Class, method: str) -> str:
-    return f"__veribot_{cls.name.replace('.', '_')}__{method}"
+def _key(cls: _Class, fn: ast.FunctionDef) -> str:
+    """``Owner.method``: a method of the order by the class whose body defines it."""
+    return f"{cls.owners[id(fn)].name}.{fn.name}"
+
+
+def _function_name(key: str) -> str:
+    return "__veribot_" + key.replace(".", "__")
 
 
 def _lowered_module(tree: ast.Module, cls: _Class, fn: ast.FunctionDef, attrs: list[str],
@@ -502,22 +627,21 @@ def _lowered_module(tree: ast.Module, cls: _Class, fn: ast.FunctionDef, attrs: l
                 node, ast.FunctionDef) and node.name.startswith("__veribot_")):
             raise Unsupported("names the lowering of `self` uses", node.lineno)
     out = copy.deepcopy(tree)
-    done: set[str] = set()
-    todo = [fn.name]
+    done: set[int] = set()
+    todo = [fn]
     while todo:
-        name = todo.pop()
-        if name in done:
+        method = todo.pop()
+        if id(method) in done:
             continue
-        done.add(name)
-        method = cls.methods[name]
+        done.add(id(method))
         lowered = _lower_method(cls, method, attrs, written, todo)
-        lowered.name = ENTRY if method is fn else _function_name(cls, name)
+        lowered.name = ENTRY if method is fn else _function_name(_key(cls, method))
         out.body.append(lowered)
     return ast.fix_missing_locations(out)
 
 
 def _lower_method(cls: _Class, fn: ast.FunctionDef, attrs: list[str], written: set[str],
-                  todo: list[str]) -> ast.FunctionDef:
+                  todo: list[ast.FunctionDef]) -> ast.FunctionDef:
     me = _self_name(fn)
     new = copy.deepcopy(fn)
     params: list[ast.arg] = []
@@ -534,7 +658,7 @@ def _lower_method(cls: _Class, fn: ast.FunctionDef, attrs: list[str], written: s
                              defaults=new.args.defaults)
     new.decorator_list = []
     new.returns = None
-    rewriter = _Rewrite(me, written, cls, attrs, todo)
+    rewriter = _Rewrite(me, fn, written, cls, attrs, todo)
     body = [rewriter.visit(stmt) for stmt in new.body]
     cells = [a for a in attrs if a in written]
     guard: list[ast.stmt] = []
@@ -553,9 +677,10 @@ def _lower_method(cls: _Class, fn: ast.FunctionDef, attrs: list[str], written: s
 
 
 class _Rewrite(ast.NodeTransformer):
-    def __init__(self, me: str, written: set[str], cls: _Class, attrs: list[str],
-                 todo: list[str]) -> None:
+    def __init__(self, me: str, fn: ast.FunctionDef, written: set[str], cls: _Class,
+                 attrs: list[str], todo: list[ast.FunctionDef]) -> None:
         self.me = me
+        self.fn = fn
         self.written = written
         self.cls = cls
         self.attrs = attrs
@@ -566,11 +691,16 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
+        callee: ast.FunctionDef | str | None = None
         if isinstance(func, ast.Attribute) and self._is_self(func.value) \
                 and func.attr in self.cls.methods and func.attr not in self.cls.types:
-            self.todo.append(func.attr)
+            callee = self.cls.methods[func.attr]
+        else:
+            callee = _super_method(self.cls, self.fn, func)  # checked in `_uses`
+        if isinstance(callee, ast.FunctionDef):
+            self.todo.append(callee)
             args = [self._attr_arg(a) for a in self.attrs]
-            call = ast.Call(ast.Name(_function_name(self.cls, func.attr), ast.Load()),
+            call = ast.Call(ast.Name(_function_name(_key(self.cls, callee)), ast.Load()),
                             [*args, *(self.visit(a) for a in node.args)],
                             [self.visit(k) for k in node.keywords])
             return ast.copy_location(call, node)
@@ -580,6 +710,13 @@ class _Rewrite(ast.NodeTransformer):
         return ast.Name(_PREFIX + attr, ast.Load())
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if self._is_self(node.value) and node.attr in self.cls.properties and (
+                node.attr not in self.cls.types):
+            getter = self.cls.properties[node.attr]  # a read: `_uses` refused writes
+            self.todo.append(getter)
+            call = ast.Call(ast.Name(_function_name(_key(self.cls, getter)), ast.Load()),
+                            [self._attr_arg(a) for a in self.attrs], [])
+            return ast.copy_location(call, node)
         if self._is_self(node.value):
             name = ast.Name(_PREFIX + node.attr, ast.Load())
             if node.attr in self.written:
@@ -591,18 +728,23 @@ class _Rewrite(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _construction(cls: _Class) -> None:
+def _construction(cls: _Class, bodies: dict[int, _Body]) -> None:
     """What calling the class surely leaves on the object, and which declared types the
     code run while building it may break (a second assignment, a value of another type,
-    two list attributes bound to the same list)."""
+    two list attributes bound to the same list). The constructor is the first
+    ``__init__`` of the class's order, with the ones it reaches by ``super().__init__``."""
     node = cls.node
+    classes = cls.order.classes
     class_level: set[str] = set()
     generated: set[str] = set()  # set on the instance by a dataclass's own __init__
     dataclass_init = False
     for d in node.decorator_list:
         dataclass_init = not (isinstance(d, ast.Call) and any(
             k.arg == "init" for k in d.keywords))
-    defined = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    # What any class of the order binds (`__init__ = f` too).
+    defined = set().union(*(bodies[id(c)].bound for c in classes))
+    for c in classes[1:]:  # (the class's own, below)
+        class_level |= _class_level(c)
     for stmt in node.body:
         if isinstance(stmt, ast.Assign):
             class_level.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
@@ -632,21 +774,10 @@ def _construction(cls: _Class) -> None:
     if "__new__" in defined or ("__init__" in defined and init is None):
         ctor, own = [], set()
     elif init is not None:
-        me = _self_name(init)
-        if _reassigned(init, me) == 0:
-            for stmt in init.body:
-                if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
-                    break
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else (
-                    [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value else [])
-                for t in targets:
-                    for part in t.elts if isinstance(t, ast.Tuple) else [t]:
-                        if _is_self_attr(part, me):
-                            assert isinstance(part, ast.Attribute)
-                            own.add(part.attr)
-    deleted = {t.attr for n in ast.walk(node) if isinstance(n, ast.Delete)
+        own |= _surely_set(cls, init, 0)
+    deleted = {t.attr for c in classes for n in ast.walk(c) if isinstance(n, ast.Delete)
                for t in n.targets if isinstance(t, ast.Attribute)}
-    if any(isinstance(n, ast.Name) and n.id == "delattr" for n in ast.walk(node)):
+    if any(isinstance(n, ast.Name) and n.id == "delattr" for c in classes for n in ast.walk(c)):
         deleted |= own
     own -= deleted
     cls.own = frozenset(own)
@@ -656,15 +787,79 @@ def _construction(cls: _Class) -> None:
         cls.ctor_writes = None  # code the lowering does not read builds the object
 
 
+def _class_level(cls: ast.ClassDef) -> set[str]:
+    """Names a class body binds to a value at class level (what a base gives an object)."""
+    found: set[str] = set()
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign):
+            found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and (
+                stmt.value is not None):
+            found.add(stmt.target.id)
+    return found
+
+
+def _surely_set(cls: _Class, init: ast.FunctionDef, depth: int) -> set[str]:
+    """The attributes ``init`` surely sets on ``self``: by its statements before the first
+    that may return, and by a ``super().__init__(...)`` statement among them."""
+    me = _self_name(init)
+    own: set[str] = set()
+    if _reassigned(init, me) != 0 or depth > 50:
+        return own
+    for stmt in init.body:
+        if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            break
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            callee = _super_method(cls, init, stmt.value.func)
+            if isinstance(callee, ast.FunctionDef) and callee.name == "__init__":
+                own |= _surely_set(cls, callee, depth + 1)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+            [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value else [])
+        for t in targets:
+            for part in t.elts if isinstance(t, ast.Tuple) else [t]:
+                if _is_self_attr(part, me):
+                    assert isinstance(part, ast.Attribute)
+                    own.add(part.attr)
+    return own
+
+
+_NOT_SUPER = "not a call of a method through super()"
+
+
+def _super_method(cls: _Class, fn: ast.FunctionDef,
+                  func: ast.expr) -> ast.FunctionDef | str | None:
+    """For ``super().m`` in ``fn`` (a method of the order): the plain method it finds,
+    ``"neutral"`` when a neutral base's (``object.__init__``), None when it is no plain
+    method; ``_NOT_SUPER`` when ``func`` is not ``super().m``."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+            and not func.value.args and not func.value.keywords):
+        return _NOT_SUPER
+    owner = cls.owners.get(id(fn))
+    if owner is None:
+        return None
+    for entry in cls.order.after(owner):
+        if isinstance(entry, str):
+            if func.attr in pyclasses.NEUTRAL[entry]:
+                # `object.__init__()` with no arguments does nothing.
+                return "neutral" if func.attr == "__init__" else None
+            continue
+        if func.attr in pyclasses.body_names(entry):
+            found = next((m for m in entry.body if isinstance(m, ast.FunctionDef)
+                          and m.name == func.attr and id(m) in cls.owners), None)
+            return found
+    return None
+
+
 def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
     sources: dict[str, set[str]] = {}
     writes: set[str] = set()
     todo, seen = list(ctor), set()
     while todo:
         fn = todo.pop()
-        if fn.name in seen:
+        if id(fn) in seen:
             continue
-        seen.add(fn.name)
+        seen.add(id(fn))
         me = _self_name(fn)
         params = {a: t for a, t in _typed_params(fn).items()
                   if t is not None and _reassigned(fn, a) == 0}
@@ -673,6 +868,23 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
             for child in ast.iter_child_nodes(n):
                 parents[child] = n
         for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id == "super":
+                # `super()` hands `self` on, to the method it finds.
+                call = parents.get(n)
+                method = parents.get(call) if call is not None else None
+                callee = _super_method(cls, fn, method) if isinstance(
+                    method, ast.Attribute) and isinstance(
+                    parents.get(method), ast.Call) else None
+                if isinstance(callee, ast.FunctionDef):
+                    todo.append(callee)
+                    continue
+                if callee != "neutral":
+                    for attr in cls.types:
+                        cls.unknown[attr] = ("`super()` in the constructor, which reaches code "
+                                             f"not read here (line {n.lineno})")
+                    cls.ctor_writes = None
+                    return
+                continue
             if not (isinstance(n, ast.Name) and n.id == me):
                 continue
             parent = parents.get(n)
@@ -717,13 +929,10 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
                                   + ", ".join(f"`self.{x}`" for x in sorted(lists)) + ")")
 
 
-def _reads(cls: _Class, names: set[str]) -> set[str]:
+def _reads(cls: _Class, methods: list[ast.FunctionDef]) -> set[str]:
     """The attributes of ``self`` that these methods read (``self.x += 1`` too)."""
     read: set[str] = set()
-    for name in names:
-        fn = cls.methods.get(name)
-        if fn is None:
-            continue
+    for fn in methods:
         me = _self_name(fn)
         for n in ast.walk(fn):
             target = n.target if isinstance(n, ast.AugAssign) else n

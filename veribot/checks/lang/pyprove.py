@@ -16,12 +16,27 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pygen, pyobject, pyprobe, pyshared, pysignature, pytry
+from veribot.checks.lang import (
+    pygen,
+    pyimports,
+    pyobject,
+    pyprobe,
+    pyshared,
+    pysignature,
+    pytry,
+)
 from veribot.checks.lang.pyexec import Executor, Exhausted, Exit, Limits, SharedCall
-from veribot.checks.lang.pyinterfere import interference
+from veribot.checks.lang.pyinterfere import interference, reads
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
-from veribot.checks.lang.pytypes import ListT, PyType, domain, from_annotation, is_known
+from veribot.checks.lang.pytypes import (
+    ListT,
+    PyType,
+    TupleT,
+    domain,
+    from_annotation,
+    is_known,
+)
 from veribot.checks.lang.pyvalues import Fresh, Unsupported, V, literal, merge_many, same_value
 from veribot.checks.smt import SolverLimits, Status, check
 
@@ -113,8 +128,20 @@ def parameter_types(
     notes: list[str] = []
     annotations_b = {p.name: p.annotation for p in sig_b.params}
     for p in sig_a.params:
-        if p.kind in (pysignature.VAR_POSITIONAL, pysignature.VAR_KEYWORD):
+        if p.kind == pysignature.VAR_KEYWORD:
             raise Unsupported(f"{p.kind} parameters", fn_b.lineno)
+        if p.kind == pysignature.VAR_POSITIONAL:
+            # `*args: T` is a tuple of T of any length (its annotation names the items).
+            item = from_annotation(p.annotation)
+            if not is_known(item):
+                item = from_annotation(annotations_b.get(p.name))
+            t = TupleT(homogeneous=item) if is_known(item) else item
+            names.append(p.name)
+            types.append(t)
+            if is_known(t):
+                notes.append(f"`*{p.name}`: {t.text()}, of any length (annotation of its "
+                             "items)")
+            continue
         if given is not None and p.name in given:
             t = given[p.name]
             source = "given"
@@ -195,8 +222,13 @@ def build(
     ):
         raise Unsupported("a function name that is bound more than once in its module")
     if module_a.imports != module_b.imports:
-        raise Unsupported("a change in the module's imports", fn_b.lineno)
-    if module_a.imports:
+        changed = pyimports.change(tree_a, tree_b, reads(tree_a, entry) | reads(tree_b, entry))
+        if changed is not None:
+            raise Unsupported(f"a change in the module's imports ({changed})", fn_b.lineno)
+        shown = ", ".join(f"`{n}`" for n in pyimports.changed_names(tree_a, tree_b))
+        notes.append(f"the imports differ only in names this function does not read ({shown})"
+                     "; they run the same modules in the same order")
+    if module_a.imports or module_b.imports:
         notes.append(
             "the module's imports do not change this module's functions and constants, or "
             "the builtins, when they run"
@@ -349,7 +381,7 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
     if sampled is not None:
         return Outcome(
             "candidates", "a sample input tells the versions apart in the model",
-            candidates=(sampled,),
+            candidates=(call_texts(problem, sampled),),
         )
     # Small inputs first: a counterexample a person can read at a glance.
     small = pyprobe.small_inputs(problem.inputs)
@@ -362,7 +394,7 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
         if answer.status is Status.SAT:
             assert answer.model is not None
             args = tuple(literal(answer.model, v) for v in problem.inputs)
-            candidates.append(args)
+            candidates.append(call_texts(problem, args))
             blocked.append(_block(answer.model, problem.inputs))
             continue
         if answer.status is Status.UNKNOWN:
@@ -400,6 +432,26 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
         construct=first.why,
         assumptions=tuple(problem.assumptions),
     )
+
+
+def call_texts(problem: Problem, literals: Sequence[str]) -> tuple[str, ...]:
+    """The arguments of a call passing ``literals``, one per input: the items of a
+    ``*args`` tuple spread after the positional ones, keyword-only ones by name. (For a
+    method the inputs are attribute values, shown as they are.)"""
+    fn = problem.fn_a
+    if fn is None or problem.method:
+        return tuple(literals)
+    a = fn.args
+    n_positional = len(a.posonlyargs) + len(a.args)
+    out = list(literals[:n_positional])
+    rest = list(literals[n_positional:])
+    if a.vararg is not None and rest:
+        star = ast.parse(rest.pop(0), mode="eval").body
+        if not isinstance(star, ast.Tuple):
+            raise ValueError(f"a *args value that is not a tuple: {ast.unparse(star)}")
+        out += [ast.unparse(e) for e in star.elts]
+    out += [f"{p.arg}={text}" for p, text in zip(a.kwonlyargs, rest, strict=False)]
+    return tuple(out)
 
 
 def _share(limits: SolverLimits, fraction: float) -> SolverLimits:

@@ -1,0 +1,193 @@
+"""Adversarial pairs: reflection that reaches an interpreter hook or a code runner.
+
+A module whose code can install a trace or profile function, or run code given as text,
+changes what every function computes, whatever names they read. A lookup by a computed
+name reaches such a thing from any object (``print.__self__`` is the builtins module),
+so it blocks a proof unless the name can only be one of a few harmless strings, relays
+the name Python asked a ``__getattr__`` for, or the value is only tested. The attacks
+here each reach one without writing its name; the harmless shapes are real code
+(``click``'s stream wrappers and deprecation shims).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang import pyinterfere
+from veribot.checks.lang.pymodule import Module
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=6)
+
+DOUBLE = "def f(x: int) -> int:\n    return x * 2\n"
+TWICE = "def f(x: int) -> int:\n    return x + x\n"
+
+
+def _found(code: str) -> pyinterfere.Interference | None:
+    tree = ast.parse(code + DOUBLE)
+    return pyinterfere.interference(tree, Module.of(tree), "f")
+
+
+# Module code that reaches a hook or a code runner without naming it (each alone).
+REACHING: list[tuple[str, str]] = [
+    ("getattr-of-print-self-no-imports",
+     "def g(h: object) -> None:\n    b = getattr(print, '__self__')\n"
+     "    getattr(b, '__imp' + 'ort__')('s' + 'ys').setprofile(h)\n"),
+    ("getattr-by-a-parameter", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    getattr(sys, n)(h)\n"),
+    ("vars-by-a-computed-key", "import sys\ndef g(h: object) -> None:\n"
+     "    vars(sys)['set' + 'profile'](h)\n"),
+    ("dict-by-a-parameter", "import sys\ndef g(k: str, h: object) -> None:\n"
+     "    sys.__dict__.get(k)(h)\n"),
+    ("namespace-values", "import sys\ndef g(h: object) -> None:\n"
+     "    for v in vars(sys).values():\n        v(h)\n"),
+    ("namespace-items", "import sys\ndef g(h: object) -> None:\n"
+     "    for k, v in sys.__dict__.items():\n        v(h)\n"),
+    ("namespace-copied", "import sys\ndef g(k: str) -> object:\n    return dict(vars(sys))[k]\n"),
+    ("namespace-unpacked", "import sys\ndef g(k: str) -> object:\n    return {**vars(sys)}[k]\n"),
+    ("own-globals-builtins-by-key",
+     "def g() -> None:\n    globals()['__buil' + 'tins__']['ev' + 'al']('1')\n"),
+    ("own-globals-builtins-literal", "def g() -> None:\n    globals()['__builtins__']['x']\n"),
+    ("eval-by-a-literal-key", "def g(b: dict) -> None:\n    b['eval']('1')\n"),
+    ("builtins-exec-attribute", "import builtins\ndef g() -> None:\n    builtins.exec('1')\n"),
+    ("exec-on-print-self", "def g() -> None:\n    print.__self__.exec('1')\n"),
+    ("function-globals-by-key", "def g(k: str) -> object:\n    return g.__globals__[k]\n"),
+    ("breakpoint", "def g() -> None:\n    breakpoint()\n"),
+    ("a-hook-in-a-dotted-string", "from operator import attrgetter\nimport sys\n"
+     "def g(m: object, h: object) -> None:\n    attrgetter('sys.settrace')(m)(h)\n"),
+    ("attrgetter-second-name-computed", "from operator import attrgetter\nimport sys\n"
+     "def g(n: str) -> object:\n    return attrgetter('path', n)(sys)\n"),
+    ("attrgetter-renamed", "from operator import attrgetter as pick\nimport sys\n"
+     "def g(n: str) -> object:\n    return pick(n)(sys)\n"),
+    ("attrgetter-passed-on", "import operator\nimport sys\n"
+     "def g(n: str) -> object:\n    return list(map(operator.attrgetter, [n]))[0](sys)\n"),
+    ("methodcaller-computed", "from operator import methodcaller\nimport sys\n"
+     "def g(n: str, h: object) -> None:\n    methodcaller(n, h)(sys)\n"),
+    ("getmembers", "import inspect\nimport sys\ndef g() -> object:\n"
+     "    return inspect.getmembers(sys)\n"),
+    ("resolve-name", "import pkgutil\ndef g(h: object) -> None:\n"
+     "    pkgutil.resolve_name('sys:set' + 'profile')(h)\n"),
+    ("pickle-import", "import pickle\ndef g(data: bytes) -> object:\n"
+     "    return pickle.loads(data)\n"),
+    ("finite-names-that-spell-a-hook", "import sys\ndef g(h: object) -> None:\n"
+     "    for n in ('set', 'get'):\n        getattr(sys, n + 'profile')(h)\n"),
+    ("guard-then-rebound", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    if n in {'path'}:\n        n = n + 'x'\n        getattr(sys, n)(h)\n"),
+    # The value leaves the test: called, returned through `or`, kept in a variable.
+    ("tested-then-called", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    v = getattr(sys, n, None)\n    if v is not None:\n        v(h)\n"),
+    ("returned-through-or", "import sys\ndef g(n: str) -> object:\n"
+     "    return getattr(sys, n, None) or None\n"),
+    # A test that hands the value to the module's code: the other operand's `__eq__`, a
+    # metaclass's `__instancecheck__`.
+    ("tested-by-a-module-eq", "import sys\nclass Catch:\n"
+     "    def __eq__(self, other: object) -> bool:\n        other(None)\n        return False\n"
+     "def g(n: str) -> bool:\n    return getattr(sys, n, None) == Catch()\n"),
+    ("tested-by-a-module-instancecheck", "import sys\nclass Meta(type):\n"
+     "    def __instancecheck__(cls, v: object) -> bool:\n        v(None)\n        return False\n"
+     "class K(metaclass=Meta):\n    pass\n"
+     "def g(n: str) -> bool:\n    return isinstance(getattr(sys, n, None), K)\n"),
+    # A relay only relays the name it was asked for, unchanged, and only when Python asks.
+    ("relay-of-a-changed-name", "import sys\nclass W:\n"
+     "    def __getattr__(self, name: str) -> object:\n"
+     "        return getattr(sys, name.rstrip('_'))\n"),
+    ("relay-of-a-rebound-name", "import sys\nclass W:\n"
+     "    def __getattr__(self, name: str) -> object:\n        name = 'set' + name\n"
+     "        return getattr(sys, name)\n"),
+    ("relay-called-by-a-computed-name", "import sys\nclass W:\n"
+     "    def __getattr__(self, name: str) -> object:\n        return getattr(sys, name)\n"
+     "def g(n: str) -> object:\n    return W().__getattr__(n)\n"),
+    ("relay-handed-out", "import sys\nclass W:\n"
+     "    def __getattr__(self, name: str) -> object:\n        return getattr(sys, name)\n"
+     "def g(n: str) -> object:\n    relay = W().__getattr__\n    return relay(n)\n"),
+    ("relay-named-in-a-string", "import sys\nclass W:\n"
+     "    def __getattr__(self, name: str) -> object:\n        return getattr(sys, name)\n"
+     "def g(n: str) -> object:\n    return getattr(W(), '__getattr__')(n)\n"),
+    # A local of the name elsewhere does not make the builtin another function here.
+    ("vars-shadowed-in-another-function", "import sys\ndef h(vars: object) -> object:\n"
+     "    return vars\ndef g(k: str) -> object:\n    return vars(sys)[k]\n"),
+    ("dict-shadowed-in-another-function", "import sys\ndef h(dict: object) -> object:\n"
+     "    return dict\ndef g(k: str) -> object:\n    return dict(vars(sys))\n"),
+    ("module-getattr-with-a-prefix", "def __getattr__(name: str) -> object:\n"
+     "    return globals()['_' + name]\n"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in REACHING], ids=[n for n, _ in REACHING])
+def test_reflection_that_may_reach_a_hook_blocks(code: str) -> None:
+    assert _found(code) is not None
+
+
+# Reflection that reaches nothing but what the code names (real code's shapes).
+HARMLESS: list[tuple[str, str]] = [
+    ("relay-in-getattr", "class Wrapper:\n    def __init__(self, inner: object) -> None:\n"
+     "        self._inner = inner\n    def __getattr__(self, name: str) -> object:\n"
+     "        return getattr(self._inner, name)\n"),
+    ("relay-in-getattribute", "class Wrapper:\n"
+     "    def __getattribute__(self, name: str) -> object:\n"
+     "        return object.__getattribute__(self, name)\n"),
+    ("tested-only", "def same(stream: object, attr: str, value: object) -> bool:\n"
+     "    found = getattr(stream, attr, None)\n"
+     "    return found == value or (value is None and found is not None)\n"),
+    ("finite-loop-names", "def fields(a: object) -> list:\n"
+     "    return [getattr(a, attr) for attr in ('name', 'doc')]\n"),
+    ("guarded-module-getattr", "import warnings\ndef __getattr__(name: str) -> object:\n"
+     "    if name in {'Parser', 'Option'}:\n"
+     "        warnings.warn('deprecated', DeprecationWarning, stacklevel=2)\n"
+     "        return globals()[f'_{name}']\n"
+     "    raise AttributeError(name)\n"),
+    ("own-instance-dict", "class C:\n    def state(self) -> tuple:\n"
+     "        return tuple((k, v) for k, v in self.__dict__.items() if k != 'x')\n"),
+    ("this-module-from-sys-modules", "import sys\ndef me() -> object:\n"
+     "    return sys.modules[__name__]\n"),
+    ("re-compile", "import re\nPATTERN = re.compile('a+')\nimport builtins\n"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in HARMLESS], ids=[n for n, _ in HARMLESS])
+def test_reflection_that_reaches_nothing_new_keeps_the_proof(code: str) -> None:
+    assert _found(code) is None
+    result = check_pair(code + DOUBLE, code + TWICE, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+# Writes that change what `f` reads, next to a relay `__getattr__` (which no longer
+# blocks by itself): each must still keep `f` from verifying.
+RELAY = ("class Wrapper:\n    def __init__(self, inner: object) -> None:\n"
+         "        self._inner = inner\n    def __getattr__(self, name: str) -> object:\n"
+         "        return getattr(self._inner, name)\n")
+READS_K = "def f(x: int) -> int:\n    return x + K\n"
+K2 = "def f(x: int) -> int:\n    return x + 2\n"
+WRITES: list[tuple[str, str]] = [
+    ("setattr-on-this-module-by-name", "import sys\nK = 2\ndef g(n: str) -> None:\n"
+     "    setattr(sys.modules[__name__], n, 3)\n"),
+    ("globals-write-by-name", "K = 2\ndef g(n: str) -> None:\n    globals()[n] = 3\n"),
+    ("vars-of-this-module-written", "import sys\nK = 2\ndef g() -> None:\n"
+     "    vars(sys.modules[__name__])['K'] = 3\n"),
+    ("dict-of-this-module-written", "import sys\nK = 2\ndef g() -> None:\n"
+     "    sys.modules[__name__].__dict__['K'] = 3\n"),
+    ("import-module-then-setattr", "import importlib\nK = 2\ndef g() -> None:\n"
+     "    setattr(importlib.import_module(__name__), 'K', 3)\n"),
+    ("relay-target-written-by-name", "K = 2\ndef g(w: Wrapper, n: str) -> None:\n"
+     "    setattr(w, n, 3)\n"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in WRITES], ids=[n for n, _ in WRITES])
+def test_a_write_next_to_a_relay_still_blocks(code: str) -> None:
+    result = check_pair(RELAY + code + READS_K, RELAY + code.replace("K = 2\n", "") + K2,
+                        "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+
+
+def test_a_write_to_a_class_the_method_reads_next_to_a_relay_blocks() -> None:
+    head = RELAY + "class C:\n    k = 2\n    def __init__(self, x: int) -> None:\n" \
+        "        self.x = x\n"
+    tail = "def g(n: str) -> None:\n    setattr(C, n, 5)\n"
+    before = head + "    def get(self) -> int:\n        return self.x + self.k\n" + tail
+    after = head + "    def get(self) -> int:\n        return self.x + 2\n" + tail
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
