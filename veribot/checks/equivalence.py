@@ -288,6 +288,17 @@ def _decide(
     if found is not None:
         return _refuted(found, HARVESTED, notes)
     undecided = undecided or seen
+    if budget.execute and before != after and undecided is None:
+        # Where the model stopped without a proof or a refutation: the same calls and
+        # operations on every path, relative to what they do (run after the model, so
+        # that it never pre-empts the model's absolute proof or its counterexample).
+        same = relational.check(
+            before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
+            callee=lambda name: _decide(before, after, name, None, budget, start, context),
+            relative=True,
+        )
+        if same is not None:
+            return dataclasses.replace(same, notes=(*same.notes, *notes))
     if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
         # Calls that leave defaults out: what the model read as the defaults may not be
         # what the loaded module has.

@@ -1,0 +1,205 @@
+"""The relational check relative to callees: code that differs but makes the same calls.
+
+Refactorings that keep every call and operation a function makes (extract or inline a
+variable, flip an `if` with `not`, return early, a loop into a comprehension, nested
+`with` into one) are verified relative to those calls; every change an attacker of the
+engine can make to what is called, with what, in which order, or how often, must not be.
+Each pair goes through ``check_pair``, so the sandbox loads both modules too.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.relational import check as relational
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=6, search=False)
+
+MINMAX_BEFORE = """\
+from itertools import zip_longest
+def minmax(iterable, lo, hi):
+    it = iter(iterable)
+    for x, y in zip_longest(it, it, fillvalue=lo):
+        if y < x:
+            x, y = y, x
+        if x < lo:
+            lo = x
+        if hi < y:
+            hi = y
+    return lo, hi
+"""
+MINMAX_AFTER = """\
+from itertools import zip_longest
+def minmax(iterable, lo, hi):
+    it = iter(iterable)
+    for x, y in zip_longest(it, it, fillvalue=lo):
+        if y < x:
+            if y < lo:
+                lo = y
+            if hi < x:
+                hi = x
+        else:
+            if x < lo:
+                lo = x
+            if hi < y:
+                hi = y
+    return lo, hi
+"""
+
+# (name, before, after, entry)
+EQUIVALENT: list[tuple[str, str, str, str]] = [
+    ("rename-and-extract-variable",
+     "def f(get, k):\n    return get(k.strip())\n",
+     "def f(get, k):\n    key = k.strip()\n    value = get(key)\n    return value\n", "f"),
+    ("inline-variable",
+     "import logging\ndef f(x):\n    msg = x.name\n    logging.info(msg)\n",
+     "import logging\ndef f(x):\n    logging.info(x.name)\n", "f"),
+    ("flip-if-with-not",
+     "def f(c, a, b):\n    if not c:\n        r = a()\n    else:\n        r = b()\n    return r\n",
+     "def f(c, a, b):\n    if c:\n        r = b()\n"
+     "    else:\n        r = a()\n    return r\n", "f"),
+    ("early-return",
+     "def f(c, a, b):\n    if c.ok():\n        out = a(c)\n    else:\n        out = b(c)\n"
+     "    return out\n",
+     "def f(c, a, b):\n    if c.ok():\n        return a(c)\n    return b(c)\n", "f"),
+    ("minmax-swap-removed", MINMAX_BEFORE, MINMAX_AFTER, "minmax"),
+    ("loop-append-to-comprehension",
+     "def f(g, it):\n    out = []\n    for x in it:\n        out.append(g(x))\n    return out\n",
+     "def f(g, it):\n    return [g(y) for y in it]\n", "f"),
+    ("filtered-loop-to-comprehension",
+     "def f(g, it):\n    out = []\n    for x in it:\n        if x.ok:\n"
+     "            out.append(g(x))\n"
+     "    return out\n",
+     "def f(g, it):\n    return [g(x) for x in it if x.ok]\n", "f"),
+    ("nested-with-to-combined",
+     "def f(a, b, g):\n    with a:\n        with b as y:\n            return g(y)\n",
+     "def f(a, b, g):\n    with a, b as y:\n        return g(y)\n", "f"),
+    ("while-loop-with-renamed-counter",
+     "def f(n, g):\n    i = 0\n    while i < n:\n        g(i)\n        i += 1\n    return i\n",
+     "def f(n, g):\n    k = 0\n    while k < n:\n        g(k)\n        k += 1\n    return k\n",
+     "f"),
+    ("method-self-attribute",
+     "class C:\n    def m(self, k):\n        d = self.data\n"
+     "        v = d.get(k)\n        return v\n",
+     "class C:\n    def m(self, k):\n        return self.data.get(k)\n", "C.m"),
+    ("guard-clause-in-loop",
+     "def f(xs, g):\n    for x in xs:\n        if x:\n            g(x)\n",
+     "def f(xs, g):\n    for x in xs:\n        if not x:\n"
+     "            continue\n        g(x)\n", "f"),
+    ("yield-loop-already-handled",
+     "def f(it):\n    for x in it:\n        yield x\n",
+     "def f(it):\n    yield from it\n", "f"),
+    ("fstring-extracted",
+     "def f(name, n):\n    print(f'{name}: {n!r}')\n",
+     "def f(name, n):\n    text = f'{name}: {n!r}'\n    print(text)\n", "f"),
+]
+
+# (name, before, after, entry): not the same calls, or not shown to be.
+DIFFERING: list[tuple[str, str, str, str]] = [
+    ("break-to-continue",
+     "def f(xs, g):\n    for x in xs:\n        if g(x):\n            break\n        g(x)\n",
+     "def f(xs, g):\n    for x in xs:\n        if g(x):\n"
+     "            continue\n        g(x)\n", "f"),
+    ("effectful-calls-swapped",
+     "def f(a, b):\n    a.save()\n    b.save()\n",
+     "def f(a, b):\n    b.save()\n    a.save()\n", "f"),
+    ("dropped-reset",
+     "class C:\n    def m(self, x):\n        self.reset()\n        return self.run(x)\n",
+     "class C:\n    def m(self, x):\n        return self.run(x)\n", "C.m"),
+    ("second-next",
+     "def f(it):\n    a = next(it)\n    return a\n",
+     "def f(it):\n    next(it)\n    a = next(it)\n    return a\n", "f"),
+    ("mutation-after-escape",
+     "def f(g):\n    out = []\n    g(out)\n    out.append(1)\n    return 0\n",
+     "def f(g):\n    out = []\n    out.append(1)\n    g(out)\n    return 0\n", "f"),
+    ("mutation-through-alias",
+     "def f(g):\n    a = []\n    b = a\n    b.append(1)\n    return g(a)\n",
+     "def f(g):\n    a = []\n    b = []\n    b.append(1)\n    return g(a)\n", "f"),
+    ("inplace-versus-binary",
+     "def f(x, y):\n    x += y\n    return x\n",
+     "def f(x, y):\n    x = x + y\n    return x\n", "f"),
+    ("not-le-versus-gt",
+     "def f(a, b):\n    return not a <= b\n",
+     "def f(a, b):\n    return b < a\n", "f"),
+    ("in-tuple-versus-eq",
+     "def f(rv):\n    return rv in (b'-', '-')\n",
+     "def f(rv):\n    return rv == '-'\n", "f"),
+    ("try-except-in-one-version",
+     "def f(g):\n    try:\n        return g()\n    except ValueError:\n        return None\n",
+     "def f(g):\n    return g()\n", "f"),
+    ("argument-evaluation-order",
+     "def f(g, h, k):\n    return k(g(), h())\n",
+     "def f(g, h, k):\n    b = h()\n    a = g()\n    return k(a, b)\n", "f"),
+    ("default-changed",
+     "def f(g, x=1):\n    y = g(x)\n    return y\n",
+     "def f(g, x=2):\n    return g(x)\n", "f"),
+    ("iteration-count-differs",
+     "def f(n, g):\n    i = 0\n    while i < n:\n        g(i)\n        i += 1\n",
+     "def f(n, g):\n    i = 0\n    while i <= n:\n        g(i)\n        i += 1\n", "f"),
+    ("extra-iteration-by-one",
+     "def f(n, g):\n    i = 0\n    while i < n:\n        g(i)\n        i = i + 1\n",
+     "def f(n, g):\n    i = 1\n    while i < n:\n        g(i)\n        i = i + 1\n", "f"),
+    ("comprehension-variable-versus-loop-variable",
+     "def f(xs, g):\n    x = 0\n    ys = [g(x) for x in xs]\n    return x, ys\n",
+     "def f(xs, g):\n    x = 0\n    ys = []\n    for x in xs:\n        ys.append(g(x))\n"
+     "    return x, ys\n", "f"),
+    ("constants-of-other-types",
+     "def f(g):\n    return g(1)\n", "def f(g):\n    return g(1.0)\n", "f"),
+    ("true-versus-one",
+     "def f(g):\n    return g(True)\n", "def f(g):\n    return g(1)\n", "f"),
+    ("returned-list-aliased",
+     "def f(g):\n    a = [g()]\n    return a, a\n",
+     "def f(g):\n    v = g()\n    return [v], [v]\n", "f"),
+    ("with-dropped",
+     "def f(lock, g):\n    with lock:\n        return g()\n",
+     "def f(lock, g):\n    return g()\n", "f"),
+    ("with-exit-suppression-ignored",
+     "def f(m, g, h):\n    with m:\n        g()\n    return h()\n",
+     "def f(m, g, h):\n    with m:\n        g()\n        return h()\n", "f"),
+    ("loop-accumulates-differently",
+     "def f(xs):\n    total = 0\n    for x in xs:\n        total = total + x\n    return total\n",
+     "def f(xs):\n    total = 0\n    for x in xs:\n        total = x + total\n    return total\n",
+     "f"),
+    ("loop-variable-read-after-loop",
+     "def f(xs, g):\n    last = None\n    for x in xs:\n        last = g(x)\n    return last\n",
+     "def f(xs, g):\n    last = None\n    for x in xs:\n        g(x)\n    return last\n", "f"),
+    ("generator-versus-list",
+     "def f(g, xs):\n    for x in xs:\n        yield g(x)\n",
+     "def f(g, xs):\n    return [g(x) for x in xs]\n", "f"),
+    ("iterator-reused-after-break",
+     "def f(it, g):\n    it = iter(it)\n    for x in it:\n        if g(x):\n            break\n"
+     "    return list(it)\n",
+     "def f(it, g):\n    it = iter(it)\n    for x in it:\n        if g(x):\n            break\n"
+     "    return list(iter(it))\n", "f"),
+    # The method is looked up before its arguments are evaluated.
+    ("method-looked-up-after-its-argument",
+     "def f(db, k):\n    return db.get(k.strip())\n",
+     "def f(db, k):\n    key = k.strip()\n    return db.get(key)\n", "f"),
+    ("attribute-read-twice",
+     "def f(o):\n    a = o.x\n    return a, a\n",
+     "def f(o):\n    return o.x, o.x\n", "f"),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after", "entry"), EQUIVALENT,
+                         ids=[c[0] for c in EQUIVALENT])
+def test_same_calls_are_verified_relative_to_callees(
+    name: str, before: str, after: str, entry: str
+) -> None:
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert result.method in (relational.METHOD, relational.METHOD_RELATIVE) or (
+        result.method.startswith("smt")), result
+
+
+@pytest.mark.parametrize(("name", "before", "after", "entry"), DIFFERING,
+                         ids=[c[0] for c in DIFFERING])
+def test_other_calls_are_not_verified(name: str, before: str, after: str, entry: str) -> None:
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), entry,
+                            relational.Limits(), relative=True) is None
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result
