@@ -98,6 +98,27 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      "def f(name, n):\n    text = f'{name}: {n!r}'\n    print(text)\n", "f"),
 ]
 
+EQUIVALENT += [
+    ("try-except-renamed-and-extracted",
+     "def f(g, log):\n    try:\n        v = g()\n    except ValueError as e:\n"
+     "        log(e)\n        return None\n    return v\n",
+     "def f(g, log):\n    try:\n        return g()\n    except ValueError as err:\n"
+     "        log(err)\n", "f"),
+    ("try-finally-early-return",
+     "def f(lock, g):\n    lock.acquire()\n    try:\n        r = g()\n    finally:\n"
+     "        lock.release()\n    return r\n",
+     "def f(lock, g):\n    lock.acquire()\n    try:\n        return g()\n    finally:\n"
+     "        lock.release()\n", "f"),
+    ("starred-display-extracted",
+     "def f(a, *others):\n    it = iter((a, *others) if others else a)\n    return next(it)\n",
+     "def f(a, *others):\n    items = (a, *others) if others else a\n    return next(iter(items))\n",
+     "f"),
+    ("reraise-kept",
+     "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n",
+     "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n"
+     "    return None\n", "f"),
+]
+
 # (name, before, after, entry): not the same calls, or not shown to be.
 DIFFERING: list[tuple[str, str, str, str]] = [
     ("break-to-continue",
@@ -128,7 +149,7 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("in-tuple-versus-eq",
      "def f(rv):\n    return rv in (b'-', '-')\n",
      "def f(rv):\n    return rv == '-'\n", "f"),
-    ("try-except-in-one-version",
+    ("try-except-in-one-version",  # caught in one version only
      "def f(g):\n    try:\n        return g()\n    except ValueError:\n        return None\n",
      "def f(g):\n    return g()\n", "f"),
     ("argument-evaluation-order",
@@ -175,6 +196,38 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "    return list(it)\n",
      "def f(it, g):\n    it = iter(it)\n    for x in it:\n        if g(x):\n            break\n"
      "    return list(iter(it))\n", "f"),
+    ("starred-versus-plain-item",
+     "def f(g, a, b):\n    return g((a, *b))\n", "def f(g, a, b):\n    return g((a, b))\n", "f"),
+    ("call-moved-into-the-try",
+     "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"
+     "        return None\n",
+     "def f(g, h):\n    try:\n        x = g()\n        return h(x)\n    except ValueError:\n"
+     "        return None\n", "f"),
+    ("handlers-swapped",
+     "def f(g):\n    try:\n        return g()\n    except KeyError:\n        return 1\n"
+     "    except LookupError:\n        return 2\n",
+     "def f(g):\n    try:\n        return g()\n    except LookupError:\n        return 2\n"
+     "    except KeyError:\n        return 1\n", "f"),
+    ("exception-type-widened",
+     "def f(g):\n    try:\n        return g()\n    except Exception:\n        return 1\n",
+     "def f(g):\n    try:\n        return g()\n    except BaseException:\n        return 1\n", "f"),
+    ("handler-variable-read-after-the-handler",
+     "def f(g):\n    e = 0\n    try:\n        g()\n    except ValueError as e:\n        pass\n"
+     "    return e\n",
+     "def f(g):\n    e = 0\n    try:\n        g()\n    except ValueError as x:\n        pass\n"
+     "    return e\n", "f"),
+    ("finally-dropped",
+     "def f(g, h):\n    try:\n        return g()\n    finally:\n        h()\n",
+     "def f(g, h):\n    r = g()\n    h()\n    return r\n", "f"),
+    ("raise-from-added",
+     "def f(g):\n    try:\n        return g()\n    except KeyError as e:\n"
+     "        raise ValueError('x')\n",
+     "def f(g):\n    try:\n        return g()\n    except KeyError as e:\n"
+     "        raise ValueError('x') from e\n", "f"),
+    ("raise-outside-the-handler",  # the implicit context of the new exception differs
+     "def f(g):\n    try:\n        g()\n    except KeyError:\n        raise ValueError('x')\n",
+     "def f(g):\n    try:\n        g()\n    except KeyError:\n        failed = True\n"
+     "    else:\n        failed = False\n    if failed:\n        raise ValueError('x')\n", "f"),
     # The method is looked up before its arguments are evaluated.
     ("method-looked-up-after-its-argument",
      "def f(db, k):\n    return db.get(k.strip())\n",

@@ -944,7 +944,8 @@ def plan(
     # and a changed callee's exceptions were compared by type only. Code that reads a
     # caught exception (a handler's name, a context manager's `__exit__`) sees the text.
     seen = _sees_exceptions(fn_a) or _sees_exceptions(fn_b)
-    if renamed and seen is not None:
+    # (Relative to callees, no path reads a local that may be unbound: the walk refuses.)
+    if renamed and seen is not None and matched is None:
         guarded = _guarded_read(fn_a, renamed) or _guarded_read(fn_b, renamed)
         if guarded is not None:
             raise Refused(f"a renamed local's name may show in an exception it reads "

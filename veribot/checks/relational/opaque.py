@@ -12,9 +12,9 @@ and behaves the same in both versions (the state is the same before it, since bo
 the same events before).
 
 Paths fork where a real bool is decided (a truth test's outcome, an iteration ending),
-answered the same way in both versions; where either version is inside a ``with``, an
-event's raising is explored too (elsewhere a raise propagates the same way from equal
-traces). Too many paths: refused.
+answered the same way in both versions; where either version is inside a ``with`` or a
+``try``, an event's raising is explored too (elsewhere a raise propagates the same way
+from equal traces); matching an ``except`` clause is an event. Too many paths: refused.
 
 Loops are proven by induction, never unrolled: both versions must reach a loop head at
 the same step. There, every local the loop may bind (in either version) is generalized to
@@ -313,7 +313,8 @@ _OPERATIONS = {
     "yield from": "the iterables it delegates to", "in": "`in`", "is": "`is`",
     "dict": "building dicts (hashing keys)", "set": "building sets (hashing items)",
     "raise": "raising (building the exception)", "raise-from": "raising (building the "
-    "exception)", "assert": "failed assertions",
+    "exception)", "assert": "failed assertions", "except": "matching `except` clauses",
+    "spread": "iterating what `*` spreads",
 }  # fmt: skip
 
 

@@ -8,7 +8,8 @@ leaving the loop; ``End``: the call returns or raises this term.
 
 The walk is deterministic given the answers, so the driver replays it to fork a path.
 What it does not model it refuses (``Refused``): nested functions and classes, lambdas,
-generator expressions, ``try``, ``global``, ``await``, reading a local that may be unbound.
+generator expressions, ``try*``, ``global``, ``await``, reading a local that may be
+unbound.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class Ask:
     event: Event
-    protected: bool  # inside a `with` here: a raise is handled, so it must be explored
+    protected: bool  # inside a `with` or `try`: a raise is handled, so it is explored too
 
 
 @dataclass(frozen=True)
@@ -201,10 +202,12 @@ class Walker:
         known: bool | None = None
         if isinstance(value, Const):
             known = _const_truth(value)
-        elif isinstance(value, Tup | Pack):
-            known = bool(value.items)
-        elif isinstance(value, Fresh) and value.escaped is None:
-            if any(not isinstance(i, Seq) for i in value.items) or not value.items:
+        elif isinstance(value, Tup | Pack) or (
+            isinstance(value, Fresh) and value.escaped is None
+        ):
+            # A tuple or list nobody else holds: its length shows, unless all its items
+            # are spread from elsewhere (`*x`) or carried by a loop.
+            if any(not isinstance(i, Seq | Star) for i in value.items) or not value.items:
                 known = bool(value.items)
             else:
                 return NonEmpty(tuple(self.peek(i) for i in value.items))
@@ -322,6 +325,8 @@ class Walker:
             yield from self.raise_(node)
         elif isinstance(node, ast.With):
             yield from self.with_(node, node.items)
+        elif isinstance(node, ast.Try):
+            yield from self.try_(node)
         elif isinstance(node, ast.Assert):
             test = yield from self.expr(node.test)
             if not (yield from self.truth(test)):
@@ -359,12 +364,10 @@ class Walker:
             raise Refused("a starred assignment target")
         n = len(targets)
         items: list[Value] | None = None
-        if isinstance(value, Tup | Pack):
+        if isinstance(value, Tup | Pack) or (isinstance(value, Fresh) and value.escaped is None):
             items = list(value.items)
-        elif isinstance(value, Fresh) and value.escaped is None:
-            if any(isinstance(i, Seq) for i in value.items):
-                raise Refused("unpacking a list of unknown length")
-            items = list(value.items)
+            if any(isinstance(i, Seq | Star) for i in items):
+                raise Refused("unpacking a sequence of unknown length")
         if items is not None:
             if len(items) != n:
                 raise Refused("unpacking a sequence of another length")
@@ -408,7 +411,9 @@ class Walker:
 
     def raise_(self, node: ast.Raise) -> Walk:
         if node.exc is None:
-            raise Refused(f"a bare `raise` (line {node.lineno})")
+            if self.handled is None:
+                raise Refused(f"a bare `raise` outside a handler (line {node.lineno})")
+            raise _Throw(self.handled)  # the same exception object, again
         exc = yield from self.expr(node.exc)
         cause = NONE if node.cause is None else (yield from self.expr(node.cause))
         # Instantiating a class, checking the type, chaining: one event, which raises.
@@ -422,10 +427,11 @@ class Walker:
         first, rest = items[0], items[1:]
         manager = yield from self.expr(first.context_expr)
         entered = yield from self.event("enter", manager)
-        if first.optional_vars is not None:
-            yield from self.assign(first.optional_vars, entered)
+        # From here on `__exit__` runs, whatever happens (the `as` target's store too).
         self.protected += 1
         try:
+            if first.optional_vars is not None:
+                yield from self.assign(first.optional_vars, entered)
             yield from self.with_(node, rest)
         except _Throw as thrown:
             self.protected -= 1
@@ -445,6 +451,69 @@ class Walker:
             raise
         self.protected -= 1
         yield from self.event("exit", manager, NONE)
+
+    def try_(self, node: ast.Try) -> Walk:
+        """`try`: its `finally` runs on every way out, seeing the exception if one left."""
+        if not node.finalbody:
+            yield from self.try_except(node)
+            return
+        self.protected += 1
+        try:
+            yield from self.try_except(node)
+        except _Throw as thrown:
+            self.protected -= 1
+            outer = self.handled
+            self.handled = thrown.exc
+            try:
+                yield from self.block(node.finalbody)
+            finally:
+                self.handled = outer
+            raise
+        except (_Return, _Break, _Continue):
+            self.protected -= 1
+            yield from self.block(node.finalbody)
+            raise
+        self.protected -= 1
+        yield from self.block(node.finalbody)
+
+    def try_except(self, node: ast.Try) -> Walk:
+        self.protected += 1
+        try:
+            yield from self.block(node.body)
+        except _Throw as thrown:
+            self.protected -= 1
+            if not (yield from self.handle(node.handlers, thrown.exc)):
+                raise
+            return
+        except (_Return, _Break, _Continue):
+            self.protected -= 1
+            raise
+        self.protected -= 1
+        yield from self.block(node.orelse)
+
+    def handle(self, handlers: list[ast.ExceptHandler], exc: Term) -> Walk:
+        """Run the first handler that matches ``exc``; whether one did. The exception is
+        being handled while the clauses' types are evaluated and the handler runs."""
+        outer = self.handled
+        self.handled = exc
+        try:
+            for handler in handlers:
+                if handler.type is not None:
+                    kind = yield from self.expr(handler.type)
+                    flag = yield from self.event("except", exc, kind, bool_result=True)
+                    if not (yield from self.decide(flag)):
+                        continue
+                if handler.name is not None:
+                    self.store(handler.name, exc)
+                try:
+                    yield from self.block(handler.body)
+                finally:
+                    if handler.name is not None:  # `except E as e` deletes `e` at its end
+                        self.store(handler.name, UNBOUND)
+                return True
+            return False
+        finally:
+            self.handled = outer
 
     # ------------------------------------------------------------------ loops
 
@@ -658,7 +727,7 @@ class Walker:
         if isinstance(node, ast.Set):
             if len(node.elts) > 16:
                 raise Refused("a set display with many items")
-            return (yield from self.event("set", *(yield from self.items(node.elts))))
+            return (yield from self.event("set", *(yield from self.items(node.elts, False))))
         if isinstance(node, ast.JoinedStr):
             return (yield from self.joined(node))
         if isinstance(node, ast.FormattedValue):
@@ -678,11 +747,17 @@ class Walker:
             return (yield from self.event("yield from", value))
         raise Refused(f"`{type(node).__name__}` (line {node.lineno})")
 
-    def items(self, nodes: list[ast.expr]) -> Walk:
+    def items(self, nodes: list[ast.expr], spread: bool = True) -> Walk:
+        """The items of a display; `*x` in a tuple or list display is iterated where it
+        stands (an event), and stands for the items it gave."""
         out: list[Value] = []
         for n in nodes:
             if isinstance(n, ast.Starred):
-                raise Refused(f"a starred item in a display (line {n.lineno})")
+                if not spread:
+                    raise Refused(f"a starred item in a set display (line {n.lineno})")
+                value = yield from self.expr(n.value)
+                out.append(Star((yield from self.event("spread", value))))
+                continue
             out.append((yield from self.expr(n)))
         return out
 
