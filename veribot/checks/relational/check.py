@@ -1287,6 +1287,7 @@ import builtins, importlib, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
 _hex, _getattr, _str, _len, _import = hex, getattr, str, len, importlib.import_module
+_id = id
 _module, _function = types.ModuleType, types.FunctionType
 _plain = (type(None), bool, int, float, str, bytes, complex)
 _missing = object()
@@ -1369,6 +1370,25 @@ def _load():
 _globals, _failed = _load()
 _problems, _prints = [], {}
 
+# A default that is the very object a confirmed import names (a sentinel such as
+# `_marker = object()` imported from another module) shows as that name: the chain's own
+# check vouches that it is the same object in both versions. ("@" starts no other text.)
+_named = {}
+if _globals is not None:
+    for _name, _parts, _own, _external, _stdlib in _expect["chains"]:
+        if _name is not None:
+            _seen = _walk(_parts, False)
+            if _seen is not None and _len(_seen) == _len(_parts):
+                _named[_id(_seen[-1])] = "@" + ".".join(_parts)
+
+def _defaults(v):
+    if _type(v) is _tuple:
+        return "(" + ", ".join(_named.get(_id(i)) or _shown(i) for i in v) + ")"
+    if _type(v) is _dict and not [k for k in v if _type(k) is not str]:
+        return "{" + ", ".join(_repr(k) + ": " + (_named.get(_id(v[k])) or _shown(v[k]))
+                               for k in v) + "}"
+    return _shown(v)
+
 def _function_at(key, qual, line, docs, obj=_missing):
     if obj is _missing:
         obj = _globals.get(key, _missing)
@@ -1380,7 +1400,7 @@ def _function_at(key, qual, line, docs, obj=_missing):
     elif obj.__globals__ is not _globals or obj.__builtins__ is not _vars(builtins):
         _problems.append(f"`{key}` runs with other globals or builtins than the module's")
     elif docs is not None:
-        _prints["function " + key] = (_shown(obj.__defaults__), _shown(obj.__kwdefaults__),
+        _prints["function " + key] = (_defaults(obj.__defaults__), _defaults(obj.__kwdefaults__),
                                       _shown(_dict(obj.__dict__)), obj.__name__,
                                       obj.__qualname__, _shown(obj.__doc__) if docs else "")
 
@@ -1411,7 +1431,7 @@ def _deep(v, skip, seen, depth=0):
         return s
     if _type(v) is _tuple:
         return ("tuple", [_deep(i, skip, seen, depth + 1) for i in v])
-    key = id(v)
+    key = _id(v)
     if key in seen:
         return ("ref", seen[key])
     seen[key] = _len(seen)

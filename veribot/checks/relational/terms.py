@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from veribot.checks.lang import pysource
+
 
 class Term:
     """A value named without knowing it (frozen subclasses; equal terms, equal values)."""
@@ -33,7 +35,8 @@ class Param(Term):
 @dataclass(frozen=True)
 class Const(Term):
     kind: str  # the type's name: `1`, `1.0` and `True` are different constants
-    text: str  # repr: tells -0.0 from 0.0 and keeps nan
+    text: str  # the value's text (repr, hex for ints): tells -0.0 from 0.0
+    true: bool = False  # its truth (a constant of the code is of a builtin type)
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,20 @@ class Obj(Term):
 
 
 @dataclass(frozen=True)
+class Fn(Term):
+    """A lambda or generator expression the function made: its code (names resolved, its
+    own names by position, the enclosing locals it reads as ``C0``, ``C1`` ...), the values
+    of those locals (never rebound in the function), and what was evaluated when it was
+    made (a lambda's defaults, a generator expression's first iterator). Named by the
+    order it was made in, since each is a distinct object."""
+
+    serial: int
+    code: str
+    captured: tuple[Term, ...]
+    made_with: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
 class Star(Term):
     term: Term  # `*x` in a call
 
@@ -136,12 +153,14 @@ class Kw(Term):
     term: Term
 
 
-UNBOUND = Const("unbound", "")
-NONE = Const("NoneType", "None")
-
-
 def const(value: object) -> Const:
-    return Const(type(value).__name__, repr(value))
+    """The term of a constant of the code (a builtin immutable value)."""
+    return Const(type(value).__name__, pysource._value_text(value), bool(value))
+
+
+UNBOUND = Const("unbound", "")
+NONE = const(None)
+TRUE, FALSE = const(True), const(False)
 
 
 @dataclass(eq=False)

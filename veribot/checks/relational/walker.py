@@ -19,6 +19,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from veribot.checks.lang.pysource import _value_text
 from veribot.checks.relational.terms import (
     NONE,
     UNBOUND,
@@ -26,6 +27,7 @@ from veribot.checks.relational.terms import (
     Event,
     Exc,
     Flag,
+    Fn,
     Fresh,
     Glob,
     Item,
@@ -149,6 +151,7 @@ class Walker:
         self.protected = 0
         self.handled: Term | None = None
         self.escapes = 0  # fresh lists escaped so far (names them, as in the other version)
+        self.closures = 0  # lambdas and generator expressions made so far (names them)
         self.made: dict[int, Fresh] = {}  # every fresh list, by serial
         self.building: list[Fresh] = []  # the lists of the comprehensions being run
 
@@ -183,7 +186,7 @@ class Walker:
     def decide(self, term: Value) -> Walk:
         """Which way a real bool goes (both versions get the same answer for a term)."""
         if isinstance(term, Const):
-            return term.text == "True"
+            return term.true
         if isinstance(term, Not):
             return not (yield from self.decide(term.term))
         assert isinstance(term, Term)
@@ -201,7 +204,7 @@ class Walker:
             return value
         known: bool | None = None
         if isinstance(value, Const):
-            known = _const_truth(value)
+            known = value.true
         elif isinstance(value, Tup | Pack) or (
             isinstance(value, Fresh) and value.escaped is None
         ):
@@ -212,7 +215,7 @@ class Walker:
             else:
                 return NonEmpty(tuple(self.peek(i) for i in value.items))
         if known is not None:
-            return Const("bool", repr(known))
+            return const(known)
         return (yield from self.event("truth", value, bool_result=True))
 
     # ------------------------------------------------------------------ values
@@ -739,6 +742,10 @@ class Walker:
             return value
         if isinstance(node, ast.ListComp):
             return (yield from self.list_comp(node))
+        if isinstance(node, ast.Lambda):
+            return (yield from self.lambda_(node))
+        if isinstance(node, ast.GeneratorExp):
+            return (yield from self.genexp(node))
         if isinstance(node, ast.Yield):
             value = NONE if node.value is None else (yield from self.expr(node.value))
             return (yield from self.event("yield", value))
@@ -746,6 +753,117 @@ class Walker:
             value = yield from self.expr(node.value)
             return (yield from self.event("yield from", value))
         raise Refused(f"`{type(node).__name__}` (line {node.lineno})")
+
+    # ------------------------------------------------------------------ closures
+
+    def lambda_(self, node: ast.Lambda) -> Walk:
+        args = node.args
+        defaults: list[Term] = []
+        for d in (*args.defaults, *args.kw_defaults):
+            if d is not None:
+                defaults.append(self.render((yield from self.expr(d)), self.events))
+        own = {p.arg: f"A:{p.arg}" for p in _params(args)}
+        shape = [[p.arg for p in group] for group in (args.posonlyargs, args.args,
+                                                      args.kwonlyargs)]
+        star = [p.arg if p is not None else "" for p in (args.vararg, args.kwarg)]
+        kw = [d is not None for d in args.kw_defaults]
+        head = f"lambda:{shape}:{star}:{len(args.defaults)}:{kw}:"
+        return self.closure(head, node.body, own, tuple(defaults))
+
+    def genexp(self, node: ast.GeneratorExp) -> Walk:
+        # The first iterable is evaluated, and `iter` called on it, where the expression
+        # stands; the rest runs later, as the generator is consumed.
+        first = yield from self.expr(node.generators[0].iter)
+        iterator = yield from self.event("iter", first)
+        own: dict[str, str] = {}
+        for gen in node.generators:
+            if gen.is_async:
+                raise Refused("an async generator expression")
+            for n in ast.walk(gen.target):
+                if isinstance(n, ast.Name):
+                    own.setdefault(n.id, f"T{len(own)}")
+        rest: list[ast.AST] = [g.target for g in node.generators]
+        rest += [g.iter for g in node.generators[1:]]
+        rest += [c for g in node.generators for c in g.ifs]
+        rest.append(node.elt)
+        return self.closure("genexp:", rest, own, (iterator,))
+
+    def closure(self, head: str, body: ast.AST | list[ast.AST], own: dict[str, str],
+                made_with: tuple[Term, ...]) -> Fn:
+        """The term of a closure: its code as text, and the enclosing locals it reads,
+        each bound once in the function (outside loops) and bound here already, so that
+        the value it reads later is the one it has now."""
+        captured: list[str] = []
+        parts: list[str] = [head]
+        nodes = body if isinstance(body, list) else [body]
+        for n in nodes:
+            self._code(n, own, captured, parts)
+        values: list[Term] = []
+        for name in captured:
+            if not self._stable(name):
+                raise Refused(f"a closure reads `{name}`, which the function rebinds")
+            values.append(self.render(self.load(name), self.events))
+        self.closures += 1
+        return Fn(self.closures, "\x00".join(parts), tuple(values), made_with)
+
+    def _code(self, node: ast.AST, own: dict[str, str], captured: list[str],
+              out: list[str]) -> None:
+        if isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp
+                      | ast.DictComp | ast.NamedExpr | ast.Yield | ast.YieldFrom | ast.Await):
+            raise Refused(f"`{type(node).__name__}` inside a closure")
+        if isinstance(node, ast.Name):
+            if node.id in own:
+                out.append(own[node.id])
+            elif self._local_frame(node.id) is not None:
+                if node.id not in captured:
+                    captured.append(node.id)
+                out.append(f"C{captured.index(node.id)}")
+            else:
+                out.append(self._resolve(lambda: self.canon._name(
+                    node.id, self.frames[-1].scope, store=False)))
+            return
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            root: ast.expr = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in own):
+                chain = self._chain(node)
+                if chain is not None:
+                    out.append(chain.token)
+                    return
+        if isinstance(node, ast.Constant):
+            out.append(_value_text(node.value))
+            return
+        out.append(type(node).__name__ + "(")
+        for name, value in ast.iter_fields(node):
+            if name in ("ctx", "type_comment"):
+                continue
+            out.append(name + "=")
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, ast.AST):
+                    self._code(item, own, captured, out)
+                else:
+                    out.append(repr(item))
+        out.append(")")
+
+    def _stable(self, name: str) -> bool:
+        """Whether the local ``name`` of the function is bound at one place only, outside
+        any loop, handler or comprehension (so once bound, it keeps its value)."""
+        sites = 0
+        stack: list[tuple[ast.AST, bool]] = [(s, False) for s in self.fn.body]
+        sites += sum(p.arg == name for p in _params(self.fn.args))
+        while stack:
+            node, looped = stack.pop()
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(
+                node.ctx, ast.Load
+            ):
+                sites += 2 if looped else 1
+            elif isinstance(node, ast.ExceptHandler) and node.name == name:
+                sites += 2
+            inner = looped or isinstance(node, ast.For | ast.While | ast.ListComp
+                                         | ast.SetComp | ast.DictComp | ast.GeneratorExp)
+            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+        return sites == 1
 
     def items(self, nodes: list[ast.expr], spread: bool = True) -> Walk:
         """The items of a display; `*x` in a tuple or list display is iterated where it
@@ -852,16 +970,6 @@ class Walker:
 def _inert(node: ast.expr) -> bool:
     """An argument whose evaluation runs no code (a local or global name, a constant)."""
     return isinstance(node, ast.Name | ast.Constant)
-
-
-def _const_truth(term: Const) -> bool | None:
-    """The truth of a constant of the code (a builtin type: no code runs), if readable."""
-    if term.kind == "ellipsis":
-        return True
-    try:
-        return bool(ast.literal_eval(term.text))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
 
 
 def _params(args: ast.arguments) -> list[ast.arg]:
