@@ -279,3 +279,32 @@ def test_other_calls_are_not_verified(name: str, before: str, after: str, entry:
                             relational.Limits(), relative=True) is None
     result = check_pair(before, after, entry, budget=BUDGET)
     assert result.verdict is not Verdict.VERIFIED, result
+
+
+SENTINEL = "from dataclasses import MISSING, KW_ONLY\n"
+
+
+def test_a_default_that_is_an_imported_sentinel_is_confirmed_by_its_name() -> None:
+    before = SENTINEL + "def f(g, x=MISSING):\n    y = g(x)\n    return y\n"
+    after = SENTINEL + "def f(g, x=MISSING):\n    return g(x)\n"
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert result.method == relational.METHOD_RELATIVE
+
+
+def test_a_default_swapped_for_another_named_object_is_not_verified() -> None:
+    before = SENTINEL + "def f(g, x=MISSING):\n    y = g(x, KW_ONLY)\n    return y\n"
+    after = (SENTINEL + "def f(g, x=MISSING):\n    return g(x, KW_ONLY)\n"
+             "f.__defaults__ = (KW_ONLY,)\n")
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                            relational.Limits(), relative=True) is None
+    assert check_pair(before, after, "f", budget=BUDGET).verdict is not Verdict.VERIFIED
+
+
+def test_the_verdict_names_the_callees_it_assumes() -> None:
+    _, before, after, entry = next(c for c in EQUIVALENT if c[0] == "minmax-swap-removed")
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.method == relational.METHOD_RELATIVE
+    assumed = " ".join(result.assumptions)
+    assert "`itertools.zip_longest`" in assumed and "`<`" in assumed
+    assert "deterministic given its arguments and the state" in assumed
