@@ -221,6 +221,14 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("lambda-default-differs",
      "def f(g, a, b):\n    return g(lambda x=a: x)\n",
      "def f(g, a, b):\n    return g(lambda x=b: x)\n", "f"),
+    ("list-appended-after-its-argument-handed-it-out",
+     "def f(g, h):\n    out = []\n    out.append(g(out))\n    h()\n    return 0\n",
+     "def f(g, h):\n    out = []\n    g(out)\n    h()\n    return 0\n", "f"),
+    ("handler-deletes-a-local-read-in-the-next-iteration",
+     "def f(xs, g):\n    e = 1\n    for x in xs:\n        g(e)\n        try:\n            g(x)\n"
+     "        except ValueError as e:\n            pass\n",
+     "def f(xs, g):\n    e = 1\n    for x in xs:\n        g(e)\n        try:\n            g(x)\n"
+     "        except ValueError as err:\n            pass\n", "f"),
     ("call-moved-into-the-try",
      "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"
      "        return None\n",

@@ -140,12 +140,14 @@ class _Loop:
     slots: dict[tuple[str, Slot], tuple[Term, ...]]  # ("a"/"b", slot): value at entry
     classes: dict[tuple[str, Slot], int] = field(default_factory=dict)  # generalized slots
     backs: list[dict[tuple[str, Slot], tuple[Term, ...]]] = field(default_factory=list)
+    unbound: set[tuple[str, Slot]] = field(default_factory=set)  # locals that may be unbound
 
     @classmethod
     def at(cls, uid: int, head_a: Head, head_b: Head) -> _Loop:
         slots = {("a", s): v for s, v in head_a.slots.items()}
         slots.update({("b", s): v for s, v in head_b.slots.items()})
         loop = cls(uid, slots)
+        loop.unbound = {k for k, v in slots.items() if _unbound(v)}
         # Locals the loop binds are generalized from the start; fresh lists only once an
         # iteration changes them (most are only read, or not touched at all).
         loop._regroup({k for k in slots if k[1][0] == "var"})
@@ -168,7 +170,7 @@ class _Loop:
             sym = Sym(self.uid, cls)
             if slot[0] == "list":
                 out[slot] = (Seq(sym),)
-            elif self.slots[(which, slot)] == (UNBOUND,):
+            elif (which, slot) in self.unbound:
                 out[slot] = (Maybe(sym),)
             else:
                 out[slot] = (sym,)
@@ -178,9 +180,18 @@ class _Loop:
         """Weaken the equalities the back edges broke; whether anything changed."""
         changed_lists = {k for k in self.slots if k not in self.classes
                          and any(back[k] != self.slots[k] for back in self.backs)}
-        before = len(set(self.classes.values())), len(self.classes)
+        # A local an iteration may leave unbound (`except ... as e` deletes `e`) may be
+        # unbound at the head: reading it there is refused.
+        unbound = self.unbound | {k for back in self.backs for k, v in back.items()
+                                  if _unbound(v)}
+        before = len(set(self.classes.values())), len(self.classes), len(self.unbound)
+        self.unbound = unbound
         self._regroup(changed_lists)
-        return (len(set(self.classes.values())), len(self.classes)) != before
+        return (len(set(self.classes.values())), len(self.classes), len(self.unbound)) != before
+
+
+def _unbound(value: tuple[Term, ...]) -> bool:
+    return len(value) == 1 and (value[0] == UNBOUND or isinstance(value[0], Maybe))
 
 
 # ----------------------------------------------------------------------------- the driver
@@ -222,10 +233,12 @@ class _Driver:
                 run.b.send(None)
             elif isinstance(ra, Head):
                 assert isinstance(rb, Head)
+                _in_step(run)
                 self._loop(run, ra, rb, loops)
                 return
             elif isinstance(ra, Back):
                 assert isinstance(rb, Back)
+                _in_step(run)
                 if not loops:
                     raise walking.Refused("a back edge outside a loop")
                 loops[-1].backs.append({**{("a", s): v for s, v in ra.slots.items()},
@@ -303,6 +316,16 @@ class _Driver:
             else:
                 ops[_OPERATIONS.get(kind, f"`{kind}`")] = None
         return [*callees, *ops]
+
+
+def _in_step(run: _Run) -> None:
+    """At a loop head and its back edges, both versions have made as many closures and
+    handed out as many fresh lists: their names (by order) denote corresponding objects
+    in every iteration, not only in the one walked."""
+    a, b = run.a.walker, run.b.walker
+    if (a.closures, a.escapes) != (b.closures, b.escapes):
+        raise Mismatch("the versions made different numbers of closures or handed out "
+                       "different numbers of lists before a loop head")
 
 
 _OPERATIONS = {

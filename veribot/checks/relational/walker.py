@@ -580,6 +580,8 @@ class Walker:
                     out.add(self._depth(n.id, walrus=False))
                 elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
                     out.add((0, n.target.id))
+                elif isinstance(n, ast.ExceptHandler) and n.name is not None:
+                    out.add(self._depth(n.name, walrus=False))  # bound, then deleted
             for n in ast.walk(node):  # walrus targets inside comprehensions
                 if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
                     out.add((0, n.target.id))
@@ -899,7 +901,11 @@ class Walker:
                     and len(node.args) == 1 and not node.keywords
                     and not isinstance(node.args[0], ast.Starred)):
                 # `list.append` of a list nobody else holds: the function's own business.
-                obj.items.append((yield from self.expr(node.args[0])))
+                item = yield from self.expr(node.args[0])
+                if obj.escaped is not None:  # the argument handed the list out meanwhile
+                    raise Refused(f"a list appended to after its argument handed it out "
+                                  f"(line {node.lineno})")
+                obj.items.append(item)
                 return NONE
             callee: Value = yield from self.event("getattr", obj, const(func.attr))
         else:
