@@ -20,6 +20,10 @@ How a verdict is reached:
    (``difftest``), each found input confirmed in the sandbox. It can refute, never verify.
    Parameters annotated in neither version get types inferred from their defaults and
    those calls (``lang.pyinfer``); a proof that used them lists them as an assumption.
+   Before random testing, where nothing differed: the relational check relative to callees
+   (``relational.opaque``), which verifies code that makes the same calls and operations
+   on every path, and says so (after the model: it never pre-empts the model's proof or
+   counterexample).
 4. Before a proof is reported (when execution is allowed), the tripwire (``tripwire``)
    runs both versions on edge values, the code's constants and random draws of the
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
