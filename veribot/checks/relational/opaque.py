@@ -28,6 +28,7 @@ loop appends to is generalized the same way (its items become one symbol). The e
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ __all__ = ["Matched", "Mismatch", "match"]
 MAX_PATHS = 400  # paths explored (each loop iteration's paths counted per round)
 MAX_EVENTS = 40_000  # events stepped in all
 MAX_ROUNDS = 12  # weakenings of one loop's equalities
+MAX_SECONDS = 5.0  # wall time for the whole comparison
 
 
 class Mismatch(Exception):
@@ -81,10 +83,10 @@ class Matched:
 
 
 def match(fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, canon_a: _Canon,
-          canon_b: _Canon) -> Matched:
+          canon_b: _Canon, seconds: float = MAX_SECONDS) -> Matched:
     """Walk both versions in lockstep; raises ``Mismatch`` where they differ and
-    ``walker.Refused`` where the walk does not model the code."""
-    driver = _Driver(lambda: Walker(fn_a, canon_a), lambda: Walker(fn_b, canon_b))
+    ``walker.Refused`` where the walk does not model the code (or takes too long)."""
+    driver = _Driver(lambda: Walker(fn_a, canon_a), lambda: Walker(fn_b, canon_b), seconds)
     driver.explore(_Run(_Side.start(driver.make_a), _Side.start(driver.make_b), {}), [])
     return Matched(tuple(driver.operations()))
 
@@ -198,8 +200,10 @@ def _unbound(value: tuple[Term, ...]) -> bool:
 
 
 class _Driver:
-    def __init__(self, make_a: Callable[[], Walker], make_b: Callable[[], Walker]) -> None:
+    def __init__(self, make_a: Callable[[], Walker], make_b: Callable[[], Walker],
+                 seconds: float) -> None:
         self.make_a, self.make_b = make_a, make_b
+        self.deadline = time.monotonic() + seconds
         self.paths = 0
         self.steps = 0
         self.uids = 0
@@ -207,14 +211,24 @@ class _Driver:
         self.names: dict[int, str] = {}  # event position: what a getattr read, for the report
 
     def explore(self, run: _Run, loops: list[_Loop]) -> None:
-        """Every path from ``run``'s position on, depth first."""
+        """Every path from ``run``'s position on, depth first (a fork waits in ``work``;
+        only a loop head recurses, to see all of its iteration's paths)."""
+        work = [(run, loops)]
+        while work:
+            self._path(*work.pop(), work)
+
+    def _path(self, run: _Run, loops: list[_Loop],
+              work: list[tuple[_Run, list[_Loop]]]) -> None:
+        """One path from ``run``'s position to its end; forks go to ``work``."""
         while True:
+            if time.monotonic() > self.deadline:
+                raise walking.Refused("the comparison ran out of time")
             ra, rb = run.a.pending, run.b.pending
             if isinstance(ra, Decide):
-                self._decide(run, run.a, ra.term, loops)
+                self._decide(run, run.a, ra.term, loops, work)
                 continue
             if isinstance(rb, Decide):
-                self._decide(run, run.b, rb.term, loops)
+                self._decide(run, run.b, rb.term, loops, work)
                 continue
             if type(ra) is not type(rb):
                 raise Mismatch(f"one version {_describe(ra)} where the other {_describe(rb)}")
@@ -228,7 +242,7 @@ class _Driver:
                     child = run.fork()
                     child.a.send(RAISED)
                     child.b.send(RAISED)
-                    self.explore(child, loops)
+                    work.append((child, loops))
                 run.a.send(None)
                 run.b.send(None)
             elif isinstance(ra, Head):
@@ -257,13 +271,14 @@ class _Driver:
                 self._leaf()
                 return
 
-    def _decide(self, run: _Run, side: _Side, term: Term, loops: list[_Loop]) -> None:
+    def _decide(self, run: _Run, side: _Side, term: Term, loops: list[_Loop],
+                work: list[tuple[_Run, list[_Loop]]]) -> None:
         value = run.decisions.get(term)
         if value is None:
             child = run.fork()
             child.decisions[term] = True
             (child.a if side is run.a else child.b).send(True)
-            self.explore(child, loops)
+            work.append((child, loops))
             run.decisions[term] = value = False
         side.send(value)
 
