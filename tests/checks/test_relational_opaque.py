@@ -121,6 +121,11 @@ EQUIVALENT += [
     ("generator-expression-renamed",
      "def f(xs, g):\n    return sum(g(x) for x in xs if x)\n",
      "def f(xs, g):\n    total = sum(g(v) for v in xs if v)\n    return total\n", "f"),
+    ("super-call-extracted",
+     "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
+     "        r = super().m(x)\n        return r\n",
+     "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
+     "        return super().m(x)\n", "C.m"),
     ("reraise-kept",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n"
@@ -229,6 +234,11 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "        except ValueError as e:\n            pass\n",
      "def f(xs, g):\n    e = 1\n    for x in xs:\n        g(e)\n        try:\n            g(x)\n"
      "        except ValueError as err:\n            pass\n", "f"),
+    ("super-after-self-rebound",
+     "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
+     "        return super().m(x)\n",
+     "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
+     "        self = x\n        return super().m(x)\n", "C.m"),
     ("call-moved-into-the-try",
      "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"
      "        return None\n",

@@ -269,7 +269,7 @@ class Walker:
             raise Refused(f"the local `{name}` may be unbound where it is read")
         return value
 
-    def _resolve(self, how: Any) -> str:
+    def _resolve(self, how: Any, frame_reader: bool = False) -> str:
         # The canonical text recorded every global read already: do not record it twice.
         reads = self.canon.reads
         before = len(reads.chains)
@@ -277,8 +277,8 @@ class Walker:
         del reads.chains[before:]
         if token[:2] not in ("G:", "B:", "M:"):
             raise Refused(f"a name resolved as {token}")
-        if token in ("B:super", "B:__class__"):
-            raise Refused("`super()` reads the frame's first argument")
+        if token in ("B:super", "B:__class__") and not frame_reader:
+            raise Refused("`super` or `__class__` other than in a call `super()`")
         return token
 
     def store(self, name: str, value: Value, walrus: bool = False) -> None:
@@ -895,6 +895,9 @@ class Walker:
 
     def call(self, node: ast.Call) -> Walk:
         func = node.func
+        if (isinstance(func, ast.Name) and func.id == "super" and not node.args
+                and not node.keywords and self._local_frame("super") is None):
+            return (yield from self.super_())
         if isinstance(func, ast.Attribute) and self._chain(func) is None:
             obj = yield from self.expr(func.value)
             if (isinstance(obj, Fresh) and obj.escaped is None and func.attr == "append"
@@ -929,6 +932,20 @@ class Walker:
             starred = starred or kw.arg is None
             args.append(Kw(kw.arg, self.render(value, self.events)))
         return (yield from self.event("call", callee, *args))
+
+    def super_(self) -> Walk:
+        """`super()` in a method is `super(__class__, <first parameter>)`: the class is
+        the same in both versions (checked apart from the method), and the parameter must
+        never be rebound, so that it still holds what it was called with."""
+        token = self._resolve(lambda: self.canon._name("super", self.frames[-1].scope,
+                                                       store=False), frame_reader=True)
+        params = [*self.fn.args.posonlyargs, *self.fn.args.args]
+        if not self.canon.method or len(self.frames) > 1 or not params:
+            raise Refused("`super()` outside a method's own body")
+        first = params[0].arg
+        if not self._stable(first):
+            raise Refused(f"`super()` in a method that rebinds `{first}`")
+        return (yield from self.event("call", Glob(token), Glob("__class__"), Param(first)))
 
     def boolop(self, node: ast.BoolOp) -> Walk:
         is_or = isinstance(node.op, ast.Or)
