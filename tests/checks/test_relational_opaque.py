@@ -126,6 +126,12 @@ EQUIVALENT += [
      "        r = super().m(x)\n        return r\n",
      "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
      "        return super().m(x)\n", "C.m"),
+    ("tuple-of-generator-to-tuple-of-list",
+     "def f(pool, indices):\n    return tuple(pool[i] for i in indices)\n",
+     "def f(pool, indices):\n    return tuple([pool[i] for i in indices])\n", "f"),
+    ("list-of-generator-to-comprehension",
+     "def f(g, xs):\n    return list(g(x) for x in xs if x)\n",
+     "def f(g, xs):\n    return [g(x) for x in xs if x]\n", "f"),
     ("reraise-kept",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n"
@@ -239,6 +245,15 @@ DIFFERING: list[tuple[str, str, str, str]] = [
      "        return super().m(x)\n",
      "class B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
      "        self = x\n        return super().m(x)\n", "C.m"),
+    ("generator-handed-on-versus-tuple",  # a generator runs as its consumer asks
+     "def f(g, pool, xs):\n    return g(tuple(pool[i] for i in xs))\n",
+     "def f(g, pool, xs):\n    return g(pool[i] for i in xs)\n", "f"),
+    ("tuple-shadowed-locally",
+     "def f(pool, xs, tuple):\n    return tuple(pool[i] for i in xs)\n",
+     "def f(pool, xs, tuple):\n    return tuple([pool[i] for i in xs])\n", "f"),
+    ("list-copy-is-a-new-object",
+     "def f(g, xs):\n    a = [g(x) for x in xs]\n    return a, a\n",
+     "def f(g, xs):\n    a = [g(x) for x in xs]\n    return a, list(a)\n", "f"),
     ("call-moved-into-the-try",
      "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"
      "        return None\n",

@@ -631,7 +631,7 @@ class Walker:
             pass
         yield from self.back(slots)
 
-    def list_comp(self, node: ast.ListComp) -> Walk:
+    def list_comp(self, node: ast.ListComp | ast.GeneratorExp) -> Walk:
         scope = self.canon.scopes.by_node[id(node)]
         first = yield from self.expr(node.generators[0].iter)
         out = self.fresh([])
@@ -644,7 +644,8 @@ class Walker:
             self.building.pop()
         return out
 
-    def _generator(self, node: ast.ListComp, k: int, iterable: Value, out: Fresh) -> Walk:
+    def _generator(self, node: ast.ListComp | ast.GeneratorExp, k: int, iterable: Value,
+                   out: Fresh) -> Walk:
         gen = node.generators[k]
         if gen.is_async:
             raise Refused("an async comprehension")
@@ -898,6 +899,9 @@ class Walker:
         if (isinstance(func, ast.Name) and func.id == "super" and not node.args
                 and not node.keywords and self._local_frame("super") is None):
             return (yield from self.super_())
+        copied = yield from self.copy_call(node)
+        if copied is not None:
+            return copied
         if isinstance(func, ast.Attribute) and self._chain(func) is None:
             obj = yield from self.expr(func.value)
             if (isinstance(obj, Fresh) and obj.escaped is None and func.attr == "append"
@@ -932,6 +936,32 @@ class Walker:
             starred = starred or kw.arg is None
             args.append(Kw(kw.arg, self.render(value, self.events)))
         return (yield from self.event("call", callee, *args))
+
+    def copy_call(self, node: ast.Call) -> Walk:
+        """`tuple(x)` or `list(x)` of the builtins, where ``x`` is a list nobody else holds
+        or a generator expression: the items, collected the way a list comprehension
+        does (the builtin only iterates it; a generator expression's iteration is where
+        its code runs). None if the call is not one of these (nothing evaluated)."""
+        func = node.func
+        if not (isinstance(func, ast.Name) and func.id in ("tuple", "list")
+                and len(node.args) == 1 and not node.keywords
+                and not isinstance(node.args[0], ast.Starred)
+                and self._local_frame(func.id) is None):
+            return None
+        arg = node.args[0]
+        if not isinstance(arg, ast.GeneratorExp | ast.ListComp | ast.List):
+            return None
+        callee = self.load(func.id)
+        if callee != Glob(f"B:{func.id}"):
+            return None
+        made = yield from (self.list_comp(arg) if not isinstance(arg, ast.List)
+                           else self.expr(arg))
+        assert isinstance(made, Fresh)
+        if func.id == "list":
+            return self.fresh(list(made.items))
+        if any(isinstance(i, Fresh | Pack) for i in made.items):
+            return Pack(tuple(made.items))
+        return Tup(tuple(i for i in made.items if isinstance(i, Term)))
 
     def super_(self) -> Walk:
         """`super()` in a method is `super(__class__, <first parameter>)`: the class is
