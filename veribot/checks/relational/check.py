@@ -26,6 +26,12 @@ versions. Names are observable through ``locals()``, frames, ``inspect`` and the
 code that can look at them (in the function, its changed callees, or a class it reads)
 is refused, as are ``global``, ``nonlocal``, ``del`` of a local, ``match`` and classes
 nested in the function. It runs only when the code may be executed.
+
+Asked with ``relative``, code that differs beyond that may still match: ``opaque`` walks
+both versions and requires, on every path, the same calls and operations with equal
+arguments in the same order (each one an uninterpreted event), and the same result. The
+rest of the check (the environment, changed callees, the sandbox) is the same; the verdict
+names the method and lists the calls it assumes deterministic.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ that state; at the back edge the equalities must hold again (else they are weake
 the iteration rerun: the greatest set of equalities that is inductive). A fresh list the
 loop appends to is generalized the same way (its items become one symbol). The exits
 (exhaustion, a false condition, ``break``) must happen at the same step in both versions.
+
+A list the function made and nobody else holds is compared by its items (so a loop that
+appends is a comprehension, and ``tuple(g(x) for x in xs)`` is ``tuple([g(x) for x in
+xs])``). Lambdas and generator expressions are compared by their code and the locals
+they read (bound once, so the value they see later is the one they had when made).
 """
 
 from __future__ import annotations
