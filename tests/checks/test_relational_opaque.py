@@ -341,3 +341,20 @@ def test_the_verdict_names_the_callees_it_assumes() -> None:
     assumed = " ".join(result.assumptions)
     assert "`itertools.zip_longest`" in assumed and "`<`" in assumed
     assert "deterministic given its arguments and the state" in assumed
+
+
+def test_the_model_decides_where_it_covers_the_code() -> None:
+    """The relative check runs after the model: a pair the model proves keeps its proof."""
+    before = "def f(x: int, y: int) -> int:\n    s = x + y\n    return s * 2\n"
+    after = "def f(x: int, y: int) -> int:\n    return (x + y) * 2\n"
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result
+    assert result.method != relational.METHOD_RELATIVE
+    assert relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                            relational.Limits(), relative=True) is not None
+
+
+def test_execution_off_never_verifies_relative_to_callees() -> None:
+    _, before, after, entry = next(c for c in EQUIVALENT if c[0] == "minmax-swap-removed")
+    result = check_pair(before, after, entry, budget=Budget(timeout_s=3, execute=False))
+    assert result.verdict is not Verdict.VERIFIED

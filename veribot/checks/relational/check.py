@@ -1016,7 +1016,7 @@ def _relative_match(fn_a: ast.FunctionDef | ast.AsyncFunctionDef,
     heads = []
     for fn, module in ((fn_a, pair.a), (fn_b, pair.b)):
         stub = ast.FunctionDef(name=fn.name, args=fn.args, body=[ast.Pass()],
-                               decorator_list=fn.decorator_list, returns=None,
+                               decorator_list=fn.decorator_list, returns=fn.returns,
                                type_comment=None)
         heads.append(_Canon(stub, module, method).text())
     if heads[0] != heads[1]:

@@ -265,7 +265,7 @@ class Walker:
             return Glob(self._resolve(lambda: self.canon._name(name, self.frames[-1].scope,
                                                                store=False)))
         value = frame.env.get(name, UNBOUND)
-        if value is UNBOUND or isinstance(value, Maybe):
+        if value == UNBOUND or isinstance(value, Maybe):
             raise Refused(f"the local `{name}` may be unbound where it is read")
         return value
 
