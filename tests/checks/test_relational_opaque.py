@@ -132,6 +132,14 @@ EQUIVALENT += [
     ("list-of-generator-to-comprehension",
      "def f(g, xs):\n    return list(g(x) for x in xs if x)\n",
      "def f(g, xs):\n    return [g(x) for x in xs if x]\n", "f"),
+    ("loop-counters-equal-at-entry",  # the induction splits `i` from `s` after one round
+     "def f(xs):\n    i = 0\n    s = 0\n    for x in xs:\n        i = i + 1\n        s = s + x\n"
+     "    return i, s\n",
+     "def f(xs):\n    n = 0\n    t = 0\n    for y in xs:\n        n = n + 1\n        v = t + y\n"
+     "        t = v\n    return n, t\n", "f"),
+    ("with-target-stored-in-the-body",
+     "def f(self, m, g):\n    with m as self.x:\n        return g()\n",
+     "def f(self, m, g):\n    with m as t:\n        self.x = t\n        return g()\n", "f"),
     ("reraise-kept",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n"
@@ -254,6 +262,11 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("list-copy-is-a-new-object",
      "def f(g, xs):\n    a = [g(x) for x in xs]\n    return a, a\n",
      "def f(g, xs):\n    a = [g(x) for x in xs]\n    return a, list(a)\n", "f"),
+    ("loop-counters-swapped-at-the-end",
+     "def f(xs):\n    i = 0\n    s = 0\n    for x in xs:\n        i = i + 1\n        s = s + x\n"
+     "    return i, s\n",
+     "def f(xs):\n    n = 0\n    t = 0\n    for y in xs:\n        n = n + 1\n        v = t + y\n"
+     "        t = v\n    return t, n\n", "f"),
     ("call-moved-into-the-try",
      "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"
      "        return None\n",
