@@ -161,10 +161,13 @@ class _Loop:
         return loop
 
     def _regroup(self, keys: Iterable[tuple[str, Slot]]) -> None:
-        """Generalize ``keys`` too; every generalized slot's class is (its entry value,
-        its values at each back edge so far)."""
+        """Generalize ``keys`` too; every generalized slot's class is (its class so far,
+        its entry value, its values at each back edge of this round). The new classes
+        split the old ones, never merge them: the same number of classes is the same
+        partition, so a round that splits none has shown its equalities inductive."""
         generalized = set(self.classes) | set(keys)
-        signature = {k: (k[1][0], self.slots[k], *(back[k] for back in self.backs))
+        signature = {k: (self.classes.get(k, -1), k[1][0], self.slots[k],
+                         *(back[k] for back in self.backs))
                      for k in generalized}
         ids: dict[object, int] = {}
         self.classes = {k: ids.setdefault(signature[k], len(ids)) for k in sorted(generalized)}
