@@ -371,3 +371,24 @@ def test_execution_off_never_verifies_relative_to_callees() -> None:
     _, before, after, entry = next(c for c in EQUIVALENT if c[0] == "minmax-swap-removed")
     result = check_pair(before, after, entry, budget=Budget(timeout_s=3, execute=False))
     assert result.verdict is not Verdict.VERIFIED
+
+
+def test_a_loop_round_that_regroups_its_equalities_is_not_taken_as_stable() -> None:
+    """Two rounds may have as many classes yet group the locals otherwise: the equalities
+    a round assumed are inductive only if its back edges split none of its classes."""
+    from veribot.checks.relational import opaque
+    from veribot.checks.relational.terms import Res, const
+    from veribot.checks.relational.walker import Head
+
+    zero = (const(0),)
+    head = Head({("var", 0, "x"): zero, ("var", 0, "y"): zero})
+    loop = opaque._Loop.at(1, head, head)
+    assert len(set(loop.classes.values())) == 1
+    r1, r2 = (Res(1),), (Res(2),)
+    loop.backs = [{("a", ("var", 0, "x")): r1, ("a", ("var", 0, "y")): r1,
+                   ("b", ("var", 0, "x")): r2, ("b", ("var", 0, "y")): r2}]
+    assert loop.refine()  # {a.x, a.y} and {b.x, b.y}
+    loop.backs = [{("a", ("var", 0, "x")): r1, ("a", ("var", 0, "y")): r2,
+                   ("b", ("var", 0, "x")): r1, ("b", ("var", 0, "y")): r2}]
+    assert loop.refine()  # the same number of groups by value, but a.x != a.y now
+    assert len(set(loop.classes.values())) == 4
