@@ -245,6 +245,7 @@ class _Driver:
                 if ra.event != rb.event:
                     raise Mismatch(f"one version {_describe(ra)} where the other "
                                    f"{_describe(rb)}")
+                _same_deaths(ra.deaths, rb.deaths)
                 self._step(ra.event, run.a.walker.events)
                 if (ra.protected or rb.protected) and ra.event.kind not in RAISING:
                     child = run.fork()
@@ -256,11 +257,13 @@ class _Driver:
             elif isinstance(ra, Head):
                 assert isinstance(rb, Head)
                 _in_step(run)
+                _same_deaths(ra.deaths, rb.deaths)
                 self._loop(run, ra, rb, loops)
                 return
             elif isinstance(ra, Back):
                 assert isinstance(rb, Back)
                 _in_step(run)
+                _same_deaths(ra.deaths, rb.deaths)
                 if not loops:
                     raise walking.Refused("a back edge outside a loop")
                 loops[-1].backs.append({**{("a", s): v for s, v in ra.slots.items()},
@@ -273,6 +276,8 @@ class _Driver:
                 run.b.send(None)
             else:
                 assert isinstance(ra, End)
+                assert isinstance(rb, End)
+                _same_deaths(ra.deaths, rb.deaths)
                 if ra != rb:
                     raise Mismatch(f"one version {_describe(ra)} where the other "
                                    f"{_describe(rb)}")
@@ -339,6 +344,14 @@ class _Driver:
             else:
                 ops[_OPERATIONS.get(kind, f"`{kind}`")] = None
         return [*callees, *ops]
+
+
+def _same_deaths(a: tuple[frozenset[Term], ...], b: tuple[frozenset[Term], ...]) -> None:
+    """Both versions let go of the same objects, in the same order, since the last
+    synchronisation point (a finalizer is code that runs then: `__del__`, a file's close)."""
+    if a != b:
+        raise Mismatch("the versions let go of objects at other points (their finalizers, "
+                       "such as closing a file, would run at other times)")
 
 
 def _in_step(run: _Run) -> None:
