@@ -129,6 +129,12 @@ EQUIVALENT += [
      "            s = s + x\n    return i, s\n",
      "def f(xs):\n    n = 0\n    t = 0\n    for y in xs:\n        n = n + 1\n        if not y:\n"
      "            pass\n        else:\n            t = t + y\n    return n, t\n", "f"),
+    ("tuple-of-generator-to-tuple-of-list",
+     "def f(pool, indices):\n    return tuple(pool[i] for i in indices)\n",
+     "def f(pool, indices):\n    return tuple([pool[i] for i in indices])\n", "f"),
+    ("list-of-generator-to-comprehension",
+     "def f(g, xs):\n    return list(g(x) for x in xs if x)\n",
+     "def f(g, xs):\n    return [g(x) for x in xs if x]\n", "f"),
     ("reraise-kept",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n",
      "def f(g, h):\n    try:\n        g()\n    except KeyError:\n        h()\n        raise\n"
@@ -266,11 +272,6 @@ DIFFERING: list[tuple[str, str, str, str]] = [
     ("generator-parameter-let-go-of-before-a-call",  # only the generator holds `p`
      "def f(p, h):\n    p = None\n    x = h()\n    yield x\n",
      "def f(p, h):\n    x = h()\n    p = None\n    yield x\n", "f"),
-    ("tuple-of-generator-versus-tuple-of-list",  # the frames end in another order
-     "def f(pool, indices):\n    return tuple(pool[i] for i in indices)\n",
-     "def f(pool, indices):\n    return tuple([pool[i] for i in indices])\n", "f"),
-    # The brief's example: the same calls on every path, but when the swap is gone the
-    # pair's items are let go of in the other order (see the test below).
     ("minmax-swap-removed", MINMAX_BEFORE, MINMAX_AFTER, "minmax"),
     ("call-moved-into-the-try",
      "def f(g, h):\n    x = g()\n    try:\n        return h(x)\n    except ValueError:\n"

@@ -288,18 +288,25 @@ class Expressions(Core):
         return (yield from self.event("call", callee, *args, mark=m))
 
     def copy_call(self, node: ast.Call) -> Walk:
-        """`tuple(x)` or `list(x)` of the builtins, where ``x`` is a list display or a list
-        comprehension: the items, taken from a list nobody else holds. None if the call is
-        not one of these (nothing evaluated)."""
+        """`tuple(x)` or `list(x)` of the builtins, where ``x`` is a list display, a list
+        comprehension or a generator expression: the items, taken from a list nobody else
+        holds, or collected as the builtin iterates the generator (where its code runs, as
+        a comprehension's would; its frame and its iterator are let go of in the other
+        order, within the same interval). None if the call is not one of these (nothing
+        evaluated)."""
         func = node.func
+        arg = node.args[0] if len(node.args) == 1 else None
         if not (isinstance(func, ast.Name) and func.id in ("tuple", "list")
-                and len(node.args) == 1 and not node.keywords
-                and isinstance(node.args[0], ast.ListComp | ast.List)
+                and not node.keywords
+                and isinstance(arg, ast.ListComp | ast.List | ast.GeneratorExp)
                 and self._local_frame(func.id) is None):
             return None
         if self.load(func.id) != Glob(f"B:{func.id}"):
             return None
-        made = yield from self._expr(node.args[0])
+        if isinstance(arg, ast.GeneratorExp):
+            made = yield from self.list_comp(arg)
+        else:
+            made = yield from self._expr(arg)
         assert isinstance(made, Fresh)
         if func.id == "list":
             return self.fresh(list(made.items))
@@ -322,7 +329,7 @@ class Expressions(Core):
 
     # ------------------------------------------------------------------ comprehensions
 
-    def list_comp(self, node: ast.ListComp) -> Walk:
+    def list_comp(self, node: ast.ListComp | ast.GeneratorExp) -> Walk:
         """A list comprehension: the first iterator is made here, then the comprehension
         runs in its own frame; when it returns, its locals are let go of, then the
         iterator it was given."""
@@ -344,7 +351,8 @@ class Expressions(Core):
         life.point((out,))
         return out
 
-    def _generator(self, node: ast.ListComp, k: int, iterator: Value, out: Fresh) -> Walk:
+    def _generator(self, node: ast.ListComp | ast.GeneratorExp, k: int, iterator: Value,
+                   out: Fresh) -> Walk:
         life = self.life
         gen = node.generators[k]
         if gen.is_async:
