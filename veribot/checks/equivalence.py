@@ -20,6 +20,10 @@ How a verdict is reached:
    (``difftest``), each found input confirmed in the sandbox. It can refute, never verify.
    Parameters annotated in neither version get types inferred from their defaults and
    those calls (``lang.pyinfer``); a proof that used them lists them as an assumption.
+   Before random testing, where nothing differed: the relational check relative to callees
+   (``relational.opaque``), which verifies code that makes the same calls and operations
+   on every path, and says so (after the model: it never pre-empts the model's proof or
+   counterexample).
 4. Before a proof is reported (when execution is allowed), the tripwire (``tripwire``)
    runs both versions on edge values, the code's constants and random draws of the
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
@@ -288,6 +292,17 @@ def _decide(
     if found is not None:
         return _refuted(found, HARVESTED, notes)
     undecided = undecided or seen
+    if budget.execute and before != after and undecided is None:
+        # Where the model stopped without a proof or a refutation: the same calls and
+        # operations on every path, relative to what they do (run after the model, so
+        # that it never pre-empts the model's absolute proof or its counterexample).
+        same = relational.check(
+            before, after, tree_a, tree_b, entry, _sandbox(deadline), context,
+            callee=lambda name: _decide(before, after, name, None, budget, start, context),
+            relative=True,
+        )
+        if same is not None:
+            return dataclasses.replace(same, notes=(*same.notes, *notes))
     if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
         # Calls that leave defaults out: what the model read as the defaults may not be
         # what the loaded module has.

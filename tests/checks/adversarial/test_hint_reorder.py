@@ -137,6 +137,15 @@ WHY = {
 }
 
 
+# The reorderings the relational check relative to callees verifies without the hint, and
+# the assumption its verdict then lists for the difference.
+RELATIVE_ONLY = {
+    "a-store-drops-an-object": "finalized in either order among themselves",
+    "a-parameter-rebound": "finalized in either order among themselves",
+    "moved-past-a-call": "does not read local variables' names",
+}
+
+
 def statements_hint(moves: dict[str, int]) -> list[dict[str, object]]:
     return [{"kind": "correspondence", "statements": moves}]
 
@@ -165,7 +174,13 @@ def test_a_wrong_or_unsafe_correspondence_never_verifies(
 ) -> None:
     checked = check_hints(before, after, entry, parse_hints(statements_hint(moves)),
                           budget=BUDGET)
-    assert checked.result.verdict is not Verdict.VERIFIED, checked.result.detail
+    # Never by the hint. The relational check relative to callees may verify a pair whose
+    # only difference it lists as an assumption (objects let go of between the same two
+    # operations finalized in either order; callees not reading the caller's frame).
+    if checked.result.verdict is Verdict.VERIFIED:
+        assert name in RELATIVE_ONLY, checked.result
+        assert checked.result.method == relational.METHOD_RELATIVE
+        assert any(RELATIVE_ONLY[name] in a for a in checked.result.assumptions)
     (hint,) = checked.hints
     assert hint.status is not Status.PROVEN and not hint.used
     assert hint.reason.startswith("the relational check did not accept it")
@@ -225,9 +240,11 @@ def test_the_reordering_itself_says_why_it_is_refused() -> None:
 
 
 def test_without_hints_the_engine_did_not_verify_the_reorderings() -> None:
+    """Not by the same code in the same environment: only relative to the callees."""
     for name, before, after, entry, _ in EQUIVALENT[:1]:
         result = check_pair(before, after, entry, budget=BUDGET)
-        assert result.verdict is Verdict.INCONCLUSIVE, name
+        assert result.verdict is Verdict.INCONCLUSIVE or (
+            result.method == relational.METHOD_RELATIVE), name
 
 
 def test_the_statements_of_a_correspondence_are_read_and_checked() -> None:

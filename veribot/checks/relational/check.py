@@ -26,6 +26,12 @@ versions. Names are observable through ``locals()``, frames, ``inspect`` and the
 code that can look at them (in the function, its changed callees, or a class it reads)
 is refused, as are ``global``, ``nonlocal``, ``del`` of a local, ``match`` and classes
 nested in the function. It runs only when the code may be executed.
+
+Asked with ``relative``, code that differs beyond that may still match: ``opaque`` walks
+both versions and requires, on every path, the same calls and operations with equal
+arguments in the same order (each one an uninterpreted event), and the same result. The
+rest of the check (the environment, changed callees, the sandbox) is the same; the verdict
+names the method and lists the calls it assumes deterministic.
 """
 
 from __future__ import annotations
@@ -48,14 +54,19 @@ from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
 from veribot.checks.project import modulecheck
 from veribot.checks.project.package import Package, PairContext
+from veribot.checks.relational import opaque, walker
 from veribot.checks.sandbox import Limits, package_files, run_script
 from veribot.checks.verdict import Reason, Result, Verdict
 
-__all__ = ["METHOD", "Plan", "Refused", "check", "plan"]
+__all__ = ["METHOD", "METHOD_RELATIVE", "Plan", "Refused", "check", "plan"]
 
 log = logging.getLogger(__name__)
 
 METHOD = "relational: the same code in the same environment"
+# The code differs, but both versions make the same calls and operations on every path
+# (``relational.opaque``): equivalent relative to what those calls do.
+METHOD_RELATIVE = ("relational, relative to callees: the same calls and operations, with "
+                   "equal arguments, in the same order, in the same environment")
 # The same, once the statements of `before` were reordered as a hint proposed (each pair
 # moved past each other shown to commute by ``hints.reorder``).
 METHOD_REORDERED = ("relational+hints: the same code in the same environment, with the "
@@ -168,6 +179,7 @@ class Plan:
     relative_to: tuple[str, ...]
     assumptions: tuple[str, ...]
     reordered: bool = False  # `before` was compared with its statements reordered
+    relative: bool = False  # the code differs: the same events, relative to callees
 
 
 # ----------------------------------------------------------------------------- scopes
@@ -851,14 +863,15 @@ class _Pair:
 
 def plan(
     tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None,
-    statements: Mapping[int, int] | None = None,
+    statements: Mapping[int, int] | None = None, relative: bool = False,
 ) -> Plan:
     """The static half: the canonical texts agree and the environment is bound the same.
 
     ``statements`` (a hint: a line of ``before`` -> the line of ``after`` where that
     statement is) lets ``before`` be compared with its statements reordered, where
-    ``hints.reorder`` shows the reordering harmless. Raises ``Refused`` when the check
-    does not apply.
+    ``hints.reorder`` shows the reordering harmless. With ``relative``, code that differs
+    may still match when both versions make the same calls and operations on every path
+    (``opaque``). Raises ``Refused`` when the check does not apply.
     """
     pa, pb = (context.before, context.after) if context is not None else (None, None)
     pair = _Pair(_Module(tree_a, pa), _Module(tree_b, pb))
@@ -909,13 +922,22 @@ def plan(
         loops_a = _yield_from_loops(moved)
         canon_a = _Canon(loops_a or moved, pair.a, method)
         reordered = True
+    matched: opaque.Matched | None = None
     if canon_a.text() != canon_b.text():
-        raise Unmatched("the code differs beyond renaming and resolved names"
-                      + (", with the statements reordered as proposed" if reordered else ""))
-    slots_a, slots_b = canon_a.slots(), canon_b.slots()
-    renamed = {n for k in slots_a.keys() | slots_b.keys()
-               for n in (slots_a.get(k), slots_b.get(k))
-               if n is not None and slots_a.get(k) != slots_b.get(k)}
+        if not relative or reordered:
+            raise Unmatched("the code differs beyond renaming and resolved names"
+                            + (", with the statements reordered as proposed" if reordered
+                               else ""))
+        matched = _relative_match(loops_a or fn_a, loops_b or fn_b, canon_a, canon_b, pair,
+                                  method)
+    if matched is None:
+        slots_a, slots_b = canon_a.slots(), canon_b.slots()
+        renamed = {n for k in slots_a.keys() | slots_b.keys()
+                   for n in (slots_a.get(k), slots_b.get(k))
+                   if n is not None and slots_a.get(k) != slots_b.get(k)}
+    else:
+        # Locals that are not the same in both: every local the versions do not share.
+        renamed = _locals(canon_a) ^ _locals(canon_b)
     if renamed:
         # A string that names a local may be looked up in the caller's frame by name
         # (`df.query("a > @limit")`): renaming it is then a change.
@@ -928,7 +950,8 @@ def plan(
     # and a changed callee's exceptions were compared by type only. Code that reads a
     # caught exception (a handler's name, a context manager's `__exit__`) sees the text.
     seen = _sees_exceptions(fn_a) or _sees_exceptions(fn_b)
-    if renamed and seen is not None:
+    # (Relative to callees, no path reads a local that may be unbound: the walk refuses.)
+    if renamed and seen is not None and matched is None:
         guarded = _guarded_read(fn_a, renamed) or _guarded_read(fn_b, renamed)
         if guarded is not None:
             raise Refused(f"a renamed local's name may show in an exception it reads "
@@ -952,14 +975,14 @@ def plan(
     assumptions = [
         "the code is the same up to its docstring, formatting, a consistent renaming of "
         "local variables and names that resolve to the same imported object"
-    ]
+    ] if matched is None else _relative_assumptions(matched)
     if reordered:
         assumptions.append("statements were reordered as a hint proposed: only assignments "
                            "of locals from values that call no code, each pair moved past "
                            "each other shown to commute; code outside the function does not "
                            "read its local variables through frames (a traceback's, a "
                            "tracer's)")
-    if renamed:
+    if renamed or matched is not None:
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
                            "is given)")
@@ -978,7 +1001,51 @@ def plan(
         assumptions.append("the project's other modules, identical in both revisions, load "
                            "the same objects")
     return Plan(pair.side_a.request(), pair.side_b.request(), tuple(sorted(pair.relative)),
-                tuple(assumptions), reordered)
+                tuple(assumptions), reordered, matched is not None)
+
+
+def _relative_match(fn_a: ast.FunctionDef | ast.AsyncFunctionDef,
+                    fn_b: ast.FunctionDef | ast.AsyncFunctionDef, canon_a: _Canon,
+                    canon_b: _Canon, pair: _Pair, method: bool) -> opaque.Matched:
+    """The versions make the same events on every path (``opaque``), with the same
+    definition around the body (decorators, defaults, parameters)."""
+    if not isinstance(fn_a, ast.FunctionDef) or not isinstance(fn_b, ast.FunctionDef):
+        raise Refused("an async function")
+    if pygen.is_generator(fn_a) != pygen.is_generator(fn_b):
+        raise Unmatched("one version is a generator function, the other is not")
+    heads = []
+    for fn, module in ((fn_a, pair.a), (fn_b, pair.b)):
+        stub = ast.FunctionDef(name=fn.name, args=fn.args, body=[ast.Pass()],
+                               decorator_list=fn.decorator_list, returns=fn.returns,
+                               type_comment=None)
+        heads.append(_Canon(stub, module, method).text())
+    if heads[0] != heads[1]:
+        raise Unmatched("the definitions differ (decorators, defaults or parameters)")
+    try:
+        return opaque.match(fn_a, fn_b, canon_a, canon_b)
+    except walker.Refused as why:
+        raise Refused(f"relative to callees: {why}") from None
+    except opaque.Mismatch as why:
+        raise Unmatched(f"the versions make different calls or operations: {why}") from None
+
+
+def _locals(canon: _Canon) -> set[str]:
+    """The function's local variables (not its parameters), in every scope it has."""
+    return {name for scope in canon.scopes.by_node.values() for name in scope.bound}
+
+
+def _relative_assumptions(matched: opaque.Matched) -> list[str]:
+    listed = ", ".join(matched.operations) or "nothing"
+    return [
+        f"{listed}: each is deterministic given its arguments and the state, and behaves "
+        "the same in both versions (the code differs, but on every path both versions make "
+        "these calls and operations with equal arguments in the same order)",
+        "the identity of equal immutable values the code builds (tuples, strings) is not "
+        "relied upon (the language lets them be shared or not)",
+        "objects both versions let go of between the same two operations may be finalized "
+        "in either order among themselves (`__del__`, weak-reference callbacks); when "
+        "they are let go of, relative to the operations, was compared",
+    ]
 
 
 def _sees_exceptions(fn: ast.AST) -> str | None:
@@ -1229,6 +1296,7 @@ import builtins, importlib, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
 _hex, _getattr, _str, _len, _import = hex, getattr, str, len, importlib.import_module
+_id = id
 _module, _function = types.ModuleType, types.FunctionType
 _plain = (type(None), bool, int, float, str, bytes, complex)
 _missing = object()
@@ -1311,6 +1379,25 @@ def _load():
 _globals, _failed = _load()
 _problems, _prints = [], {}
 
+# A default that is the very object a confirmed import names (a sentinel such as
+# `_marker = object()` imported from another module) shows as that name: the chain's own
+# check vouches that it is the same object in both versions. ("@" starts no other text.)
+_named = {}
+if _globals is not None:
+    for _name, _parts, _own, _external, _stdlib in _expect["chains"]:
+        if _name is not None:
+            _seen = _walk(_parts, False)
+            if _seen is not None and _len(_seen) == _len(_parts):
+                _named[_id(_seen[-1])] = "@" + ".".join(_parts)
+
+def _defaults(v):
+    if _type(v) is _tuple:
+        return "(" + ", ".join(_named.get(_id(i)) or _shown(i) for i in v) + ")"
+    if _type(v) is _dict and not [k for k in v if _type(k) is not str]:
+        return "{" + ", ".join(_repr(k) + ": " + (_named.get(_id(v[k])) or _shown(v[k]))
+                               for k in v) + "}"
+    return _shown(v)
+
 def _function_at(key, qual, line, docs, obj=_missing):
     if obj is _missing:
         obj = _globals.get(key, _missing)
@@ -1322,7 +1409,7 @@ def _function_at(key, qual, line, docs, obj=_missing):
     elif obj.__globals__ is not _globals or obj.__builtins__ is not _vars(builtins):
         _problems.append(f"`{key}` runs with other globals or builtins than the module's")
     elif docs is not None:
-        _prints["function " + key] = (_shown(obj.__defaults__), _shown(obj.__kwdefaults__),
+        _prints["function " + key] = (_defaults(obj.__defaults__), _defaults(obj.__kwdefaults__),
                                       _shown(_dict(obj.__dict__)), obj.__name__,
                                       obj.__qualname__, _shown(obj.__doc__) if docs else "")
 
@@ -1353,7 +1440,7 @@ def _deep(v, skip, seen, depth=0):
         return s
     if _type(v) is _tuple:
         return ("tuple", [_deep(i, skip, seen, depth + 1) for i in v])
-    key = id(v)
+    key = _id(v)
     if key in seen:
         return ("ref", seen[key])
     seen[key] = _len(seen)
@@ -1527,6 +1614,7 @@ def check(
     callee: Callable[[str], Result] | None = None,
     statements: Mapping[int, int] | None = None,
     refusal: list[str] | None = None,
+    relative: bool = False,
 ) -> Result | None:
     """A verified result when the versions are the same code in the same environment,
     confirmed by loading both in the sandbox; None when that is not shown (the caller
@@ -1536,11 +1624,12 @@ def check(
     holds relative to it; ``callee`` decides that function in the same pair, and only a
     verified callee lets the result stand (without ``callee``, None).
     ``statements`` is a hint's statement correspondence (see ``plan``); why the check did
-    not verify is appended to ``refusal`` (when given) for the hint's report.
+    not verify is appended to ``refusal`` (when given) for the hint's report. With
+    ``relative``, code that differs may match relative to its callees (``plan``).
     """
     why_not = refusal if refusal is not None else []
     try:
-        found = plan(tree_a, tree_b, entry, context, statements)
+        found = plan(tree_a, tree_b, entry, context, statements, relative)
     except Refused as why:
         log.debug("relational check of %s does not apply: %s", entry, why)
         why_not.append(str(why))
@@ -1575,8 +1664,15 @@ def check(
     detail = ("the two versions are the same code in the same environment (compared "
               "without a model of the code; both modules were loaded to confirm the names "
               "it reads)")
+    method = METHOD_REORDERED if found.reordered else METHOD
+    if found.relative:
+        detail = ("relative to the calls it makes: on every path both versions make the same "
+                  "calls and operations, with equal arguments, in the same order, and return "
+                  "or raise the same (compared without a model of the code; both modules "
+                  "were loaded to confirm the names it reads)")
+        method = METHOD_RELATIVE
     return Result(Verdict.VERIFIED, Reason.PROOF, detail, assumptions=tuple(assumptions),
-                  method=METHOD_REORDERED if found.reordered else METHOD)
+                  method=method)
 
 
 def _callees(
@@ -1596,7 +1692,9 @@ def _callees(
             # Only a relational proof holds for whatever the caller passes: a model's proof
             # rests on the callee's parameter types and distinct list arguments, which the
             # caller's calls need not meet (`g(xs, xs)`, a float for an `int`).
-            if result.verdict is not Verdict.VERIFIED or result.method != METHOD:
+            if result.verdict is not Verdict.VERIFIED or result.method not in (
+                METHOD, METHOD_RELATIVE
+            ):
                 log.debug("relational check of %s: the changed callee %s is %s", entry, name,
                           result.verdict.value)
                 return None
