@@ -42,6 +42,10 @@ class Const(Term):
 @dataclass(frozen=True)
 class Glob(Term):
     token: str  # the resolved name, as ``relational.check._Canon`` writes it (G:/B:/M:)
+    # How many events ran before the name was read: code an event runs may rebind a module
+    # name (`mod.X = 2`, `builtins.len = ...`), so a name read before a call and the same
+    # name read after it are different values (-1: a name no event can rebind).
+    epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,9 @@ class Slice(Term):
 @dataclass(frozen=True)
 class Exc(Term):
     event: int  # the exception the event of that position raised
+    # As it left a generator's frame: there a StopIteration becomes a RuntimeError (PEP
+    # 479), where it passes through a comprehension's or the function's own frame.
+    generator: bool = False
 
 
 @dataclass(frozen=True)

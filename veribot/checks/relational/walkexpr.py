@@ -14,6 +14,7 @@ import ast
 from veribot.checks.lang.pysource import _value_text
 from veribot.checks.relational.terms import (
     NONE,
+    Exc,
     Flag,
     Fn,
     Fresh,
@@ -32,7 +33,7 @@ from veribot.checks.relational.terms import (
     Value,
     const,
 )
-from veribot.checks.relational.walkcore import Core, Refused, Walk, _Frame, params
+from veribot.checks.relational.walkcore import Core, Refused, Walk, _Frame, _Throw, params
 
 _BINOPS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/",
@@ -301,10 +302,11 @@ class Expressions(Core):
                 and isinstance(arg, ast.ListComp | ast.List | ast.GeneratorExp)
                 and self._local_frame(func.id) is None):
             return None
-        if self.load(func.id) != Glob(f"B:{func.id}"):
+        callee = self.load(func.id)
+        if not isinstance(callee, Glob) or callee.token != f"B:{func.id}":
             return None
         if isinstance(arg, ast.GeneratorExp):
-            made = yield from self.list_comp(arg)
+            made = yield from self._drained(arg)
         else:
             made = yield from self._expr(arg)
         assert isinstance(made, Fresh)
@@ -313,6 +315,29 @@ class Expressions(Core):
         if any(isinstance(i, Fresh | Pack) for i in made.items):
             return Pack(tuple(made.items))
         return Tup(tuple(i for i in made.items if isinstance(i, Term)))
+
+    def _drained(self, node: ast.GeneratorExp) -> Walk:
+        """A generator expression run to its end by ``list``/``tuple``: as a comprehension,
+        except that what its code raises leaves the generator's frame, where a
+        StopIteration becomes a RuntimeError (PEP 479). So raising is explored there, and
+        the exception leaves marked (unequal to one that left a comprehension)."""
+        self.protected += 1
+        try:
+            made = yield from self.list_comp(node)
+        except _Throw as thrown:
+            if not isinstance(thrown.exc, Exc):
+                raise Refused("an exception of unknown origin leaving a generator "
+                              "expression") from None
+            leaving = Exc(thrown.exc.event, generator=True)
+            if thrown.exc in self.life.inflight:
+                self.life.inflight.remove(thrown.exc)
+            self.life.inflight.append(leaving)
+            self.life.born.add(leaving)
+            self.life.point()
+            raise _Throw(leaving) from None
+        finally:
+            self.protected -= 1
+        return made
 
     def super_(self) -> Walk:
         """`super()` in a method is `super(__class__, <first parameter>)`: the class is
@@ -325,7 +350,8 @@ class Expressions(Core):
             raise Refused("`super()` outside a method's own body")
         if not self._stable(first.name):
             raise Refused(f"`super()` in a method that rebinds `{first.name}`")
-        return (yield from self.event("call", Glob(token), Glob("__class__"), first))
+        return (yield from self.event("call", Glob(token, self.events), Glob("__class__"),
+                                      first))
 
     # ------------------------------------------------------------------ comprehensions
 
