@@ -100,22 +100,27 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # --------------------------------------------------------------------------- literals
 
 
-def parse_literal(text: str) -> object:
+def parse_literal(text: str, *, objects: bool = False) -> object:
     """Evaluate one argument literal safely (``ast``, never ``eval``).
 
     Accepts what ``repr`` prints for ints, bools, None, str, bytes, floats, complex,
     lists, tuples, dicts, sets and frozensets, plus ``float('nan')``, ``float('inf')``,
     ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``; and, for inputs
     taken from a repository's own tests, ``range(<ints>)`` and ``iter(<literal>)``.
+
+    With ``objects``, also the objects of a call to run in the child: a call of any
+    other name, ``Point(1, y=2)`` (a ``Build``: the child calls the class the module
+    under review binds to that name, see ``materialize``), and the builtin classes by
+    name (``int``, ``str``: a value like any other where a parameter takes any object).
     """
     tree = ast.parse(text.strip(), mode="eval")
-    return _literal(tree.body)
+    return _literal(tree.body, objects)
 
 
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 
 
-def parse_argument(text: str) -> tuple[str | None, object]:
+def parse_argument(text: str, *, objects: bool = False) -> tuple[str | None, object]:
     """One argument of a call: ``(None, value)`` for a positional literal, or
     ``(name, value)`` for a keyword argument written ``name=literal`` (``x=1``).
 
@@ -123,20 +128,21 @@ def parse_argument(text: str) -> tuple[str | None, object]:
     """
     match = _KEYWORD.match(text)
     if match is None:
-        return None, parse_literal(text)
-    return match.group(1), parse_literal(text[match.end():])
+        return None, parse_literal(text, objects=objects)
+    return match.group(1), parse_literal(text[match.end():], objects=objects)
 
 
-def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, object]]:
+def split_arguments(texts: Sequence[str], *, objects: bool = False,
+                    ) -> tuple[list[object], dict[str, object]]:
     """The positional values and the keyword arguments of a call, in the order given.
 
     A positional argument after a keyword one, or a keyword given twice, is refused
-    (``ValueError``), as Python refuses it in a call.
+    (``ValueError``), as Python refuses it in a call. ``objects``: see ``parse_literal``.
     """
     args: list[object] = []
     kwargs: dict[str, object] = {}
     for text in texts:
-        name, value = parse_argument(text)
+        name, value = parse_argument(text, objects=objects)
         if name is None:
             if kwargs:
                 raise ValueError(f"a positional argument after a keyword one: {text[:80]}")
@@ -148,7 +154,8 @@ def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, objec
     return args, kwargs
 
 
-def parse_receiver(text: str) -> tuple[list[object], dict[str, object], bool] | None:
+def parse_receiver(text: str, *, objects: bool = False,
+                   ) -> tuple[list[object], dict[str, object], bool] | None:
     """The receiver part of a method call, or None if ``text`` is an ordinary argument.
 
     A call on an instance starts with ``@Class(3, 'a')``: the object is built by calling
@@ -166,14 +173,42 @@ def parse_receiver(text: str) -> tuple[list[object], dict[str, object], bool] | 
         node = node.value
     if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
         raise ValueError(f"not a constructor call: {text[:80]}")
-    args = [_literal(a) for a in node.args]
-    kwargs = {str(k.arg): _literal(k.value) for k in node.keywords}
+    args = [_literal(a, objects) for a in node.args]
+    kwargs = {str(k.arg): _literal(k.value, objects) for k in node.keywords}
     return args, kwargs, read
 
 
-def _literal(node: ast.expr) -> object:
+# Builtin classes a call's text may name as values (``parse_literal(objects=True)``).
+_CLASS_NAMES = frozenset({"int", "float", "complex", "str", "bytes", "bytearray", "bool",
+                          "list", "tuple", "dict", "set", "frozenset", "object", "type",
+                          "range"})
+# Calls that mean a builtin value in a call's text, never a ``Build``.
+_VALUE_CALLS = frozenset({"float", "set", "frozenset", "range", "iter"})
+
+
+class Build:
+    """An object a call's text asks the child to build: ``Point(1, y=2)`` calls the class
+    that the module under review binds to ``Point`` (each version its own; see
+    ``materialize``), with arguments that may be ``Build`` objects themselves."""
+
+    def __init__(self, name: str, args: list[object], kwargs: dict[str, object]) -> None:
+        self.name, self.args, self.kwargs = name, args, kwargs
+
+    def __repr__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"{self.name}({', '.join(parts)})"
+
+
+def _literal(node: ast.expr, objects: bool = False) -> object:
     if isinstance(node, ast.Constant) and node.value is not Ellipsis:
         return node.value
+    if objects and isinstance(node, ast.Name) and node.id in _CLASS_NAMES:
+        return getattr(builtins, node.id)
+    if (objects and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in _VALUE_CALLS and not any(k.arg is None for k in node.keywords)):
+        # A bare name only: the class the module binds to it (never `os.system(...)`).
+        return Build(node.func.id, [_literal(a, objects) for a in node.args],
+                     {str(k.arg): _literal(k.value, objects) for k in node.keywords})
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         operand = _literal(node.operand)
         if isinstance(operand, int | float | complex) and not isinstance(operand, bool):
@@ -187,14 +222,14 @@ def _literal(node: ast.expr) -> object:
         ):
             return left + right if isinstance(node.op, ast.Add) else left - right
     if isinstance(node, ast.List):
-        return [_literal(e) for e in node.elts]
+        return [_literal(e, objects) for e in node.elts]
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(e) for e in node.elts)
+        return tuple(_literal(e, objects) for e in node.elts)
     if isinstance(node, ast.Set):
-        return {_literal(e) for e in node.elts}
+        return {_literal(e) for e in node.elts}  # members are hashed: plain literals only
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {
-            _literal(k): _literal(v)
+            _literal(k): _literal(v, objects)
             for k, v in zip(node.keys, node.values, strict=True)
             if k is not None
         }
@@ -222,6 +257,50 @@ def _literal(node: ast.expr) -> object:
             if isinstance(items, list | tuple | str | bytes | set | frozenset | dict | range):
                 return iter(items)
     raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+
+_MAX_BUILD_DEPTH = 20
+
+
+def has_builds(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` holds a ``Build`` (in a list, tuple or dict value, or a Build)."""
+    if isinstance(value, Build) or depth > _MAX_BUILD_DEPTH:
+        return True
+    if isinstance(value, list | tuple):
+        return any(has_builds(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(has_builds(v, depth + 1) for v in value.values())
+    return False
+
+
+def materialize(module: object, value: object, depth: int = 0) -> object:
+    """``value`` with each ``Build`` replaced by the object it asks for: the class that
+    ``module`` binds to its name, called with its own arguments made the same way.
+
+    Only the project's classes are built: the class must be defined in ``module``'s top
+    package (a standalone module: in itself). Anything else raises ``ValueError``, and
+    the call is no input. Runs untrusted code (the constructors): call it under the
+    per-call timer.
+    """
+    if depth > _MAX_BUILD_DEPTH:
+        raise ValueError("objects nested too deeply")
+    if isinstance(value, Build):
+        cls = getattr(module, value.name, None)
+        top = str(getattr(module, "__name__", "")).split(".")[0]
+        where = str(getattr(cls, "__module__", ""))
+        ours = bool(top) and (where == top or where.startswith(top + "."))
+        if not isinstance(cls, type) or not ours:
+            raise ValueError(f"{value.name} is not a class of the project")
+        args = [materialize(module, a, depth + 1) for a in value.args]
+        kwargs = {k: materialize(module, v, depth + 1) for k, v in value.kwargs.items()}
+        return cls(*args, **kwargs)
+    if isinstance(value, list):
+        return [materialize(module, v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(materialize(module, v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return {k: materialize(module, v, depth + 1) for k, v in value.items()}
+    return value
 
 
 # --------------------------------------------------------------------------- encoding
@@ -318,6 +397,10 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
     if tp is Instance:
         assert isinstance(value, Instance)
         return _encode_instance(value.obj, value.skip, value.properties, depth, active)
+    if tp is Build:  # an object not built yet, by what it asks for
+        assert isinstance(value, Build)
+        return ["build", value.name, _encode(value.args, depth + 1, active),
+                _encode(value.kwargs, depth + 1, active)]
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -1032,20 +1115,25 @@ NO_INSTANCE = "no-instance"
 
 def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, object], bool],
                  args: list[object], kwargs: dict[str, object], call_s: float,
-                 watch: bool) -> dict[str, object]:
+                 watch: bool, module: object = None) -> dict[str, object]:
     """Build the object with the receiver's arguments, then call (or read) ``name`` on it.
 
     A constructor that fails (raises, hangs) gives no input: ``NO_INSTANCE``. ``self``
-    after the call is compared like an argument, by its state (``Instance``).
+    after the call is compared like an argument, by its state (``Instance``). Objects
+    among the arguments (``Build``) are made first, in the same step (``_prepare``).
     """
     init_args, init_kwargs, read = receiver
     built: dict[str, object] = {}
 
     def build() -> None:
-        obj = cls(*init_args, **init_kwargs)
+        init = _prepare(module, init_args, init_kwargs)
+        call = _prepare(module, args, kwargs)
+        obj = cls(*init[0], **init[1])
         # What the constructor built: if the versions build different objects, that is a
-        # difference of the class, not of the method.
-        built["state"] = canonical(Instance(obj, name, properties=False))
+        # difference of the class, not of the method (so too for objects made as arguments).
+        state = canonical(Instance(obj, name, properties=False))
+        built["state"] = state if call[2] is None else [state, call[2]]
+        built["args"], built["kwargs"] = call[0], call[1]
         built["obj"] = obj
 
     made = _observe(build, None, call_s)
@@ -1054,6 +1142,8 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
                           f"not called: the constructor {made.get('kind')}s "
                           f"({made.get('text')})")
     obj, state = built["obj"], built["state"]
+    args = built["args"]  # type: ignore[assignment]
+    kwargs = built["kwargs"]  # type: ignore[assignment]
     if read:
         if args or kwargs:
             raise ValueError("a property read takes no arguments")
@@ -1064,6 +1154,40 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     result = _observe(action, [Instance(obj, name), *args, *kwargs.values()], call_s, watch)
     result["built"] = state
     return result
+
+
+# Arguments with their objects made, and the encoding of what was made (or None).
+_Prepared = tuple[list[object], dict[str, object], object]
+
+
+def _prepare(module: object, args: list[object], kwargs: dict[str, object]) -> _Prepared:
+    """The arguments with their ``Build`` objects made (``materialize``), and the encoding
+    of the arguments as made (None when there was nothing to make): what the two versions
+    made must be the same for a difference to belong to the unit."""
+    if not (has_builds(args) or has_builds(kwargs)):
+        return args, kwargs, None
+    made = [materialize(module, a) for a in args]
+    made_kw = {k: materialize(module, v) for k, v in kwargs.items()}
+    return made, made_kw, canonical(tuple([*made, *made_kw.values()]))
+
+
+def _with_objects(module: object, args: list[object], kwargs: dict[str, object],
+                  call_s: float) -> _Prepared | dict[str, object]:
+    """Make the ``Build`` objects among the arguments under the per-call timer: the
+    arguments made and their encoding, or the behaviour of a call that is no input."""
+    if not (has_builds(args) or has_builds(kwargs)):
+        return args, kwargs, None
+    made: dict[str, Any] = {}
+
+    def build() -> None:
+        made["all"] = _prepare(module, args, kwargs)
+
+    seen = _observe(build, None, call_s)
+    if "all" not in made:
+        return _behaviour("timeout", NO_INSTANCE,
+                          f"not called: making an argument {seen.get('kind')}s "
+                          f"({seen.get('text')})")
+    return made["all"]  # type: ignore[no-any-return]
 
 
 def _load(path: str, name: str) -> object:
@@ -1093,6 +1217,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             module = _load(cfg["subject"], "subject")
         loaded["fn"] = _resolve(module, entry)
         loaded["cls"] = _owner(module, entry)
+        loaded["module"] = module
         return None
 
     outcome = _observe(load_entry, None, call_s)
@@ -1108,15 +1233,24 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     cls = loaded["cls"]
     name = entry.rsplit(".", 1)[-1]
     recursion_limit = sys.getrecursionlimit()  # as the module left it
+    module = loaded["module"]
     for index, literals in enumerate(cfg["calls"]):
-        receiver = parse_receiver(literals[0]) if literals else None
-        args, kwargs = split_arguments(literals[1:] if receiver is not None else literals)
+        receiver = parse_receiver(literals[0], objects=True) if literals else None
+        args, kwargs = split_arguments(literals[1:] if receiver is not None else literals,
+                                       objects=True)
         sys.setrecursionlimit(recursion_limit)
         if receiver is not None:
             if not isinstance(cls, type):
                 raise ValueError(f"{entry!r} is not a member of a class")
-            behaviour = _method_call(cls, name, receiver, args, kwargs, call_s, watch)
-        elif isinstance(cls, type) and name == "__init__":
+            behaviour = _method_call(cls, name, receiver, args, kwargs, call_s, watch, module)
+            send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
+            continue
+        prepared = _with_objects(module, args, kwargs, call_s)
+        if isinstance(prepared, dict):  # an argument could not be made: no input
+            send({"t": "call", "i": cfg["start"] + index, "b": prepared})
+            continue
+        args, kwargs, made = prepared
+        if isinstance(cls, type) and name == "__init__":
             # The constructor is the unit: what it builds is compared by its state.
             def construct(c: type = cls, a: list[object] = args,
                           k: dict[str, object] = kwargs) -> object:
@@ -1127,6 +1261,8 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             # Keyword arguments are compared after the call like positional ones (mutation).
             passed = [*args, *kwargs.values()]
             behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
+        if made is not None:
+            behaviour["built"] = made
         send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
 
 
