@@ -66,7 +66,8 @@ def test_not_literal():
     n = 2
     ch([1], n)              # n bound twice: not a literal
     ch(thing, 1)            # a name from elsewhere
-    ch(*[1, 2])             # starred
+    ch(*[1, 2])             # a literal spread: ch(1, 2)
+    ch(*thing)              # spread of a name from elsewhere
     ch([1], key=lambda x: x)
 
 
@@ -82,6 +83,7 @@ def test_test_file_calls_through_imports_with_local_literals_resolved() -> None:
         ("[1, 2, 3]", "-1"),
         ("'ABCDEFG'", "3", "strict=True"),
         ("iter([1, 2])", "n=range(3)"),
+        ("1", "2"),
         ("'AB'", "0"),
     ]
     assert calls[0].origin == "a call in tests/test_mod.py line 12 (after revision)"

@@ -335,7 +335,8 @@ def _repository_inputs(
     them and the defaults (for parameters annotated in neither version nor ``given``)."""
     try:
         calls = harvest.calls_for(before, after, entry, context)
-        inferred = pyinfer.infer(fn_a, fn_b, calls)
+        inferred = pyinfer.infer(fn_a, fn_b, calls,
+                                 bound=difftest.bound_parameter(before, entry))
     except Exception:  # reading the repository's tests must never stop the check
         log.exception("harvesting calls of %s failed", entry)
         return [], {}

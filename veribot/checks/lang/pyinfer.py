@@ -47,15 +47,22 @@ class Inferred:
     sources: tuple[str, ...]
 
 
-def infer(fn_a: _Function, fn_b: _Function, calls: Sequence[Call]) -> dict[str, Inferred]:
+def infer(fn_a: _Function, fn_b: _Function, calls: Sequence[Call], *,
+          bound: str | None = None) -> dict[str, Inferred]:
     """Inferred types of the parameters annotated in neither version, by name.
 
     Only parameters whose name, kind and position are the same in both versions are
-    considered (the calls bind alike in both); ``self``/``cls`` of a method never are.
+    considered (the calls bind alike in both); ``bound``, the parameter Python binds
+    itself (``self``/``cls`` of a method, or of a constructor), never is: a method's call
+    starts with its receiver (``@C(...)``), which is not an argument.
     """
     params_a, params_b = _parameters(fn_a), _parameters(fn_b)
     if [p[:2] for p in params_a] != [p[:2] for p in params_b]:
         return {}
+    if bound is not None and params_a and params_a[0][0] == bound:
+        params_a, params_b = params_a[1:], params_b[1:]
+        calls = [Call(c.args[1:] if c.args and c.args[0].startswith("@") else c.args,
+                      c.origin) for c in calls]
     found: dict[str, tuple[list[PyType], list[str]]] = {}
     for (name, _kind, default_a, ann_a), (_, _, default_b, ann_b) in zip(
         params_a, params_b, strict=True
@@ -73,10 +80,10 @@ def infer(fn_a: _Function, fn_b: _Function, calls: Sequence[Call]) -> dict[str, 
     positional = [p[0] for p in params_a if p[1] == "positional"]
     counted: dict[str, dict[str, int]] = {}
     for call in calls:
-        bound = _bind(call, positional, set(found))
-        if bound is None:
+        given = _bind(call, positional, set(found))
+        if given is None:
             continue
-        for name, node in bound.items():
+        for name, node in given.items():
             t = literal_type(node)
             if t is None:
                 continue

@@ -291,6 +291,7 @@ def materialize(module: object, value: object, depth: int = 0) -> object:
         ours = bool(top) and (where == top or where.startswith(top + "."))
         if not isinstance(cls, type) or not ours:
             raise ValueError(f"{value.name} is not a class of the project")
+        note_classes(cls)
         args = [materialize(module, a, depth + 1) for a in value.args]
         kwargs = {k: materialize(module, v, depth + 1) for k, v in value.kwargs.items()}
         return cls(*args, **kwargs)
@@ -543,14 +544,48 @@ def _encode_instance(obj: object, skip: str, properties: bool, depth: int,
         for klass in type(obj).__mro__:
             if klass.__module__ == "builtins":
                 continue
-            data = [[k, _encode(v, depth + 1, active)] for k, v in klass.__dict__.items()
-                    if isinstance(v, _DATA_TYPES)
-                    and not (k.startswith("__") and k.endswith("__"))]
+            data = _changed_data(klass, _class_data(klass, depth, active))
             if data:
                 shared.append([klass.__qualname__, sorted(data, key=lambda kv: str(kv[0]))])
         return ["self", _type_name(type(obj)), state, shared]
     finally:
         active.discard(id(obj))
+
+
+# The data of each class as it was before the first object of it was built in this child
+# (``note_classes``): the data an object's encoding shows is what changed since. Its value
+# at import is the module's, not the object's, and may differ from process to process
+# (`hash(None)` follows an address on Python 3.11) while the code behaves the same.
+_CLASS_DATA: dict[type, list[list[object]]] = {}
+_REMOVED = ["removed"]
+
+
+def _class_data(klass: type, depth: int = 0, active: set[int] | None = None) -> list[list[object]]:
+    return [[k, _encode(v, depth + 1, active if active is not None else set())]
+            for k, v in list(vars(klass).items())
+            if isinstance(v, _DATA_TYPES) and not (k.startswith("__") and k.endswith("__"))]
+
+
+def note_classes(cls: object) -> None:
+    """Keep the data of ``cls`` and its bases as it is now, before an object of it is
+    built (untrusted values are encoded: call it under the per-call timer)."""
+    for klass in getattr(cls, "__mro__", ()):
+        if isinstance(klass, type) and klass.__module__ != "builtins" \
+                and klass not in _CLASS_DATA:
+            _CLASS_DATA[klass] = _class_data(klass)
+
+
+def _changed_data(klass: type, data: list[list[object]]) -> list[list[object]]:
+    """``data`` of ``klass`` that differs from what it was before its first object was
+    built, with what was removed; all of it for a class not noted."""
+    first = _CLASS_DATA.get(klass)
+    if first is None:
+        return data
+    before = {str(k): v for k, v in first}
+    now = {str(k): v for k, v in data}
+    changed: list[list[object]] = [[k, v] for k, v in data if before.get(str(k)) != v]
+    changed += [[k, _REMOVED] for k in before if k not in now]
+    return changed
 
 
 def _builtin_base(value: object) -> object | None:
@@ -1126,6 +1161,7 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     built: dict[str, object] = {}
 
     def build() -> None:
+        note_classes(cls)
         init = _prepare(module, init_args, init_kwargs)
         call = _prepare(module, args, kwargs)
         obj = cls(*init[0], **init[1])
@@ -1254,6 +1290,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             # The constructor is the unit: what it builds is compared by its state.
             def construct(c: type = cls, a: list[object] = args,
                           k: dict[str, object] = kwargs) -> object:
+                note_classes(c)
                 return Instance(c(*a, **k))
 
             behaviour = _observe(construct, [*args, *kwargs.values()], call_s, watch)

@@ -328,3 +328,15 @@ def _imported_module(module: str, package: bool, node: ast.ImportFrom) -> str | 
     if node.module and module and node.module.split(".")[0] == module.split(".")[0]:
         return node.module
     return None
+
+
+def class_names(source: str) -> set[str]:
+    """The names a module binds at its top level to a class it defines or imports (an
+    import may bind something else: the sandbox makes objects only of the project's
+    classes, and of nothing that is not a class)."""
+    try:
+        tree = pysource.parse(source)
+    except SyntaxError:
+        return set()
+    names = {n for node in tree.body for n in _names_bound(node)}
+    return {n for n in names if _top_binding(tree, n) is not None}

@@ -883,6 +883,7 @@ def make(mod, owner, recv, args):
     obj = None
     parts = []
     if recv is not None:
+        canon.note_classes(owner)
         init_args, init_kwargs, _ = canon._prepare(mod, list(recv.args), dict(recv.kwargs))
         obj = owner(*init_args, **init_kwargs)
         parts.append(canon.canonical(canon.Instance(obj, NAME, properties=False)))
