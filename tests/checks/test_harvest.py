@@ -8,7 +8,14 @@ from veribot.checks.lang import pyinfer, pystrings
 from veribot.checks.lang.pytypes import BoolT, IntT, ListT, NoneT, StrT, UnionT
 from veribot.checks.project.package import Package, PairContext, SourceFile
 from veribot.checks.sandbox._child import parse_literal, split_arguments
-from veribot.checks.search.harvest import Call, calls_for, from_doctests, from_test_file
+from veribot.checks.search import construct
+from veribot.checks.search.harvest import (
+    Call,
+    calls_for,
+    from_doctests,
+    from_test_file,
+    target_of,
+)
 
 MODULE = '''"""A module.
 
@@ -111,7 +118,7 @@ def test_local():
                           "t.py", "after") == []
 
 
-def test_calls_only_in_the_after_revision_come_first_and_methods_are_not_harvested() -> None:
+def test_calls_only_in_the_after_revision_come_first() -> None:
     ctx = PairContext(
         Package("pkg.mod", "pkg/mod.py", ""),
         Package("pkg.mod", "pkg/mod.py", ""),
@@ -122,7 +129,8 @@ def test_calls_only_in_the_after_revision_come_first_and_methods_are_not_harvest
     calls = calls_for(src, src, "f", ctx)
     assert args_of(calls) == [("-1",), ("1",)]
     assert "(after revision)" in calls[0].origin
-    assert calls_for(src, src, "C.f", ctx) == []
+    assert calls_for(src, src, "C.f", ctx) == []  # no such class in the tests
+    assert calls_for(src, src, "A.B.f", ctx) == []  # a nested class: not harvested
     assert calls_for("def f(:", src, "f", None) == []
 
 
@@ -249,3 +257,143 @@ Elsewhere a function of that name is another one:
     assert calls[0].origin == "the doctest at line 5 of README.rst (after revision)"
     assert from_doctests(readme.replace("from pkg import", "from nowhere import"), "chunk",
                          "README.rst", docs=True, module="pkg.mod") == []
+
+
+LOOPS = '''import pytest
+from pkg.mod import find
+
+
+def test_cases():
+    iterable = 'AABCA'
+    cases = [(dict(start=-3), [4]), (dict(stop=-2), [0, 1])]
+    for kwargs, expected in cases:
+        for wrapper in (list, iter):
+            assert list(find(wrapper(iterable), 'A', **kwargs)) == expected
+
+
+def test_indexes():
+    for i in range(2):
+        find('AB', 'A', start=i + 1)
+    for args in [('x', 'y'), ('z',)]:
+        find(*args)
+    for args in make_cases():
+        find(*args)             # not a literal sequence: nothing
+
+
+def test_rebound_per_loop():
+    for s in ['ab']:
+        seq = s * 2             # not a literal
+        find(seq, 'a')
+    for s in ['cd']:
+        seq = s
+        find(seq, 'c')
+    find(seq, 'z')              # after the loops `seq` is bound twice: not a literal
+'''
+
+
+def test_loops_over_literal_cases_stars_and_wrappers_give_one_call_per_row() -> None:
+    calls = from_test_file(LOOPS, "find", "pkg.mod", "t.py", "after")
+    assert args_of(calls) == [
+        ("['A', 'A', 'B', 'C', 'A']", "'A'", "start=-3"),
+        ("iter('AABCA')", "'A'", "start=-3"),
+        ("['A', 'A', 'B', 'C', 'A']", "'A'", "stop=-2"),
+        ("iter('AABCA')", "'A'", "stop=-2"),
+        ("'AB'", "'A'", "start=1"),
+        ("'AB'", "'A'", "start=2"),
+        ("'x'", "'y'"),
+        ("'z'",),
+        ("'cd'", "'c'"),
+    ]
+    for call in calls:
+        split_arguments(call.args)
+
+
+CLASSES = '''import unittest
+import pkg as p
+from pkg.mod import Range, Other
+from elsewhere import Range as Foreign
+
+
+class RangeTests(unittest.TestCase):
+    def test_eq(self):
+        for args1, args2 in [((2, 3, 1), (2, 3, 5)), ((0, 5, 2), (0, 6, 2))]:
+            r1 = p.mod.Range(*args1)
+            r2 = Range(*args2)
+            self.assertEqual(r1, r2)
+            self.assertEqual(hash(r1), hash(r2))
+        self.assertNotEqual(7, Range(7.0))       # reflected: Range(7.0).__eq__(7)
+        assert Range(1) == Other(2)               # an object of another class as argument
+        assert Foreign(1) == Range(9)             # not the module's class: `Range(9) == ?`
+        r = Range(4)
+        r.shift(2, by=Other(1))
+        r.size                                    # a property read
+        Range.make(3)                             # a static method
+        assert 2 in r and r[1] == 1
+'''
+MODULE_WITH_CLASSES = '''class Other:
+    def __init__(self, x): self.x = x
+
+
+class Range:
+    def __init__(self, *args): self.args = args
+    def __eq__(self, other): return True
+    def __hash__(self): return 1
+    def __contains__(self, x): return True
+    def __getitem__(self, i): return i
+    def shift(self, n, by=None): return self
+    @property
+    def size(self): return 1
+    @staticmethod
+    def make(n): return Range(n)
+'''
+
+
+def test_methods_are_called_on_objects_the_test_builds_and_through_operations() -> None:
+    def calls(entry: str) -> list[tuple[str, ...]]:
+        target = target_of(entry, MODULE_WITH_CLASSES)
+        assert target is not None
+        found = from_test_file(CLASSES, target, "pkg.mod", "t.py", "after",
+                               classes=construct.class_names(MODULE_WITH_CLASSES))
+        for call in found:
+            split_arguments(call.args[1:] if call.args[0].startswith("@") else call.args,
+                            objects=True)
+        return args_of(found)
+
+    assert calls("Range.__eq__") == [
+        ("@Range(2, 3, 1)", "Range(2, 3, 5)"), ("@Range(0, 5, 2)", "Range(0, 6, 2)"),
+        ("@Range(7.0)", "7"), ("@Range(1)", "Other(2)")]
+    assert calls("Range.__hash__") == [("@Range(2, 3, 1)",), ("@Range(2, 3, 5)",),
+                                       ("@Range(0, 5, 2)",), ("@Range(0, 6, 2)",)]
+    assert calls("Range.shift") == [("@Range(4)", "2", "by=Other(1)")]
+    assert calls("Range.size") == [("@Range(4).size",)]
+    assert calls("Range.make") == [("3",)]
+    assert calls("Range.__contains__") == [("@Range(4)", "2")]
+    assert calls("Range.__getitem__") == [("@Range(4)", "1")]
+    assert ("9",) in calls("Range.__init__") and ("*args1",) not in calls("Range.__init__")
+    # Without the module's class names, an object of another class is no literal.
+    target = target_of("Range.shift", MODULE_WITH_CLASSES)
+    assert target is not None
+    assert from_test_file(CLASSES, target, "pkg.mod", "t.py", "after") == []
+
+
+def test_doctest_sessions_keep_names_between_examples() -> None:
+    source = '''class Range:
+    """A range.
+
+    >>> r = Range(1, 4)
+    >>> r == Range(1, 5)
+    False
+    >>> len(r)
+    3
+    """
+    def __init__(self, *args): pass
+    def __eq__(self, other): return False
+    def __len__(self): return 3
+'''
+    target = target_of("Range.__eq__", source)
+    assert target is not None
+    calls = from_doctests(source, target, "the after version", classes={"Range"})
+    assert args_of(calls) == [("@Range(1, 4)", "Range(1, 5)")]
+    assert calls[0].origin == "the doctest at line 5 of the after version"
+    len_calls = from_doctests(source, "Range.__len__", "the after version")
+    assert args_of(len_calls) == [("@Range(1, 4)",)]
