@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from veribot.checks.lang import pyinfer, pystrings
-from veribot.checks.lang.pytypes import BoolT, IntT, ListT, NoneT, StrT, UnionT
+from veribot.checks.lang.pytypes import BoolT, IntT, IteratorT, ListT, NoneT, StrT, UnionT
 from veribot.checks.project.package import Package, PairContext, SourceFile
 from veribot.checks.sandbox._child import parse_literal, split_arguments
 from veribot.checks.search import construct
@@ -162,10 +164,12 @@ def test_types_are_inferred_from_defaults_and_calls_and_say_from_where() -> None
     assert got["strict"].type == BoolT()
     assert "key" not in got  # None alone says nothing
     assert "tag" not in got  # annotated
-    assert got["items"].sources == ("2 call(s) in tests/t.py",)
+    # The iterator of the doctest is for random testing only (the model has no such type).
+    assert got["items"].search == UnionT((StrT(), ListT(IntT()), IteratorT(IntT())))
+    assert got["items"].sources == ("2 call(s) in tests/t.py", "a call in doctests")
     assert got["strict"].sources == ("the default False",)
     text = pyinfer.assumption(got)
-    assert "`items: str | list[int]` (inferred from 2 call(s) in tests/t.py)" in text
+    assert "`items: str | list[int]` (inferred from 2 call(s) in tests/t.py" in text
 
 
 def test_nothing_is_inferred_when_the_parameters_differ_or_an_annotation_exists() -> None:
@@ -397,3 +401,75 @@ def test_doctest_sessions_keep_names_between_examples() -> None:
     assert calls[0].origin == "the doctest at line 5 of the after version"
     len_calls = from_doctests(source, "Range.__len__", "the after version")
     assert args_of(len_calls) == [("@Range(1, 4)",)]
+
+
+def test_an_iterator_argument_is_a_type_for_the_search_only() -> None:
+    f = fn("def f(it, n=2):\n    pass\n")
+    calls = [Call(("iter([1, 2])",), "a call in tests/t.py line 3 (after revision)"),
+             Call(("[3]",), "a call in tests/t.py line 4 (after revision)")]
+    got = pyinfer.infer(f, f, calls)
+    assert got["it"].search == UnionT((IteratorT(IntT()), ListT(IntT())))
+    assert got["it"].type == ListT(IntT())  # what the model may assume
+    assert "Iterator" not in pyinfer.assumption(got)
+
+
+HELPERS = '''def window(items, n=None):
+    """>>> list(window([4, 3, 7], n=2))"""
+    it = iter(items)
+    if n is None:
+        return list(it)
+    return _window(it, n)
+
+
+def _window(iterator, maxlen):
+    return list(iterator)[:maxlen]
+
+
+def other(k: str):
+    return _window(iter(k), 3)
+'''
+
+
+def test_a_helper_gets_types_from_what_the_modules_functions_pass_it() -> None:
+    tree = ast.parse(HELPERS)
+    helper = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_window")
+    callers = pyinfer.Callers([tree], "_window",
+                              lambda name: calls_for(HELPERS, HELPERS, name, None))
+    got = pyinfer.infer(helper, helper, [], callers=callers)
+    # `window` passes `iter(items)` (items: list[int] from its doctest) and its `n`;
+    # `other` passes `iter(k)` (k: str, annotated) and 3.
+    assert got["iterator"].search == UnionT((IteratorT(IntT()), IteratorT(StrT())))
+    assert got["iterator"].type is None  # no type the model knows
+    assert got["maxlen"].search == UnionT((NoneT(), IntT()))
+    assert got["iterator"].sources == ("the call in `window`, the call in `other`",)
+    note = pyinfer.search_note(got)
+    assert "`iterator: Iterator[int] | Iterator[str]` (from the call in `window`" in note
+
+
+@pytest.mark.parametrize(("body", "anything"), [
+    ("    try:\n        iter(x)\n        return True\n    except TypeError:\n"
+     "        return False\n", True),
+    ("    return hasattr(x, '__iter__')\n", True),
+    ("    return isinstance(x, int) or x is None or getattr(x, 'k', 0) == 1\n", True),
+    ("    try:\n        return x[-1]\n    except (IndexError, StopIteration):\n"
+     "        return None\n", False),                      # a TypeError is not caught
+    ("    return hasattr(x, 'a') and x.a\n", False),       # x.a needs an attribute
+    ("    x = 1\n    return hasattr(x, 'a')\n", False),   # rebound
+    ("    return len(x)\n", False),
+    ("    return lambda: hasattr(x, 'a')\n", False),      # a closure: not read
+    ("    return 1\n", False),                             # never used
+])
+def test_a_parameter_takes_any_object_only_if_every_use_allows_any(body: str,
+                                                                   anything: bool) -> None:
+    f = fn("def f(x):\n" + body)
+    assert (pyinfer.takes_anything(f) == {"x"}) is anything
+
+
+def test_any_object_is_inferred_only_when_both_versions_take_it() -> None:
+    before = fn("def f(x):\n    try:\n        iter(x)\n        return True\n"
+                "    except TypeError:\n        return False\n")
+    after = fn("def f(x):\n    return hasattr(x, '__iter__')\n")
+    narrow = fn("def f(x):\n    iter(x)\n    return True\n")
+    assert pyinfer.infer(before, after, [])["x"].search == pyinfer.ANYTHING
+    assert pyinfer.infer(before, after, [])["x"].type is None
+    assert pyinfer.infer(before, narrow, []) == {}

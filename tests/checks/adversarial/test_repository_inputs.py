@@ -146,3 +146,39 @@ def test_a_test_object_of_a_class_from_elsewhere_is_not_the_units() -> None:
     after = RANGE.replace("return False", "return True")
     calls = harvest.calls_for(RANGE, after, "Range.__eq__", context(test))
     assert calls == []
+
+
+ISITERABLE = "def f(x):\n    try:\n        iter(x)\n        return True\n" \
+             "    except TypeError:\n        return False\n"
+
+
+def test_a_predicate_over_any_object_is_refuted_with_a_class() -> None:
+    # Both versions take any object; a class has `__iter__` but is not iterable.
+    after = "def f(x):\n    return hasattr(x, '__iter__')\n"
+    r = check(ISITERABLE, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1])\n")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args[0] in (
+        "str", "list", "dict", "tuple")
+    assert any("every use of `x` in both versions accepts any object" in n for n in r.notes)
+
+
+def test_a_function_that_stops_taking_any_object_is_not_refuted_with_one() -> None:
+    # The after version no longer catches TypeError: it takes sequences only, and the
+    # two agree on every sequence. An int would tell them apart, but is no input of it.
+    before = ("def f(x, default=None):\n    try:\n        return x[-1]\n"
+              "    except (IndexError, TypeError):\n        return default\n")
+    after = before.replace("(IndexError, TypeError)", "IndexError")
+    r = check(before, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1, 2], 0)\n")
+    assert r.verdict is not Verdict.REFUTED, r.detail
+
+
+def test_a_helper_no_test_calls_is_searched_with_what_its_caller_passes() -> None:
+    # `_first` is private: its iterator comes from `first`, whose doctest gives ints.
+    module = ('def first(items):\n    """>>> first([3, 4])\n    3\n    """\n'
+              "    return _first(iter(items))\n\n\n"
+              "def _first(iterator):\n    for x in iterator:\n        return x\n"
+              "    return None\n")
+    after = module.replace("    return None\n", "    return -1\n")
+    r = check(module, after, "", entry="_first")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args == ("iter([])",)

@@ -35,6 +35,7 @@ from veribot.checks.lang.pytypes import (
     DictT,
     FloatT,
     IntT,
+    IteratorT,
     ListT,
     NoneT,
     PyType,
@@ -124,6 +125,8 @@ def type_to_json(t: PyType, *, top: bool = True, classes: construct.Classes | No
         return {"k": "none"}
     if isinstance(t, ListT):
         return {"k": "list", "elem": sub(t.elem)}
+    if isinstance(t, IteratorT):
+        return {"k": "iter", "elem": sub(t.elem)}
     if isinstance(t, SetT):
         return {"k": "frozenset" if t.frozen else "set", "elem": sub(t.elem)}
     if isinstance(t, TupleT):
@@ -638,7 +641,7 @@ def resolve(mod, entry):
 
 # The random-testing child (Hypothesis).
 DRIVER = DRIVER_PRELUDE + r'''
-import copy, io, math, signal, time
+import collections.abc, copy, io, math, signal, time
 
 T0 = time.monotonic()
 CAP = float(spec["time_cap_s"])
@@ -786,6 +789,8 @@ def strat(tj, top=False):
         return st.none()
     if k == "list":
         return st.lists(strat(tj["elem"]), max_size=8)
+    if k == "iter":
+        return st.lists(strat(tj["elem"]), max_size=8).map(Items)
     if k in ("set", "frozenset"):
         # Only hashable members exist: with a member type that is not, only the empty set.
         size = 6 if hashable(tj["elem"]) else 0
@@ -810,6 +815,26 @@ def strat(tj, top=False):
     if k == "object":
         return made(tj)
     raise ValueError("no strategy for " + json.dumps(tj))  # the parent never sends one
+
+
+class Items:
+    """An iterator argument, by its items: each call gets a fresh ``iter(items)``."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def fresh(v):
+    """``v`` with each ``Items`` turned into an iterator (after the call's deep copy)."""
+    if isinstance(v, Items):
+        return iter(v.items)
+    if isinstance(v, (list, tuple)):
+        return type(v)(fresh(x) for x in v)
+    if isinstance(v, Recv):
+        return Recv(fresh(v.args), {k: fresh(x) for k, x in v.kwargs.items()})
+    if isinstance(v, canon.Build):
+        return canon.Build(v.name, fresh(v.args), {k: fresh(x) for k, x in v.kwargs.items()})
+    return v
 
 
 class Recv:
@@ -900,7 +925,7 @@ def call(fn, args, owner=None, mod=None):
     arguments (``Recv``, the first of ``args``); objects among the arguments are made by
     ``mod``'s classes; an object not built is "noinstance".
     """
-    args = copy.deepcopy(args)
+    args = fresh(copy.deepcopy(args))
     sys.stdout = io.StringIO()
     BUILT[0] = None
     recv = None
@@ -996,6 +1021,8 @@ def lit(v, depth=0):
         parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
         text = "@" + RECV["cls"] + "(" + ", ".join(parts) + ")"
         return text + "." + NAME if RECV["read"] else text
+    if isinstance(v, Items):
+        return "iter(" + lit(v.items, depth + 1) + ")"
     if isinstance(v, canon.Build):
         parts = [lit(x, depth + 1) for x in v.args]
         parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
@@ -1034,6 +1061,8 @@ def literal_args(args):
     if len(back) != len(values):
         return None
     for parsed_value, value in zip(back, values):
+        if isinstance(value, Items) and isinstance(parsed_value, collections.abc.Iterator):
+            parsed_value, value = list(parsed_value), value.items
         if canon.canonical(parsed_value) != canon.canonical(value):
             return None
     return lits
