@@ -638,6 +638,10 @@ def _refuted(found: Counterexample, method: str, notes: list[str] | None = None)
     )
     if found.before.describe() == found.after.describe() and found.difference:
         detail += f" ({found.difference})"
+    if found.hash_seed is not None:
+        detail += (f", both run with PYTHONHASHSEED={found.hash_seed} (the result follows "
+                   "the hash seed, as the order of a set of strings does; under this one each "
+                   "version behaves the same every time)")
     return Result(
         Verdict.REFUTED,
         Reason.COUNTEREXAMPLE,

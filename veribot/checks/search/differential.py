@@ -538,6 +538,14 @@ def examine(
     befores, afters = [before, *reruns[0::2]], [after, *reruns[1::2]]
     for name, runs in (("before", befores), ("after", afters)):
         unstable = _unstable(name, runs)
+        if unstable is not None and unstable.reason == Reason.NONDETERMINISTIC:
+            # Perhaps it follows the hash seed (the order of a set of strings): compared
+            # under one seed, the two versions may still differ reproducibly.
+            seeded = _under_one_seed(before_src, after_src, entry, calls, seeds, befores,
+                                     afters, limits=limits, context=context,
+                                     found_by=found_by)
+            if seeded is not None:
+                return seeded
         if unstable is not None:
             log.info("differential: %s(%s): %s", entry, ", ".join(call), unstable.detail)
             return unstable
@@ -558,6 +566,53 @@ def examine(
             ))
     undecided = next((c for c in comparisons if c.reason), comparisons[0])
     return Confirmation(None, undecided.reason or "", undecided.undecided or "")
+
+
+def _under_one_seed(
+    before_src: str, after_src: str, entry: str, calls: Sequence[Sequence[str]],
+    seeds: Sequence[int], befores: Sequence[Behaviour], afters: Sequence[Behaviour], *,
+    limits: Limits, context: PairContext | None, found_by: str,
+) -> Confirmation | None:
+    """A difference shown under one ``PYTHONHASHSEED``, when a version's behaviour changed
+    with the seed (the order of a set of strings follows it).
+
+    Each version runs ``RUNS - 1`` more times in fresh children under each seed it ran
+    with; only if every version behaved the same every time under each seed (its
+    behaviour is a function of the seed: random numbers or the clock would not repeat)
+    is the first seed under which the versions differed taken. The seed is part of the
+    environment, as a fixed one is in a deployment or a test run: two versions that
+    behave differently under one seed, each reproducibly, are different code.
+    """
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
+    jobs = [(i, source, package) for i, _ in enumerate(seeds) for _ in range(RUNS - 1)
+            for source, package in ((before_src, pa), (after_src, pb))]
+    with ThreadPoolExecutor(max_workers=min(len(jobs), 6),
+                            thread_name_prefix="veribot-seeded") as pool:
+        futures = [pool.submit(run_calls, source, entry, calls, limits=limits,
+                               hash_seed=seeds[i], package=package)
+                   for i, source, package in jobs]
+        reruns = [f.result()[-1] for f in futures]
+    for (i, source, _), again in zip(jobs, reruns, strict=True):
+        first = befores[i] if source is before_src else afters[i]
+        if again.kind not in _FINISHED or not _alike(first, again):
+            return None  # not a function of the seed: nondeterministic
+    for seed, b, a in zip(seeds, befores, afters, strict=True):
+        shown = compare(b, a)
+        if shown.difference is None:
+            continue
+        call = [str(x) for x in calls[-1]]
+        receiver = call[0][1:] if call and call[0].startswith("@") else ""
+        sentence = (f"{shown.difference} (with PYTHONHASHSEED={seed}; under each of "
+                    f"{len(seeds)} seeds each version behaved the same in {RUNS} runs, and "
+                    "differently from one seed to another)")
+        return Confirmation(Counterexample(
+            args=tuple(call[1:] if receiver else call), before=b, after=a,
+            found_by=found_by, difference=sentence,
+            prior=tuple(tuple(c[1:] if c and c[0].startswith("@") else c)
+                        for c in calls[:-1]),
+            receiver=receiver, hash_seed=seed,
+        ))
+    return None
 
 
 def confirm(
