@@ -12,12 +12,14 @@ Equivalence, as executed (the definition users read in the report):
 A **method** is called on an object its class builds in each version (the call starts
 with its receiver, ``@Point(3, 'a')``: see ``sandbox.parse_receiver``). The object's
 state after the call is compared like an argument: its attributes and slots, what its
-properties read, and the data its classes hold (a list shared by all instances), read
-without its ``__eq__`` or ``__repr__``. If the constructor fails in either version, or
-the two constructors build different objects (compared before the call, without running
-properties), the input is not one of the method: undecided, never a difference of the
-method (the constructor, ``Class.__init__``, is its own unit, which compares the objects
-it builds).
+properties read, and what changed in the data its classes hold (a list shared by all
+instances) since before the first object was built, read without its ``__eq__`` or
+``__repr__``. If the constructor fails in either version, or the two constructors build
+different objects (compared before the call, without running properties), the input is
+not one of the method: undecided, never a difference of the method (the constructor,
+``Class.__init__``, is its own unit, which compares the objects it builds). The same
+holds for objects of the project's classes among the arguments (``Point(1, 2)``, made
+by each version's own class before the call).
 
 Everything else is a difference only when it is shown, and never when it may be the
 sandbox's doing rather than the code's:
@@ -49,7 +51,10 @@ A difference found once is only a candidate. ``examine`` (and ``confirm``) runs 
 version twice more, in fresh children with other hash seeds, and the difference refutes
 only if each version behaved the same in all its runs and the difference held in each;
 a version that did not is *nondeterministic* (random numbers, the clock, the
-environment, object ids, the order of a set of strings) and the input is undecided.
+environment, object ids) and the input is undecided, unless its behaviour follows the
+hash seed (the order of a set of strings): then each version runs again under each seed,
+and if each behaves the same every time under each seed, a difference under one seed
+refutes, with that seed (``Counterexample.hash_seed``).
 
 Each version runs in its own sandbox child, so one cannot affect the other.
 """
