@@ -677,11 +677,137 @@ def refused(what: str) -> None:
     """Record that the sandbox, not the code, stopped an operation (see ``_observe``)."""
     if len(_refusals) < _MAX_REFUSALS and what not in _refusals:
         _refusals.append(what)
+    if _Taint.importing:
+        _Taint.note_stack()
+
+
+# Modules whose state is no outcome of a refused operation: the child's own code and the
+# import machinery (its state is the module cache).
+_NOT_STATE = frozenset({"__main__", "importlib", "importlib._bootstrap",
+                        "importlib._bootstrap_external", "importlib.util"})
+# Names through which code reaches other modules' state without importing them.
+_DYNAMIC = frozenset({"__import__", "importlib", "globals", "vars", "gc", "inspect",
+                      "__globals__", "modules", "getmodule", "exec", "eval"})
+
+
+class _Taint:
+    """What a refusal during the import may have left in module state, and whether a
+    call may observe it.
+
+    The modules whose code was running when the sandbox refused an operation during the
+    import of the module under review (versioneer asking ``git`` for a version, say) may
+    hold state that rests on the refusal. A call is charged with the import's refusals
+    (so a difference it shows is undecided) if it ran code of one of them, or the module
+    under review or a project module whose code it ran holds one, imports from one, or
+    reaches modules dynamically (``sys.modules``, ``importlib``, ``globals()``); or if
+    the refusal cannot be pinned on a module, the rest of the import changed state the
+    whole interpreter shares (the environment, ``sys.path``, the working directory,
+    warnings filters, logging), another thread ran, or the call could not be followed
+    to its end. Otherwise the refusal is no part of what the call did.
+    """
+
+    importing = False
+    modules: ClassVar[set[str]] = set()
+    everywhere = False
+    called: ClassVar[set[str]] = set()
+    unit = ""
+    top = ""
+    reaches: ClassVar[dict[str, bool]] = {}
+
+    shared: object = None  # the interpreter-wide state at the first refusal
+
+    @classmethod
+    def note_stack(cls) -> None:
+        if cls.shared is None:
+            cls.shared = _shared_state()
+        frame: FrameType | None = sys._getframe(2)
+        pinned = False
+        while frame is not None:
+            name = frame.f_globals.get("__name__")
+            if isinstance(name, str) and name not in _NOT_STATE:
+                cls.modules.add(name)
+                pinned = True
+            frame = frame.f_back
+        cls.everywhere = cls.everywhere or not pinned
+
+    @classmethod
+    def observed(cls) -> bool:
+        """Whether the call just made may have observed state a refusal left."""
+        names = {n for n in cls.called if isinstance(n, str) and n not in _NOT_STATE}
+        names.add(cls.unit)
+        if names & cls.modules:
+            return True
+        return any(cls._reaches(n) for n in names)
+
+    @classmethod
+    def _reaches(cls, name: str) -> bool:
+        if name not in cls.reaches:
+            module = sys.modules.get(name)
+            holds = module is None or any(
+                isinstance(v, type(sys)) and v.__name__ in cls.modules
+                for v in list(vars(module).values()))
+            ours = name == cls.top or name.startswith(cls.top + ".")
+            cls.reaches[name] = holds or (ours and _source_reaches(module, cls.modules))
+        return cls.reaches[name]
+
+
+def _shared_state() -> object:
+    """State every module shares, which import-time code may leave an outcome in."""
+    warnings, logging = sys.modules.get("warnings"), sys.modules.get("logging")
+    root = getattr(logging, "root", None)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    return (sorted(os.environ.items()), list(sys.path), cwd, sys.getrecursionlimit(),
+            repr(getattr(warnings, "filters", None)),
+            getattr(root, "level", None), len(getattr(root, "handlers", ()) or ()))
+
+
+def _profile(frame: FrameType, event: str, arg: object) -> None:
+    if event == "call":
+        _Taint.called.add(frame.f_globals.get("__name__", ""))
+
+
+def _source_reaches(module: object, tainted: set[str]) -> bool:
+    """Whether a module's source imports from a ``tainted`` module, or names a way to
+    reach other modules' state dynamically; True when it cannot be read."""
+    path = getattr(module, "__file__", None)
+    name = str(getattr(module, "__name__", ""))
+    package = name if str(path).endswith("__init__.py") else name.rpartition(".")[0]
+    try:
+        with open(str(path), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if any(".".join(parts[: i + 1]) in tainted for i in range(len(parts))):
+                    return True
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*parent, *([base] if base else [])])
+            if base in tainted or any(f"{base}.{a.name}" in tainted for a in node.names):
+                return True
+        elif (isinstance(node, ast.Name) and node.id in _DYNAMIC) or (
+                isinstance(node, ast.Attribute) and node.attr in _DYNAMIC):
+            return True
+    return False
 
 
 def _short(path: object) -> str:
     text = repr(os.fsdecode(path) if isinstance(path, bytes | os.PathLike) else path)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Threads:
+    """How many threads the code under review started (their calls are not followed)."""
+
+    started = 0
 
 
 def _watch_threads() -> None:
@@ -695,6 +821,7 @@ def _watch_threads() -> None:
     original = _thread.start_new_thread
 
     def start_new_thread(*args: Any, **kwargs: Any) -> int:
+        _Threads.started += 1
         try:
             return original(*args, **kwargs)
         except RuntimeError:
@@ -1055,8 +1182,15 @@ def _observe(action: Callable[[], object], args: Sequence[object] | None,
     The timer's exception can arrive at any function entry, so the whole observation
     sits in one ``try`` and the disarming is inline (no call before the flag is down).
     """
-    _refusals[:] = _import_refusals
+    # The import's refusals are every call's, unless they can be pinned on modules whose
+    # state the call can be seen not to reach (``_Taint``).
+    followed = bool(_import_refusals) and not _Taint.everywhere and not _Taint.importing
+    _refusals[:] = [] if followed else _import_refusals
+    _Taint.called = set()
+    threads = _Threads.started
     _Watch.endless, _Watch.seen, _Watch.count = None, {}, 0
+    if followed:
+        sys.setprofile(_profile)
     if watch and _Watch.filename:
         sys.settrace(_trace_call)
     _Timer.fired = False
@@ -1075,7 +1209,11 @@ def _observe(action: Callable[[], object], args: Sequence[object] | None,
             break
         except _CallTimeout:
             continue
+    lost = followed and sys.getprofile() is not _profile  # unset on the way: not followed
+    sys.setprofile(None)
     sys.settrace(None)
+    if followed and (lost or _Threads.started != threads or _Taint.observed()):
+        _refusals[:0] = [r for r in _import_refusals if r not in _refusals]
     if _Watch.endless is not None:
         result = _behaviour("timeout", "endless-loop",
                             f"in an endless loop: the same state repeats at line "
@@ -1180,6 +1318,7 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
     obj, state = built["obj"], built["state"]
     args = built["args"]  # type: ignore[assignment]
     kwargs = built["kwargs"]  # type: ignore[assignment]
+    made_refused = made.get("refused")
     if read:
         if args or kwargs:
             raise ValueError("a property read takes no arguments")
@@ -1189,6 +1328,15 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
             return getattr(obj, name)(*args, **kwargs)
     result = _observe(action, [Instance(obj, name), *args, *kwargs.values()], call_s, watch)
     result["built"] = state
+    return _with_refusals(result, made_refused)
+
+
+def _with_refusals(result: dict[str, object], earlier: object) -> dict[str, object]:
+    """``result`` charged with what the sandbox refused while its objects were made."""
+    if isinstance(earlier, list) and earlier:
+        now = result.get("refused")
+        now = now if isinstance(now, list) else []
+        result["refused"] = [*earlier, *(r for r in now if r not in earlier)]
     return result
 
 
@@ -1207,10 +1355,17 @@ def _prepare(module: object, args: list[object], kwargs: dict[str, object]) -> _
     return made, made_kw, canonical(tuple([*made, *made_kw.values()]))
 
 
+class _Made:
+    """What the sandbox refused while the last call's argument objects were made."""
+
+    refused: object = None
+
+
 def _with_objects(module: object, args: list[object], kwargs: dict[str, object],
                   call_s: float) -> _Prepared | dict[str, object]:
     """Make the ``Build`` objects among the arguments under the per-call timer: the
     arguments made and their encoding, or the behaviour of a call that is no input."""
+    _Made.refused = None
     if not (has_builds(args) or has_builds(kwargs)):
         return args, kwargs, None
     made: dict[str, Any] = {}
@@ -1223,6 +1378,8 @@ def _with_objects(module: object, args: list[object], kwargs: dict[str, object],
         return _behaviour("timeout", NO_INSTANCE,
                           f"not called: making an argument {seen.get('kind')}s "
                           f"({seen.get('text')})")
+    # What was refused while the objects were made goes with the call (``_with_refusals``).
+    _Made.refused = seen.get("refused")
     return made["all"]  # type: ignore[no-any-return]
 
 
@@ -1256,11 +1413,20 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
         loaded["module"] = module
         return None
 
-    outcome = _observe(load_entry, None, call_s)
+    _Taint.importing = True
+    try:
+        outcome = _observe(load_entry, None, call_s)
+    finally:
+        _Taint.importing = False
+    if _Taint.shared is not None and _shared_state() != _Taint.shared:
+        _Taint.everywhere = True  # an outcome may have gone where every call reads
     if "fn" not in loaded:
         send({"t": "import-failed", "b": outcome})
         return
-    _import_refusals[:] = _refusals  # the module's state may rest on them: every call's
+    # The module's state may rest on them: a call's, if it may observe it (``_Taint``).
+    _import_refusals[:] = _refusals
+    _Taint.unit = str(getattr(loaded["module"], "__name__", ""))
+    _Taint.top = _Taint.unit.split(".")[0]
     send({"t": "imported"})
     watch = bool(cfg.get("watch"))
     if watch:
@@ -1300,7 +1466,8 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
         if made is not None:
             behaviour["built"] = made
-        send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
+        send({"t": "call", "i": cfg["start"] + index,
+              "b": _with_refusals(behaviour, _Made.refused)})
 
 
 def run_script(cfg: dict[str, Any]) -> int:
