@@ -338,5 +338,8 @@ def class_names(source: str) -> set[str]:
         tree = pysource.parse(source)
     except SyntaxError:
         return set()
-    names = {n for node in tree.body for n in _names_bound(node)}
-    return {n for n in names if _top_binding(tree, n) is not None}
+    last: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        for name in _names_bound(node):
+            last[name] = node
+    return {n for n, node in last.items() if isinstance(node, ast.ClassDef | ast.ImportFrom)}

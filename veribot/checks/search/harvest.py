@@ -121,15 +121,22 @@ def calls_for(
     Calls only in the after revision (a test added with the change) come first, then the
     rest in the order found. Never raises on bad input.
     """
+    return list(_calls_for(before, after, entry, context, limit))
+
+
+@functools.lru_cache(maxsize=64)
+def _calls_for(before: str, after: str, entry: str, context: PairContext | None,
+               limit: int) -> tuple[Call, ...]:
+    """``calls_for``, once per sources, unit and context (a helper's callers ask again)."""
     target = target_of(entry, after) or None
     if target is None:
-        return []
+        return ()
     try:
         classes = frozenset(construct.class_names(before) | construct.class_names(after))
         found = list(_all_calls(before, after, target, classes, context))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         log.info("harvest: %s: %s", entry, err)
-        return []
+        return ()
     before_args = {c.args for label, c in found if label == "before"}
     ordered = [c for label, c in found if label == "after" and c.args not in before_args]
     ordered += [c for _, c in found]
@@ -142,7 +149,7 @@ def calls_for(
         out.append(call)
         if len(out) >= limit:
             break
-    return out
+    return tuple(out)
 
 
 def _all_calls(
@@ -256,22 +263,31 @@ def from_test_file(text: str, name: str | Target, module: str, path: str, label:
     target = _as_target(name)
     if target is None or target.name not in text:
         return []
+    found = _file_calls(text, target, module, frozenset(classes))
+    return list(dict.fromkeys(Call(args, f"a call in {path} line {line} ({label} revision)")
+                              for line, args in found))
+
+
+@functools.lru_cache(maxsize=64)
+def _file_calls(text: str, target: Target, module: str,
+                classes: frozenset[str]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """The calls of ``target`` in a test file, by line (read once per file text: the
+    before and after revisions of a test file are often the same)."""
     try:
         tree = _parse(text)
     except SyntaxError:
-        return []
+        return ()
     refs = _References({target.name, *classes}, module)
     refs.read(tree)
     if not refs.refers_to(target.name):
-        return []
+        return ()
     reader = _Reader(target, refs)
-    found: list[tuple[int, Call]] = []
-    for node, env in testcode.sites(tree):
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for node, env in testcode.sites(tree, {target.name}, text):
         call = reader.call_of(node, env)
         if call is not None:
-            line = getattr(node, "lineno", 0)
-            found.append((line, Call(call, f"a call in {path} line {line} ({label} revision)")))
-    return list(dict.fromkeys(c for _, c in sorted(found, key=lambda f: f[0])))
+            found.append((getattr(node, "lineno", 0), call))
+    return tuple(sorted(found, key=lambda f: f[0]))
 
 
 @functools.lru_cache(maxsize=16)

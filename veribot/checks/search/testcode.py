@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = ["Classes", "Env", "arguments", "literal_names", "literal_text", "sites"]
 
@@ -49,20 +49,50 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # --------------------------------------------------------------------------- where names are bound
 
 
-def sites(tree: ast.Module) -> Iterator[tuple[ast.AST, Env]]:
+def sites(tree: ast.Module, names: Iterable[str] | None = None, text: str = "",
+          ) -> Iterator[tuple[ast.AST, Env]]:
     """Each node of the code of ``tree`` (its top level and each function, methods of
     test classes included), with the bindings it sees; a node inside a loop over a
-    literal sequence, or in a parametrized function, once per row."""
+    literal sequence, or in a parametrized function, once per row.
+
+    With ``names``, only the functions that mention one of them (or a module-level name
+    bound to an expression that does) are read: a call of the unit names it. ``text``,
+    the source of ``tree``, makes that quicker (its lines are searched, not its tree).
+    """
     module_env, _ = literal_names(tree.body)
+    wanted = _mentioning(module_env, names) if names is not None else None
+    lines = text.splitlines() if text else []
     visits = [0]
     yield from _nodes(tree.body, module_env, visits)
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                wanted is None or _mentions(node, wanted, lines)):
             env, bound = literal_names(node.body, node.args)
             outer = {k: v for k, v in module_env.items() if k not in bound}
             visits = [0]
             for row in _parametrized(node, module_env):
                 yield from _nodes(node.body, {**outer, **env, **row}, visits)
+
+
+def _mentioning(env: Env, names: Iterable[str]) -> frozenset[str]:
+    """``names`` and the module-level names bound to an expression that mentions one."""
+    found = set(names)
+    for name, value in env.items():
+        if any((isinstance(n, ast.Name) and n.id in found) or (isinstance(n, ast.Attribute)
+               and n.attr in found) for n in ast.walk(value)):
+            found.add(name)
+    return frozenset(found)
+
+
+def _mentions(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: frozenset[str],
+              lines: Sequence[str]) -> bool:
+    if lines and fn.end_lineno is not None:
+        # The function's lines (decorators too) holding one of the names, as text: a
+        # superset of the names it uses, found without walking its tree.
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 1
+        return any(name in line for line in lines[first:fn.end_lineno] for name in names)
+    return any((isinstance(n, ast.Name) and n.id in names)
+               or (isinstance(n, ast.Attribute) and n.attr in names) for n in ast.walk(fn))
 
 
 def _nodes(body: Sequence[ast.AST], env: Env, visits: list[int]) -> Iterator[tuple[ast.AST, Env]]:
