@@ -283,7 +283,9 @@ def _file_calls(text: str, target: Target, module: str,
         return ()
     reader = _Reader(target, refs)
     found: list[tuple[int, tuple[str, ...]]] = []
-    for node, env in testcode.sites(tree, {target.name}, text):
+    # The names a call of it may be written with: its own, and what the file binds to it.
+    names = {target.name, *(b for b, real in refs.bare.items() if real == target.name)}
+    for node, env in testcode.sites(tree, names, text):
         call = reader.call_of(node, env)
         if call is not None:
             found.append((getattr(node, "lineno", 0), call))
