@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = ["Classes", "Env", "arguments", "literal_names", "literal_text", "sites"]
@@ -61,7 +62,8 @@ def sites(tree: ast.Module, names: Iterable[str] | None = None, text: str = "",
     """
     module_env, _ = literal_names(tree.body)
     wanted = _mentioning(module_env, names) if names is not None else None
-    lines = text.splitlines() if text else []
+    # Line breaks as the parser counts them (``splitlines`` also breaks at \x0c, \u2028).
+    lines = re.split(r"\r\n|\r|\n", text) if text else []
     visits = [0]
     yield from _nodes(tree.body, module_env, visits)
     for node in ast.walk(tree):
