@@ -123,3 +123,27 @@ def test_an_argument_of_a_class_from_another_module_of_the_package() -> None:
                               context=PairContext(package, package))
     assert outcome.counterexample is not None, outcome.note
     assert outcome.counterexample.args == ("Formatter()",)  # the default width, 80
+
+
+def test_the_search_does_not_stop_at_an_attribute_the_after_class_adds() -> None:
+    # Every object of the after version has one more attribute (no difference: it extends
+    # the class); only for flag=True does an existing attribute change.
+    before = ("class Opt:\n    def __init__(self, name: str, flag: bool = False) -> None:\n"
+              "        self.name = name\n        self.default = () if flag else None\n")
+    after = ("class Opt:\n    def __init__(self, name: str, flag: bool = False) -> None:\n"
+             "        self.name = name\n        self.default = None\n        self.extra = 1\n")
+    outcome = difftest.search(before, after, "Opt.__init__", {"name": parse_type("str"),
+                              "flag": parse_type("bool")}, deadline_s=10, limits=LIMITS)
+    assert outcome.counterexample is not None, outcome.note
+    assert "flag=True" in outcome.counterexample.args or "True" in outcome.counterexample.args
+
+
+def test_an_argument_left_different_is_named_with_its_attributes() -> None:
+    src = ("class Buf:\n    def __init__(self) -> None:\n        self.lines: list[str] = []\n"
+           "        self.width = 80\n\n\n"
+           "def write(n: int, out: Buf) -> None:\n    out.lines.append(' x' * n)\n")
+    after = src.replace("' x' * n", "'x' * n")
+    seen = examine(src, after, "write", ["1", "Buf()"], found_by="test", limits=LIMITS)
+    assert seen.counterexample is not None
+    assert ("leave the arguments different: argument 2 (Buf): lines is [' x'] before, "
+            "['x'] after") in seen.counterexample.difference

@@ -237,8 +237,7 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
         return Comparison(
             False,
             f"both {verb} {a.text}, but leave the arguments different: "
-            f"{render(a.args_after)} after the before version, "
-            f"{render(b.args_after)} after the after version",
+            + _arguments_difference(a.args_after, b.args_after),
         )
     return Comparison(True)
 
@@ -314,6 +313,55 @@ def _state_difference(a: object, b: object) -> str:
         changes(_table(shared_a.get(owner, ())), _table(shared_b.get(owner, ())),
                 f"the class attribute {owner}.")
     return "; ".join(parts[:6]) + ("; ..." if len(parts) > 6 else "") or "states differ"
+
+
+def _arguments_difference(a: object, b: object) -> str:
+    """Which arguments differ after the call, and for an object which attributes (for
+    people; the arguments as encoded, ``('tuple', (first, second, ...))``)."""
+    items_a, items_b = _items(a), _items(b)
+    if items_a is None or items_b is None or len(items_a) != len(items_b):
+        return f"{render(a)} after the before version, {render(b)} after the after version"
+    parts = []
+    # After a method call the first is `self` (told apart by the caller): not counted.
+    first = 0 if items_a and _is_state(items_a[0]) else 1
+    for i, (x, y) in enumerate(zip(items_a, items_b, strict=True), start=first):
+        if x == y or _is_state(x):
+            continue
+        fields_x, fields_y = _fields(x), _fields(y)
+        if fields_x is not None and fields_y is not None and x[1] == y[1]:  # type: ignore[index]
+            changed = [f"{k} is {render(fields_x.get(k, ('unset',)), 80)} before, "
+                       f"{render(fields_y.get(k, ('unset',)), 80)} after"
+                       for k in sorted(fields_x.keys() | fields_y.keys())
+                       if fields_x.get(k) != fields_y.get(k)]
+            parts.append(f"argument {i} ({str(x[1]).rsplit('.', 1)[-1]}): "  # type: ignore[index]
+                         + "; ".join(changed[:4]) + ("; ..." if len(changed) > 4 else ""))
+        else:
+            parts.append(f"argument {i} is {render(x, 120)} after the before version, "
+                         f"{render(y, 120)} after the after version")
+    return "; ".join(parts) or "the arguments' encodings differ"
+
+
+def _items(encoded: object) -> tuple[object, ...] | None:
+    if isinstance(encoded, tuple) and len(encoded) == 2 and encoded[0] == "tuple" \
+            and isinstance(encoded[1], tuple):
+        return encoded[1]
+    return None
+
+
+def _fields(encoded: object) -> dict[str, object] | None:
+    """The attributes of an object encoded by its state (``('object', name, ('dict',
+    ...))``), by name; None for anything else."""
+    if not (isinstance(encoded, tuple) and len(encoded) == 3 and encoded[0] == "object"):
+        return None
+    state = encoded[2]
+    if not (isinstance(state, tuple) and len(state) == 2 and state[0] == "dict"):
+        return None
+    out: dict[str, object] = {}
+    for kv in state[1]:
+        if isinstance(kv, tuple) and len(kv) == 2 and isinstance(kv[0], tuple) \
+                and len(kv[0]) == 2 and kv[0][0] == "str":
+            out[str(kv[0][1])] = kv[1]
+    return out
 
 
 def _compare_one_finished(a: Behaviour, b: Behaviour) -> Comparison:

@@ -987,6 +987,22 @@ def disarm():
             continue
 
 
+def extends(a, b):
+    """Whether encoding ``b`` is ``a`` but for attributes only its objects have: an added
+    attribute extends a class, which confirmation does not count as a difference
+    (``differential``), so the search must not stop at it."""
+    if a == b:
+        return True
+    if not (isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and a):
+        return False
+    if len(a) == 4 and a[0] == b[0] == "self" and a[1] == b[1] and a[3] == b[3]:
+        mine = {str(k): v for k, v in b[2]}
+        return all(str(k) in mine and mine[str(k)] == v for k, v in a[2])
+    if len(a) == 2 and a[0] == b[0] == "tuple" and len(a[1]) == len(b[1]):
+        return all(extends(x, y) for x, y in zip(a[1], b[1]))
+    return False
+
+
 def same_outcome(x, y):
     if "noinstance" in (x[0], y[0]):
         return True  # no object to call the method on: not an input
@@ -994,7 +1010,7 @@ def same_outcome(x, y):
         return False
     if x[0] == "timeout":
         return True
-    return x[1] == y[1] and x[2] == y[2]
+    return extends(x[1], y[1]) and extends(x[2], y[2])
 
 
 def lit(v, depth=0):
