@@ -456,6 +456,8 @@ def test_a_helper_gets_types_from_what_the_modules_functions_pass_it() -> None:
     ("    return hasattr(x, 'a') and x.a\n", False),       # x.a needs an attribute
     ("    x = 1\n    return hasattr(x, 'a')\n", False),   # rebound
     ("    return len(x)\n", False),
+    ("    return x + 1 if isinstance(x, int) else 0\n", False),  # x + 1 needs a number
+    ("    try:\n        pass\n    except TypeError:\n        pass\n    return x.k\n", False),
     ("    return lambda: hasattr(x, 'a')\n", False),      # a closure: not read
     ("    return 1\n", False),                             # never used
 ])
