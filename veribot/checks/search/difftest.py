@@ -9,12 +9,16 @@ confirmed difference is returned. No code of either version runs in this process
 Strategies come from the parameter types (``lang.pytypes``), and every generated value
 is of the declared type: a refutation on an input the annotations exclude would say
 nothing about the code's callers. Where a type means "anything" (``Any``, ``object``,
-the elements of a bare ``list``), small numbers, lists and the code's string constants
-are tried. Where a parameter's type is unknown (no annotation, a class of the code), there
-is no search, and the outcome's ``note`` says why. For a method, ``self`` is built by
-calling its class with generated arguments of the constructor's parameter types
-(``construct``), in each version; an object that cannot be built is no input, and the
-object's state after the call is compared like the arguments.
+the elements of a bare ``list``), small numbers, lists, the code's string constants and
+builtin classes are tried. An iterator type (inferred: ``pyinfer``) gets ``iter([...])``.
+A parameter whose type is one of the project's classes (``ctx: Context``) gets objects
+made in each version by its own class, called with generated arguments of the
+constructor's parameter types (``construct.Classes``); objects the two versions make
+differently are no input. Where a parameter's type is unknown (no annotation and none
+inferred, a class that cannot be built), there is no search, and the outcome's ``note``
+says why. For a method, ``self`` is built the same way, by calling its class; an object
+that cannot be built is no input, and the object's state after the call is compared like
+the arguments.
 """
 
 from __future__ import annotations
