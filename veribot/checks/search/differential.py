@@ -556,8 +556,12 @@ def examine(
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
     context: PairContext | None = None,
+    hash_seed: int | None = None,
 ) -> Confirmation:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ stably.
+
+    ``hash_seed``: run every time under this ``PYTHONHASHSEED`` (to reproduce a
+    difference shown under one seed) instead of fresh seeds.
 
     The first pair of runs shares one hash seed. If the versions differ (or one did not
     finish), each version runs ``RUNS - 1`` more times in fresh children, each pair with
@@ -567,7 +571,7 @@ def examine(
     """
     call = [str(a) for a in args]
     calls = [*([str(a) for a in c] for c in prior), call]
-    seeds = _seeds(RUNS)
+    seeds = _seeds(RUNS) if hash_seed is None else [hash_seed] * RUNS
     before, after = run_both(before_src, after_src, entry, calls, limits=limits,
                              hash_seed=seeds[0], context=context)[-1]
     first = compare(before, after)
@@ -615,7 +619,7 @@ def examine(
                 found_by=found_by, difference=sentence,
                 prior=tuple(tuple(c[1:] if c and c[0].startswith("@") else c)
                             for c in calls[:-1]),
-                receiver=receiver,
+                receiver=receiver, hash_seed=hash_seed,
             ))
     undecided = next((c for c in comparisons if c.reason), comparisons[0])
     return Confirmation(None, undecided.reason or "", undecided.undecided or "")
@@ -678,6 +682,7 @@ def confirm(
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
     context: PairContext | None = None,
+    hash_seed: int | None = None,
 ) -> Counterexample | None:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ.
 
@@ -688,5 +693,5 @@ def confirm(
     """
     return examine(
         before_src, after_src, entry, args, found_by=found_by, limits=limits, prior=prior,
-        context=context,
+        context=context, hash_seed=hash_seed,
     ).counterexample
