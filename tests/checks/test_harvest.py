@@ -475,3 +475,52 @@ def test_any_object_is_inferred_only_when_both_versions_take_it() -> None:
     assert pyinfer.infer(before, after, [])["x"].search == pyinfer.ANYTHING
     assert pyinfer.infer(before, after, [])["x"].type is None
     assert pyinfer.infer(before, narrow, []) == {}
+
+
+NEGATIVE = '''import pytest
+import unittest
+from pkg.mod import join
+
+
+class T(unittest.TestCase):
+    def test_types(self):
+        self.assertRaises(TypeError, lambda: join('x', 1))
+        with self.assertRaises((ValueError, TypeError)):
+            join('y', None)
+        with pytest.raises(ValueError):
+            join('z', [1], n=0)
+        with pytest.raises(errors.Custom):
+            join('w', [2])
+        join('v', [3])
+'''
+
+
+def test_calls_a_test_expects_to_raise_say_what() -> None:
+    calls = from_test_file(NEGATIVE, "join", "pkg.mod", "t.py", "after")
+    assert [(c.args, c.raises) for c in calls] == [
+        (("'x'", "1"), ("TypeError",)),
+        (("'y'", "None"), ("ValueError", "TypeError")),
+        (("'z'", "[1]", "n=0"), ("ValueError",)),
+        (("'w'", "[2]"), ("Custom",)),
+        (("'v'", "[3]"), ()),
+    ]
+    doc = '''def join(e, xs):
+    """Join.
+
+    >>> join('a', 5)
+    Traceback (most recent call last):
+    TypeError: not iterable
+    >>> join('b', [1])
+    """
+'''
+    got = from_doctests(doc, "join", "the after version")
+    assert [(c.args, c.raises) for c in got] == [(("'a'", "5"), ("TypeError",)),
+                                                 (("'b'", "[1]"), ())]
+
+
+def test_no_type_is_inferred_from_a_call_that_must_raise_a_type_error() -> None:
+    f = fn("def join(e, xs, n=1):\n    pass\n")
+    calls = from_test_file(NEGATIVE, "join", "pkg.mod", "t.py", "after")
+    got = pyinfer.infer(f, f, calls)
+    # `1` and `None` come from TypeError tests; `[1]` from a ValueError test still counts.
+    assert got["xs"].search == ListT(IntT())

@@ -182,3 +182,18 @@ def test_a_helper_no_test_calls_is_searched_with_what_its_caller_passes() -> Non
     r = check(module, after, "", entry="_first")
     assert r.verdict is Verdict.REFUTED, r.detail
     assert r.counterexample is not None and r.counterexample.args == ("iter([])",)
+
+
+def test_a_callers_negative_test_gives_the_helper_no_wrong_type() -> None:
+    # `spread` is tested with an int, expecting TypeError: `_pairs` must not be searched
+    # with ints (which would tell the versions apart by the exception they raise).
+    module = ('def spread(items):\n    """>>> spread([1, 2])\n    """\n'
+              "    return _pairs(items)\n\n\n"
+              "def _pairs(iterable):\n    return list(zip(iterable, iterable))\n")
+    after = module.replace("return list(zip(iterable, iterable))",
+                           "if isinstance(iterable, int):\n        raise ValueError\n"
+                           "    return list(zip(iterable, iterable))")
+    test = ("import unittest\nfrom pkg.mod import spread\n\n\nclass T(unittest.TestCase):\n"
+            "    def test_wrong(self):\n        self.assertRaises(TypeError, lambda: spread(1))\n")
+    r = check(module, after, test, entry="_pairs")
+    assert r.verdict is not Verdict.REFUTED, r.detail

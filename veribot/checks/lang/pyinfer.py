@@ -11,11 +11,13 @@ A parameter without an annotation in either version gets the union of what is se
   test calls: ``_window(iter(items), n)`` inside ``window(items, n)`` gives ``_window``'s
   first parameter an iterator over the items ``window`` is called with.
 
-Nothing is inferred from ``None`` alone, or where an argument's type is not one the
-engine knows (``range(...)``, an empty ``[]`` adds nothing). A parameter that both
-versions use only in ways every object allows (``hasattr(x, ...)``, ``isinstance``,
-``x is y``, or inside a ``try`` that catches ``TypeError``: a predicate such as
-``isiterable(x)``) takes any object (``takes_anything``).
+Nothing is inferred from ``None`` alone, where an argument's type is not one the engine
+knows (``range(...)``, an empty ``[]`` adds nothing), or from a call the test expects to
+raise ``TypeError`` (``assertRaises(TypeError, lambda: f(1))``: a type it rejects).
+
+A parameter that both versions use only in ways every object allows (``hasattr(x,
+...)``, ``isinstance``, ``x is y``, or inside a ``try`` that catches ``TypeError``: a
+predicate such as ``isiterable(x)``) takes any object (``takes_anything``).
 
 An inferred type is a guess about the domain, never a fact. Random testing generates
 ``Inferred.search``; a proof may use ``Inferred.type`` (the part the model knows), holds
@@ -103,6 +105,8 @@ def infer(fn_a: _Function, fn_b: _Function, calls: Sequence[Call], *,
     positional = [p[0] for p in params_a if p[1] == "positional"]
     counted: dict[str, dict[str, int]] = {}
     for call in calls:
+        if _wrong_type_expected(call):
+            continue  # a test that the unit rejects what it is given: no type of it
         given = _bind(call, positional, set(found))
         if given is None:
             continue
@@ -133,6 +137,14 @@ def infer(fn_a: _Function, fn_b: _Function, calls: Sequence[Call], *,
         if inferred is not None:
             out[name] = inferred
     return out
+
+
+# Exceptions a test expects when it passes a value of a type the function does not take.
+_WRONG_TYPE = frozenset({"TypeError", "AttributeError", "Exception", "BaseException", "?"})
+
+
+def _wrong_type_expected(call: Call) -> bool:
+    return any(name in _WRONG_TYPE for name in call.raises)
 
 
 def _inferred(types: list[PyType], anything: bool, sources: list[str]) -> Inferred | None:

@@ -76,6 +76,10 @@ class Call:
 
     args: tuple[str, ...]
     origin: str
+    # The exceptions the test expects the call to raise (``assertRaises(TypeError, ...)``,
+    # a doctest's traceback), by name: such a call is an input, but what it passes may be
+    # no type the unit takes (``pyinfer`` does not infer from it).
+    raises: tuple[str, ...] = ()
 
 
 # How a unit is reached (``Target.kind``).
@@ -140,13 +144,15 @@ def _calls_for(before: str, after: str, entry: str, context: PairContext | None,
     before_args = {c.args for label, c in found if label == "before"}
     ordered = [c for label, c in found if label == "after" and c.args not in before_args]
     ordered += [c for _, c in found]
+    # A call made both where it is expected to raise and where it is not is a plain input.
+    plain = {c.args for _, c in found if not c.raises}
     seen: set[tuple[str, ...]] = set()
     out: list[Call] = []
     for call in ordered:
         if call.args in seen:
             continue
         seen.add(call.args)
-        out.append(call)
+        out.append(dataclasses.replace(call, raises=()) if call.args in plain else call)
         if len(out) >= limit:
             break
     return tuple(out)
@@ -218,6 +224,7 @@ def from_doctests(
         except ValueError:
             continue
         session = ast.Module([], [])
+        raising: dict[int, tuple[str, ...]] = {}  # line -> what its traceback shows
         for example in examples:
             try:
                 parsed = ast.parse(example.source)
@@ -225,16 +232,21 @@ def from_doctests(
                 continue
             ast.increment_lineno(parsed, first_line + example.lineno - 1)
             session.body.extend(parsed.body)
+            if example.exc_msg is not None:
+                name = example.exc_msg.split(":", 1)[0].strip().rsplit(".", 1)[-1]
+                for stmt in parsed.body:
+                    raising[stmt.lineno] = (name or "?",)
         refs = _References({target.name, *classes}, module)
         if not docs:
             refs.own_module({target.name, *classes})  # a module's doctests run in it
         refs.read(session)
         reader = _Reader(target, refs)
-        for node, env in testcode.sites(session):
+        for node, env, raises in testcode.sites(session):
             call = reader.call_of(node, env)
             if call is not None:
                 line = getattr(node, "lineno", first_line)
-                out.append(Call(call, f"the doctest at line {line} of {where}"))
+                out.append(Call(call, f"the doctest at line {line} of {where}",
+                                (*raises, *raising.get(line, ()))))
     return list(dict.fromkeys(out))
 
 
@@ -264,13 +276,13 @@ def from_test_file(text: str, name: str | Target, module: str, path: str, label:
     if target is None or target.name not in text:
         return []
     found = _file_calls(text, target, module, frozenset(classes))
-    return list(dict.fromkeys(Call(args, f"a call in {path} line {line} ({label} revision)")
-                              for line, args in found))
+    return list(dict.fromkeys(Call(args, f"a call in {path} line {line} ({label} revision)",
+                                   raises) for line, args, raises in found))
 
 
 @functools.lru_cache(maxsize=64)
-def _file_calls(text: str, target: Target, module: str,
-                classes: frozenset[str]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+def _file_calls(text: str, target: Target, module: str, classes: frozenset[str],
+                ) -> tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...]:
     """The calls of ``target`` in a test file, by line (read once per file text: the
     before and after revisions of a test file are often the same)."""
     try:
@@ -282,13 +294,13 @@ def _file_calls(text: str, target: Target, module: str,
     if not refs.refers_to(target.name):
         return ()
     reader = _Reader(target, refs)
-    found: list[tuple[int, tuple[str, ...]]] = []
+    found: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
     # The names a call of it may be written with: its own, and what the file binds to it.
     names = {target.name, *(b for b, real in refs.bare.items() if real == target.name)}
-    for node, env in testcode.sites(tree, names, text):
+    for node, env, raises in testcode.sites(tree, names, text):
         call = reader.call_of(node, env)
         if call is not None:
-            found.append((getattr(node, "lineno", 0), call))
+            found.append((getattr(node, "lineno", 0), call, raises))
     return tuple(sorted(found, key=lambda f: f[0]))
 
 

@@ -51,10 +51,12 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def sites(tree: ast.Module, names: Iterable[str] | None = None, text: str = "",
-          ) -> Iterator[tuple[ast.AST, Env]]:
+          ) -> Iterator[tuple[ast.AST, Env, tuple[str, ...]]]:
     """Each node of the code of ``tree`` (its top level and each function, methods of
-    test classes included), with the bindings it sees; a node inside a loop over a
-    literal sequence, or in a parametrized function, once per row.
+    test classes included), with the bindings it sees and the exceptions the test
+    expects it to raise (inside ``assertRaises(E, ...)``, ``with pytest.raises(E):``;
+    ``("?",)`` for an exception not named plainly); a node inside a loop over a literal
+    sequence, or in a parametrized function, once per row.
 
     With ``names``, only the functions that mention one of them (or a module-level name
     bound to an expression that does) are read: a call of the unit names it. ``text``,
@@ -65,7 +67,7 @@ def sites(tree: ast.Module, names: Iterable[str] | None = None, text: str = "",
     # Line breaks as the parser counts them (``splitlines`` also breaks at \x0c, \u2028).
     lines = re.split(r"\r\n|\r|\n", text) if text else []
     visits = [0]
-    yield from _nodes(tree.body, module_env, visits)
+    yield from _nodes(tree.body, module_env, visits, ())
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
                 wanted is None or _mentions(node, wanted, lines)):
@@ -73,7 +75,7 @@ def sites(tree: ast.Module, names: Iterable[str] | None = None, text: str = "",
             outer = {k: v for k, v in module_env.items() if k not in bound}
             visits = [0]
             for row in _parametrized(node, module_env):
-                yield from _nodes(node.body, {**outer, **env, **row}, visits)
+                yield from _nodes(node.body, {**outer, **env, **row}, visits, ())
 
 
 def _mentioning(env: Env, names: Iterable[str]) -> frozenset[str]:
@@ -97,29 +99,65 @@ def _mentions(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: frozenset[str],
                or (isinstance(n, ast.Attribute) and n.attr in names) for n in ast.walk(fn))
 
 
-def _nodes(body: Sequence[ast.AST], env: Env, visits: list[int]) -> Iterator[tuple[ast.AST, Env]]:
+_Site = tuple[ast.AST, Env, tuple[str, ...]]
+
+
+def _nodes(body: Sequence[ast.AST], env: Env, visits: list[int],
+           raises: tuple[str, ...]) -> Iterator[_Site]:
     for node in body:
-        yield from _node(node, env, visits)
+        yield from _node(node, env, visits, raises)
 
 
-def _node(node: ast.AST, env: Env, visits: list[int]) -> Iterator[tuple[ast.AST, Env]]:
+def _node(node: ast.AST, env: Env, visits: list[int],
+          raises: tuple[str, ...]) -> Iterator[_Site]:
     if isinstance(node, _NESTED):
         return  # a scope of its own
     visits[0] += 1
     if visits[0] > _MAX_VISITS:
         return
-    yield node, env
+    yield node, env, raises
     if isinstance(node, ast.For):
-        yield from _node(node.iter, env, visits)
+        yield from _node(node.iter, env, visits, raises)
         inner, _ = literal_names(node.body)
         targets = _target_names(node.target)
         outer = {k: v for k, v in env.items() if k not in targets}
         for row in _loop_rows(node, env):
-            yield from _nodes(node.body, {**outer, **row, **inner}, visits)
-        yield from _nodes(node.orelse, env, visits)
+            yield from _nodes(node.body, {**outer, **row, **inner}, visits, raises)
+        yield from _nodes(node.orelse, env, visits, raises)
+        return
+    if isinstance(node, ast.With | ast.AsyncWith):
+        expected = [e for item in node.items for e in _expected(item.context_expr)]
+        yield from _nodes(node.items, env, visits, raises)
+        yield from _nodes(node.body, env, visits, (*raises, *expected))
+        return
+    if isinstance(node, ast.Call) and _raises_call(node):
+        # assertRaises(E, f, *args) / pytest.raises(E, f, ...): what follows E is expected
+        # to raise it.
+        yield from _node(node.func, env, visits, raises)
+        yield from _nodes([*node.args, *(k.value for k in node.keywords)], env, visits,
+                          (*raises, *_expected(node)))
         return
     for child in ast.iter_child_nodes(node):
-        yield from _node(child, env, visits)
+        yield from _node(child, env, visits, raises)
+
+
+# unittest's and pytest's ways of saying "this raises E".
+_RAISES = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "raises"})
+
+
+def _raises_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and bool(node.args) and (
+        _dotted(node.func) or "").rsplit(".", 1)[-1] in _RAISES
+
+
+def _expected(node: ast.expr) -> tuple[str, ...]:
+    """The exceptions ``assertRaises(E, ...)``/``pytest.raises(E)`` expect, by name."""
+    if not _raises_call(node):
+        return ()
+    assert isinstance(node, ast.Call)
+    first = node.args[0]
+    names = first.elts if isinstance(first, ast.Tuple) else [first]
+    return tuple((_dotted(n) or "?").rsplit(".", 1)[-1] for n in names)
 
 
 def literal_names(body: Sequence[ast.stmt],
