@@ -160,7 +160,7 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
             return [], f"`{name}` has several base classes"
         return _dataclass_fields(cls)
     if init is not None:
-        return _init_params(init, name)
+        return _init_params(init), ""
     if not bases:
         return [], ""
     if len(bases) > 1:
@@ -172,7 +172,7 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
     return constructor(tree, base, depth + 1)
 
 
-def _init_params(init: ast.FunctionDef, name: str) -> tuple[list[Param], str]:
+def _init_params(init: ast.FunctionDef) -> list[Param]:
     a = init.args
     positional = [*a.posonlyargs, *a.args][1:]  # without self
     first_default = len(positional) - len(a.defaults)
@@ -184,7 +184,7 @@ def _init_params(init: ast.FunctionDef, name: str) -> tuple[list[Param], str]:
         _add(params, arg, required=required, keyword=False)
     for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
         _add(params, arg, required=d is None, keyword=True)
-    return params, ""
+    return params
 
 
 def _add(params: list[Param], arg: ast.arg, *, required: bool, keyword: bool) -> None:
