@@ -29,6 +29,7 @@ from veribot.bench.equivalence import (
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits
 from veribot.checks.search import tripwire
+from veribot.checks.search.differential import examine
 from veribot.checks.verdict import (
     Behaviour,
     BehaviourKind,
@@ -209,3 +210,22 @@ def test_a_refutation_after_earlier_calls_is_recorded_and_rechecked() -> None:
     # Without the earlier calls the input alone shows nothing.
     alone = {**record, "counterexample": {"args": cex["args"]}}
     assert not recheck(item, alone, Limits(wall_s=10.0, call_s=2.0))
+
+
+def test_a_method_refutation_under_one_hash_seed_is_rechecked_as_found() -> None:
+    # The object the method was called on, and the seed the difference shows under, are
+    # part of the record: the harness's re-run uses both.
+    cls = ("class Names:\n    def __init__(self, names: list[str]) -> None:\n"
+           "        self.names = names\n\n    def unique(self) -> list[str]:\n")
+    before = cls + "        return list(set(self.names))\n"
+    after = cls + "        return list(dict.fromkeys(self.names))\n"
+    limits = Limits(wall_s=20.0, call_s=2.0)
+    found = examine(before, after, "Names.unique",
+                    ["@Names(['a', 'b', 'c', 'd', 'e', 'f'])"], found_by="test", limits=limits)
+    assert found.counterexample is not None and found.counterexample.hash_seed is not None
+    record = result_record("names", Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "",
+                                           found.counterexample), 0.1)
+    cex = record["counterexample"]
+    assert isinstance(cex, dict) and cex["receiver"] == "Names(['a', 'b', 'c', 'd', 'e', 'f'])"
+    item = BenchInput("names", "python", "Names.unique", before, after)
+    assert recheck(item, record, limits)

@@ -149,6 +149,18 @@ def test_a_method_counterexample_shows_the_object_it_was_called_on() -> None:
     assert "Cart(3, 'a').total(2)" in render(report, "text")
 
 
+def test_a_difference_under_one_hash_seed_names_the_seed() -> None:
+    cex = replace(REFUTATION, hash_seed=1234)
+    report = replace(REPORT, items=(UnitResult(
+        unit(UnitKind.CHANGED, "names"),
+        Result(Verdict.REFUTED, Reason.COUNTEREXAMPLE, "behaviours differ", cex)),))
+    doc = json.loads(render(report, "json"))
+    validate_report_json(doc)
+    assert doc["units"][0]["counterexample"]["hash_seed"] == 1234
+    plain = json.loads(render(REPORT, "json"))
+    assert plain["units"][0]["counterexample"]["hash_seed"] is None
+
+
 def test_json_schema_rejects_a_refuted_unit_without_counterexample() -> None:
     doc = to_json(REPORT)
     doc["units"][0]["counterexample"] = None

@@ -8,10 +8,10 @@ import ast
 import pytest
 
 from veribot.checks.lang import pyobject
-from veribot.checks.lang.pytypes import IntT, StrT
+from veribot.checks.lang.pytypes import IntT, StrT, Unknown
 from veribot.checks.lang.pyvalues import Unsupported
 from veribot.checks.sandbox import parse_receiver, run_calls
-from veribot.checks.search import construct
+from veribot.checks.search import construct, difftest
 from veribot.checks.verdict import NO_INSTANCE, Behaviour, BehaviourKind, Counterexample
 
 CLASS = (
@@ -27,9 +27,13 @@ CLASS = (
 def test_member_reads_the_constructor_parameters() -> None:
     m = construct.member(CLASS, "P.m")
     assert m is not None and m.kind == construct.METHOD and not m.why_not
-    # `f` has a default and a type no value is generated for: left out.
+    # Every parameter is read; the search decides that `f` (a type it generates no value
+    # for, with a default) is left out, so that its default is used.
     assert [(p.name, p.type, p.required, p.keyword) for p in m.params] == [
-        ("x", IntT(), True, False), ("name", StrT(), False, True)]
+        ("x", IntT(), True, False), ("name", StrT(), False, True),
+        ("f", Unknown("Callable"), False, True)]
+    spec = difftest.receiver_spec(CLASS, "P.m")
+    assert spec is not None and [p[0] for p in spec["params"]] == ["x", "name"]  # type: ignore[union-attr]
 
 
 def test_member_kinds() -> None:

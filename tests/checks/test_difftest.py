@@ -113,7 +113,10 @@ def test_unknown_parameter_types_are_not_searched_and_said() -> None:
     outcome = search(before, after, "last", {}, deadline_s=6, limits=FAST)
     assert outcome.counterexample is None and outcome.inputs_tried == 0
     assert "no usable type for `xs` (no annotation)" in outcome.note
-    node = "class Node:\n    pass\n\n"
+    # A class of the module whose objects cannot be made: its constructor needs a value
+    # of a type no value is generated for.
+    node = "class Node:\n    def __init__(self, cb: 'Callable[[], int]') -> None:\n" \
+           "        self.cb = cb\n\n"
     outcome = search(node + before, node + after, "last", types(xs="list[Node]"),
                      deadline_s=6, limits=FAST)
     assert outcome.counterexample is None and "`xs` (list[Node])" in outcome.note

@@ -142,10 +142,15 @@ def select(pairs: Sequence[LabelledPair], *, ids: str | None, language: str | No
 
 
 def _counterexample(cex: Counterexample) -> dict[str, object]:
-    """``args``, and ``prior`` (calls made first in the same module) when there are any."""
+    """``args``, and ``prior`` (calls made first in the same module), the ``receiver`` of a
+    method and the ``hash_seed`` of a difference under one seed, when there are any."""
     out: dict[str, object] = {"args": list(cex.args)}
     if cex.prior:
         out["prior"] = [list(c) for c in cex.prior]
+    if cex.receiver:
+        out["receiver"] = cex.receiver
+    if cex.hash_seed is not None:
+        out["hash_seed"] = cex.hash_seed
     return out
 
 
@@ -287,15 +292,18 @@ def recheck(item: BenchInput, record: Mapping[str, object], limits: Limits) -> b
     cex = record.get("counterexample")
     if not isinstance(cex, dict) or not isinstance(cex.get("args"), list):
         return False
-    args = [str(a) for a in cex["args"]]
+    receiver = cex.get("receiver")
+    head = [f"@{receiver}"] if isinstance(receiver, str) and receiver else []
+    args = [*head, *(str(a) for a in cex["args"])]
     prior_calls = cex.get("prior")
     prior = (
-        [[str(a) for a in c] for c in prior_calls if isinstance(c, list)]
+        [[*head, *(str(a) for a in c)] for c in prior_calls if isinstance(c, list)]
         if isinstance(prior_calls, list) else []
     )
+    seed = cex.get("hash_seed")
     return differential.confirm(item.before, item.after, item.entry, args,
-                                found_by=RECHECK_FOUND_BY, limits=limits,
-                                prior=prior) is not None
+                                found_by=RECHECK_FOUND_BY, limits=limits, prior=prior,
+                                hash_seed=seed if isinstance(seed, int) else None) is not None
 
 
 # --- the CrossHair peer ---------------------------------------------------------------

@@ -188,26 +188,34 @@ def package_context(root: Path, base: str, head: str,
     """Each version's package: the before file's from ``base``, the after file's from ``head``.
 
     With ``names`` (the changed functions' names), also each revision's test and doc
-    files that mention one of them, for calls to try (``veribot.checks.search.harvest``).
-    Only files of the two commits are read (never the working tree), bounded by the
-    caps of ``veribot.checks.project.package``.
+    files that mention one of them, for calls to try (``veribot.checks.search.harvest``);
+    the files the change itself touches come first (a test added with a change calls it
+    with the input that shows it). Only files of the two commits are read (never the
+    working tree), bounded by the caps of ``veribot.checks.project.package``.
     """
     repo = open_repo(root)
+    changed: frozenset[str] = frozenset()
+    if names:
+        try:
+            changed = frozenset(str(repo.git.diff("--name-only", base, head)).splitlines())
+        except git.GitCommandError:
+            changed = frozenset()
     return PairContext(
         _package_at(repo, base, before_path) if before_path else None,
         _package_at(repo, head, after_path) if after_path else None,
-        _tests_at(repo, base, before_path, names) if before_path and names else (),
-        _tests_at(repo, head, after_path, names) if after_path and names else (),
+        _tests_at(repo, base, before_path, names, changed) if before_path and names else (),
+        _tests_at(repo, head, after_path, names, changed) if after_path and names else (),
     )
 
 
 _DOC_SUFFIXES = (".rst", ".md", ".txt")
 
 
-def _tests_at(repo: git.Repo, rev: str, module_path: str,
-              names: Sequence[str]) -> tuple[SourceFile, ...]:
+def _tests_at(repo: git.Repo, rev: str, module_path: str, names: Sequence[str],
+              changed: frozenset[str] = frozenset()) -> tuple[SourceFile, ...]:
     """Test files (and doc files with doctests) of ``rev`` that mention one of ``names``:
-    those named after the module first, at most ``MAX_TEST_FILES`` and ``MAX_TEST_BYTES``."""
+    those the change touches first, then those named after the module, at most
+    ``MAX_TEST_FILES`` and ``MAX_TEST_BYTES``."""
     words = [n for n in dict.fromkeys(names) if n.isidentifier()]
     if not words:
         return ()
@@ -220,7 +228,8 @@ def _tests_at(repo: git.Repo, rev: str, module_path: str,
     paths = [line.split(":", 1)[1] for line in str(out).splitlines() if ":" in line]
     paths = [p for p in paths if p != module_path
              and (is_test_path(p) if p.endswith(".py") else p.endswith(_DOC_SUFFIXES))]
-    paths.sort(key=lambda p: (not p.endswith(".py"), *harvest.rank(p, module_path)))
+    paths.sort(key=lambda p: (not p.endswith(".py"), p not in changed,
+                              *harvest.rank(p, module_path)))
     tree = repo.commit(rev).tree
     files: list[SourceFile] = []
     size = 0

@@ -487,6 +487,7 @@ def _unit_json(item: UnitResult) -> dict[str, Any]:
             "after": {"kind": cex.after.kind.value, "text": cex.after.text},
             "found_by": cex.found_by,
             "difference": cex.difference,
+            "hash_seed": cex.hash_seed,
         },
     }
 

@@ -220,8 +220,11 @@ def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[
     cache: dict[tuple[str | None, str | None], PairContext] = {}
     names: dict[tuple[str | None, str | None], list[str]] = {}
     for unit in units:  # the changed functions of each file, whose tests are read
-        if _not_checked(unit) is None and "." not in unit.entry:
-            names.setdefault((unit.before_path, unit.after_path), []).append(unit.entry)
+        if _not_checked(unit) is None:
+            # A method is called on an object its class builds: tests name both (a
+            # special method, `__eq__`, is called through an operation: by its class).
+            names.setdefault((unit.before_path, unit.after_path), []).extend(
+                n for n in unit.entry.split(".")[-2:] if not n.startswith("__"))
     out = []
     for unit in units:
         if _not_checked(unit) is not None:

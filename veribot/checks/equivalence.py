@@ -155,8 +155,11 @@ def _decide(
     given = {k: parse_type(v) for k, v in (param_types or {}).items()}
     deadline = start + budget.timeout_s
     notes: list[str] = []
-    harvested, inferred = _repository_inputs(before, after, entry, fn_a, fn_b, given, context)
-    given = {**{k: i.type for k, i in inferred.items()}, **given}
+    harvested, guesses = _repository_inputs(before, after, entry, fn_a, fn_b, given, context)
+    # What a proof may assume (types the model knows), and what random testing draws.
+    inferred = {k: t for k, i in guesses.items() if (t := i.type) is not None}
+    searched_types = {**{k: i.search for k, i in guesses.items()}, **given}
+    given = {**inferred, **given}
     module_a, module_b = Module.of(tree_a), Module.of(tree_b)
     sig_a, sig_b = Signature.of(fn_a, module_a), Signature.of(fn_b, module_b)
     if pysignature.changes(sig_a, sig_b) or _mutable_default(sig_a, sig_b):
@@ -199,11 +202,11 @@ def _decide(
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline, hints=hints)
     if inferred:  # the proof, if any, holds only for these types
         # pyprove names a type it was handed "given": these were guessed, not given.
-        guessed = {f"`{k}`: {i.type.text()} (given)": f"`{k}`: {i.type.text()} (inferred)"
-                   for k, i in inferred.items() if k not in (param_types or {})}
+        guessed = {f"`{k}`: {t.text()} (given)": f"`{k}`: {t.text()} (inferred)"
+                   for k, t in inferred.items() if k not in (param_types or {})}
         outcome = dataclasses.replace(
             outcome, assumptions=(*(guessed.get(a, a) for a in outcome.assumptions),
-                                  pyinfer.assumption(inferred)))
+                                  pyinfer.assumption(guesses)))
     if outcome.kind == "proved":
         unchecked = _module_unchecked(
             (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline, context
@@ -223,7 +226,7 @@ def _decide(
             if found is not None:
                 return _refuted(found, HARVESTED, [outcome.detail])
         if budget.execute:
-            param_types = {**{k: i.type.text() for k, i in inferred.items()},
+            param_types = {**{k: t.text() for k, t in inferred.items()},
                            **(param_types or {})}
             wire = _tripwire(before, after, entry, param_types, budget, deadline, context)
             if wire.counterexample is not None:
@@ -249,7 +252,7 @@ def _decide(
         detail = outcome.detail
         if inferred:  # shown with the verdict, not only among the assumptions
             detail += (" (only for the inferred parameter types "
-                       + ", ".join(f"`{k}: {i.type.text()}`" for k, i in inferred.items())
+                       + ", ".join(f"`{k}: {t.text()}`" for k, t in inferred.items())
                        + "; the parameters are not annotated)")
         return Result(
             Verdict.VERIFIED,
@@ -312,7 +315,9 @@ def _decide(
             return _refuted(found, "calls that exercise the signature", notes)
     remaining = deadline - time.monotonic()
     if budget.search and budget.execute and remaining > 0.5:
-        types = _search_types(fn_a, fn_b, given)
+        types = _search_types(fn_a, fn_b, searched_types)
+        if guesses:
+            notes.append(pyinfer.search_note(guesses))
         searched = difftest.search(
             before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline),
             context=context,
@@ -350,7 +355,11 @@ def _repository_inputs(
     them and the defaults (for parameters annotated in neither version nor ``given``)."""
     try:
         calls = harvest.calls_for(before, after, entry, context)
-        inferred = pyinfer.infer(fn_a, fn_b, calls)
+        callers = pyinfer.Callers(
+            [pysource.parse(after), pysource.parse(before)], entry,
+            lambda name: harvest.calls_for(before, after, name, context))
+        inferred = pyinfer.infer(fn_a, fn_b, calls, callers=callers,
+                                 bound=difftest.bound_parameter(before, entry))
     except Exception:  # reading the repository's tests must never stop the check
         log.exception("harvesting calls of %s failed", entry)
         return [], {}
@@ -621,9 +630,11 @@ def _search_types(
     params_a = [*fn_a.args.posonlyargs, *fn_a.args.args]
     params_b = [*fn_b.args.posonlyargs, *fn_b.args.args]
     for pa, pb in zip(params_a, params_b, strict=False):
-        t = given.get(pa.arg) or from_annotation(pa.annotation)
-        if isinstance(t, Unknown):
-            t = from_annotation(pb.annotation)
+        t = given.get(pa.arg)
+        if t is None:
+            t = from_annotation(pa.annotation)
+            if isinstance(t, Unknown):
+                t = from_annotation(pb.annotation)
         types[pa.arg] = t
     return types
 
@@ -642,6 +653,10 @@ def _refuted(found: Counterexample, method: str, notes: list[str] | None = None)
     )
     if found.before.describe() == found.after.describe() and found.difference:
         detail += f" ({found.difference})"
+    if found.hash_seed is not None:
+        detail += (f", both run with PYTHONHASHSEED={found.hash_seed} (the result follows "
+                   "the hash seed, as the order of a set of strings does; under this one each "
+                   "version behaves the same every time)")
     return Result(
         Verdict.REFUTED,
         Reason.COUNTEREXAMPLE,

@@ -131,6 +131,9 @@ class Counterexample:
     # each version (``Point(3, 'a')``), or that call with the property read
     # (``Point(3, 'a').norm``). Empty for a function.
     receiver: str = ""
+    # The PYTHONHASHSEED both versions ran with, when the difference shows under one seed
+    # only (a version's result follows the hash seed: the order of a set of strings).
+    hash_seed: int | None = None
 
     def call(self, name: str) -> str:
         """The call as Python code, ``f(1, k=2)`` or ``Point(3, 'a').move(2)``, after the

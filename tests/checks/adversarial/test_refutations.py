@@ -1,8 +1,9 @@
 """Refutations are stable and the code's own: never an artefact of the run or the sandbox.
 
 Each pair runs through ``check_pair`` with the real sandbox. Versions that depend on
-something besides their input (random numbers, the clock, the environment, the order
-of a set of strings) are inconclusive (``nondeterministic``), not refuted; equal
+something besides their input (random numbers, the clock, the environment) are
+inconclusive (``nondeterministic``), not refuted; a result that follows the hash seed
+(the order of a set of strings) is compared under one seed, which a refutation names; equal
 versions that the sandbox stops (a sleep past the per-call timer, a large temporary, a
 write outside its directory, a thread pool, a subprocess) are inconclusive with the
 sandbox's reason; real differences, an endless loop included, are still refuted.
@@ -65,13 +66,35 @@ def test_the_environment_is_nondeterministic() -> None:
     _undecided(_check(before, after), Reason.NONDETERMINISTIC)
 
 
-def test_the_order_of_a_set_of_strings_is_not_a_stable_difference() -> None:
+def test_the_order_of_a_set_of_strings_differs_under_one_hash_seed() -> None:
+    # The order follows PYTHONHASHSEED: under each seed it is the same every time, so the
+    # versions differ under one seed, which the counterexample names.
     words = "{s, 'apple', 'pear', 'fig', 'kiwi', 'plum', 'lime'}"
     before = f"def f(s: str) -> list[str]:\n    return list({words})\n"
     after = f"def f(s: str) -> list[str]:\n    return sorted({words})\n"
     seen = examine(before, after, "f", ["'z'"], found_by="test")
-    assert seen.counterexample is None
-    assert seen.reason in ("", Reason.NONDETERMINISTIC)  # "": the first order was sorted
+    cex = seen.counterexample
+    assert cex is not None, seen.detail  # 1 chance in 5040 that the first order is sorted
+    assert cex.hash_seed is not None and f"PYTHONHASHSEED={cex.hash_seed}" in cex.difference
+
+
+def test_random_results_of_the_same_kind_are_never_a_difference_under_one_seed() -> None:
+    # Both draw from the same distribution, by other calls: a draw repeating under one
+    # seed by chance must not pass for a result that follows the seed.
+    before = "import random\n\ndef f(x: int) -> int:\n    return random.randrange(2) + x\n"
+    after = "import random\n\ndef f(x: int) -> int:\n    return random.choice([0, 1]) + x\n"
+    for _ in range(3):
+        seen = examine(before, after, "f", ["1"], found_by="test")
+        assert seen.counterexample is None
+        assert seen.reason in ("", Reason.NONDETERMINISTIC)
+
+
+def test_a_set_order_mixed_with_the_clock_is_nondeterministic() -> None:
+    before = ("import time\n\ndef f(s: str) -> list[str]:\n"
+              "    return list({s, 'a', 'b', 'c', str(time.time_ns())})\n")
+    after = before.replace("list(", "sorted(")
+    seen = examine(before, after, "f", ["'z'"], found_by="test")
+    assert seen.counterexample is None and seen.reason == Reason.NONDETERMINISTIC
 
 
 def test_object_ids_are_nondeterministic() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.project.package import Package, PairContext, SourceFile
+from veribot.checks.search import harvest
 from veribot.checks.verdict import Result, Verdict
 
 BUDGET = Budget(timeout_s=6.0)
@@ -100,3 +101,99 @@ def test_a_harvested_call_outside_the_inferred_types_still_refutes() -> None:
     r = check(before, after, "from pkg.mod import f\n\n\ndef test_it():\n    f(set())\n")
     assert r.verdict is Verdict.REFUTED, r.detail
     assert r.counterexample is not None and r.counterexample.args == ("set()",)
+
+
+# A class whose objects the search cannot build (its constructor takes `*args`): only the
+# tests' own objects reach its methods.
+RANGE = '''class Range:
+    def __init__(self, *args):
+        self.start, self.stop, self.step = (list(args) + [0, 0, 1])[:3]
+
+    def __eq__(self, other):
+        if not isinstance(other, Range):
+            return False
+        return (self.start, self.stop, self.step) == (other.start, other.stop, other.step)
+'''
+RANGE_TEST = ("import unittest\nfrom pkg.mod import Range\n\n\nclass T(unittest.TestCase):\n"
+              "    def test_eq(self):\n"
+              "        for a, b in [((2, 3, 1), (2, 3, 5)), ((0, 1), (0, 1))]:\n"
+              "            self.assertEqual(Range(*a), Range(*b))\n")
+
+
+def test_a_method_is_refuted_on_the_tests_own_objects() -> None:
+    one_item = ("        if self.stop - self.start == 1:\n"
+                "            return self.start == other.start\n")
+    after = RANGE.replace("        return (self.start", one_item + "        return (self.start")
+    r = check(RANGE, after, RANGE_TEST, entry="Range.__eq__")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None
+    assert r.counterexample.receiver == "Range(2, 3, 1)"
+    assert r.counterexample.args == ("Range(2, 3, 5)",)
+    assert "on the object Range(2, 3, 1)" in r.detail
+
+
+def test_a_changed_constructor_is_not_a_difference_of_the_method() -> None:
+    # Only `__init__` changed: objects built differently are no input of `__eq__`, even
+    # though the test's comparison now gives another answer.
+    after = RANGE.replace("[:3]", "[:3]\n        self.step = self.step or 1")
+    r = check(RANGE, after, RANGE_TEST, entry="Range.__eq__")
+    assert r.verdict is not Verdict.REFUTED, r.detail
+
+
+def test_a_test_object_of_a_class_from_elsewhere_is_not_the_units() -> None:
+    # `Range` here is another module's class: its objects are no receivers of the unit.
+    test = RANGE_TEST.replace("from pkg.mod import Range", "from other import Range")
+    after = RANGE.replace("return False", "return True")
+    calls = harvest.calls_for(RANGE, after, "Range.__eq__", context(test))
+    assert calls == []
+
+
+ISITERABLE = "def f(x):\n    try:\n        iter(x)\n        return True\n" \
+             "    except TypeError:\n        return False\n"
+
+
+def test_a_predicate_over_any_object_is_refuted_with_a_class() -> None:
+    # Both versions take any object; a class has `__iter__` but is not iterable.
+    after = "def f(x):\n    return hasattr(x, '__iter__')\n"
+    r = check(ISITERABLE, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1])\n")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args[0] in (
+        "str", "list", "dict", "tuple")
+    assert any("every use of `x` in both versions accepts any object" in n for n in r.notes)
+
+
+def test_a_function_that_stops_taking_any_object_is_not_refuted_with_one() -> None:
+    # The after version no longer catches TypeError: it takes sequences only, and the
+    # two agree on every sequence. An int would tell them apart, but is no input of it.
+    before = ("def f(x, default=None):\n    try:\n        return x[-1]\n"
+              "    except (IndexError, TypeError):\n        return default\n")
+    after = before.replace("(IndexError, TypeError)", "IndexError")
+    r = check(before, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1, 2], 0)\n")
+    assert r.verdict is not Verdict.REFUTED, r.detail
+
+
+def test_a_helper_no_test_calls_is_searched_with_what_its_caller_passes() -> None:
+    # `_first` is private: its iterator comes from `first`, whose doctest gives ints.
+    module = ('def first(items):\n    """>>> first([3, 4])\n    3\n    """\n'
+              "    return _first(iter(items))\n\n\n"
+              "def _first(iterator):\n    for x in iterator:\n        return x\n"
+              "    return None\n")
+    after = module.replace("    return None\n", "    return -1\n")
+    r = check(module, after, "", entry="_first")
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and r.counterexample.args == ("iter([])",)
+
+
+def test_a_callers_negative_test_gives_the_helper_no_wrong_type() -> None:
+    # `spread` is tested with an int, expecting TypeError: `_pairs` must not be searched
+    # with ints (which would tell the versions apart by the exception they raise).
+    module = ('def spread(items):\n    """>>> spread([1, 2])\n    """\n'
+              "    return _pairs(items)\n\n\n"
+              "def _pairs(iterable):\n    return list(zip(iterable, iterable))\n")
+    after = module.replace("return list(zip(iterable, iterable))",
+                           "if isinstance(iterable, int):\n        raise ValueError\n"
+                           "    return list(zip(iterable, iterable))")
+    test = ("import unittest\nfrom pkg.mod import spread\n\n\nclass T(unittest.TestCase):\n"
+            "    def test_wrong(self):\n        self.assertRaises(TypeError, lambda: spread(1))\n")
+    r = check(module, after, test, entry="_pairs")
+    assert r.verdict is not Verdict.REFUTED, r.detail

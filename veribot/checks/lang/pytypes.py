@@ -95,6 +95,17 @@ class DictT(PyType):
 
 
 @dataclass(frozen=True)
+class IteratorT(PyType):
+    """An iterator of ``elem`` values (``iter([1, 2])``). Only random testing uses it, for
+    a parameter seen to take one; the model does not (``is_known`` is False)."""
+
+    elem: PyType
+
+    def text(self) -> str:
+        return f"Iterator[{self.elem.text()}]"
+
+
+@dataclass(frozen=True)
 class UnionT(PyType):
     options: tuple[PyType, ...]
 
@@ -114,7 +125,7 @@ class Unknown(PyType):
 
 def is_known(t: PyType) -> bool:
     """Whether every part of ``t`` is a type the engine can build a domain for."""
-    if isinstance(t, Unknown):
+    if isinstance(t, Unknown | IteratorT):
         return False
     if isinstance(t, ListT | SetT):
         return is_known(t.elem)
@@ -222,6 +233,8 @@ def domain(t: PyType) -> PyType:
         return NUMBER
     if isinstance(t, ListT):
         return ListT(domain(t.elem))
+    if isinstance(t, IteratorT):
+        return IteratorT(domain(t.elem))
     if isinstance(t, SetT):
         return SetT(domain(t.elem), t.frozen)
     if isinstance(t, DictT):

@@ -546,7 +546,11 @@ def run_calls(
     ``Class.__init__`` the arguments are the constructor's, and the built object is returned
     as its state; then
     a literal (see ``parse_literal``) is positional, ``name=literal`` is a keyword argument
-    (see ``parse_argument``); a bad argument raises ``ValueError`` here. Arguments left out
+    (see ``parse_argument``); a bad argument raises ``ValueError`` here. An argument may
+    be an object of one of the project's classes, ``Point(1, 2)`` (built in the child by
+    the class the module binds to that name, before the call and under its timer; if it
+    cannot be built the call is no input, ``NO_INSTANCE``; what was built is the
+    behaviour's ``built``), or a builtin class by name (``int``). Arguments left out
     take their defaults. Returns
     one ``Behaviour`` per call, in order. Calls share one child (module state persists
     between them); if the child dies during a call, that call gets the death as its
@@ -572,8 +576,8 @@ def run_calls(
     for call in literal_calls:
         # A method call on an object starts with its receiver, ``@Class(3).method``'s
         # ``@Class(3)`` (see ``parse_receiver``).
-        receiver = parse_receiver(call[0]) if call else None
-        split_arguments(call[1:] if receiver is not None else call)
+        receiver = parse_receiver(call[0], objects=True) if call else None
+        split_arguments(call[1:] if receiver is not None else call, objects=True)
     results: list[Behaviour | None] = [None] * len(literal_calls)
     if not literal_calls:
         return []

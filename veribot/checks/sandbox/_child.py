@@ -100,22 +100,27 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # --------------------------------------------------------------------------- literals
 
 
-def parse_literal(text: str) -> object:
+def parse_literal(text: str, *, objects: bool = False) -> object:
     """Evaluate one argument literal safely (``ast``, never ``eval``).
 
     Accepts what ``repr`` prints for ints, bools, None, str, bytes, floats, complex,
     lists, tuples, dicts, sets and frozensets, plus ``float('nan')``, ``float('inf')``,
     ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``; and, for inputs
     taken from a repository's own tests, ``range(<ints>)`` and ``iter(<literal>)``.
+
+    With ``objects``, also the objects of a call to run in the child: a call of any
+    other name, ``Point(1, y=2)`` (a ``Build``: the child calls the class the module
+    under review binds to that name, see ``materialize``), and the builtin classes by
+    name (``int``, ``str``: a value like any other where a parameter takes any object).
     """
     tree = ast.parse(text.strip(), mode="eval")
-    return _literal(tree.body)
+    return _literal(tree.body, objects)
 
 
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 
 
-def parse_argument(text: str) -> tuple[str | None, object]:
+def parse_argument(text: str, *, objects: bool = False) -> tuple[str | None, object]:
     """One argument of a call: ``(None, value)`` for a positional literal, or
     ``(name, value)`` for a keyword argument written ``name=literal`` (``x=1``).
 
@@ -123,20 +128,21 @@ def parse_argument(text: str) -> tuple[str | None, object]:
     """
     match = _KEYWORD.match(text)
     if match is None:
-        return None, parse_literal(text)
-    return match.group(1), parse_literal(text[match.end():])
+        return None, parse_literal(text, objects=objects)
+    return match.group(1), parse_literal(text[match.end():], objects=objects)
 
 
-def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, object]]:
+def split_arguments(texts: Sequence[str], *, objects: bool = False,
+                    ) -> tuple[list[object], dict[str, object]]:
     """The positional values and the keyword arguments of a call, in the order given.
 
     A positional argument after a keyword one, or a keyword given twice, is refused
-    (``ValueError``), as Python refuses it in a call.
+    (``ValueError``), as Python refuses it in a call. ``objects``: see ``parse_literal``.
     """
     args: list[object] = []
     kwargs: dict[str, object] = {}
     for text in texts:
-        name, value = parse_argument(text)
+        name, value = parse_argument(text, objects=objects)
         if name is None:
             if kwargs:
                 raise ValueError(f"a positional argument after a keyword one: {text[:80]}")
@@ -148,7 +154,8 @@ def split_arguments(texts: Sequence[str]) -> tuple[list[object], dict[str, objec
     return args, kwargs
 
 
-def parse_receiver(text: str) -> tuple[list[object], dict[str, object], bool] | None:
+def parse_receiver(text: str, *, objects: bool = False,
+                   ) -> tuple[list[object], dict[str, object], bool] | None:
     """The receiver part of a method call, or None if ``text`` is an ordinary argument.
 
     A call on an instance starts with ``@Class(3, 'a')``: the object is built by calling
@@ -166,14 +173,42 @@ def parse_receiver(text: str) -> tuple[list[object], dict[str, object], bool] | 
         node = node.value
     if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
         raise ValueError(f"not a constructor call: {text[:80]}")
-    args = [_literal(a) for a in node.args]
-    kwargs = {str(k.arg): _literal(k.value) for k in node.keywords}
+    args = [_literal(a, objects) for a in node.args]
+    kwargs = {str(k.arg): _literal(k.value, objects) for k in node.keywords}
     return args, kwargs, read
 
 
-def _literal(node: ast.expr) -> object:
+# Builtin classes a call's text may name as values (``parse_literal(objects=True)``).
+_CLASS_NAMES = frozenset({"int", "float", "complex", "str", "bytes", "bytearray", "bool",
+                          "list", "tuple", "dict", "set", "frozenset", "object", "type",
+                          "range"})
+# Calls that mean a builtin value in a call's text, never a ``Build``.
+_VALUE_CALLS = frozenset({"float", "set", "frozenset", "range", "iter"})
+
+
+class Build:
+    """An object a call's text asks the child to build: ``Point(1, y=2)`` calls the class
+    that the module under review binds to ``Point`` (each version its own; see
+    ``materialize``), with arguments that may be ``Build`` objects themselves."""
+
+    def __init__(self, name: str, args: list[object], kwargs: dict[str, object]) -> None:
+        self.name, self.args, self.kwargs = name, args, kwargs
+
+    def __repr__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"{self.name}({', '.join(parts)})"
+
+
+def _literal(node: ast.expr, objects: bool = False) -> object:
     if isinstance(node, ast.Constant) and node.value is not Ellipsis:
         return node.value
+    if objects and isinstance(node, ast.Name) and node.id in _CLASS_NAMES:
+        return getattr(builtins, node.id)
+    if (objects and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in _VALUE_CALLS and not any(k.arg is None for k in node.keywords)):
+        # A bare name only: the class the module binds to it (never `os.system(...)`).
+        return Build(node.func.id, [_literal(a, objects) for a in node.args],
+                     {str(k.arg): _literal(k.value, objects) for k in node.keywords})
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         operand = _literal(node.operand)
         if isinstance(operand, int | float | complex) and not isinstance(operand, bool):
@@ -187,14 +222,14 @@ def _literal(node: ast.expr) -> object:
         ):
             return left + right if isinstance(node.op, ast.Add) else left - right
     if isinstance(node, ast.List):
-        return [_literal(e) for e in node.elts]
+        return [_literal(e, objects) for e in node.elts]
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(e) for e in node.elts)
+        return tuple(_literal(e, objects) for e in node.elts)
     if isinstance(node, ast.Set):
-        return {_literal(e) for e in node.elts}
+        return {_literal(e) for e in node.elts}  # members are hashed: plain literals only
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {
-            _literal(k): _literal(v)
+            _literal(k): _literal(v, objects)
             for k, v in zip(node.keys, node.values, strict=True)
             if k is not None
         }
@@ -222,6 +257,51 @@ def _literal(node: ast.expr) -> object:
             if isinstance(items, list | tuple | str | bytes | set | frozenset | dict | range):
                 return iter(items)
     raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+
+_MAX_BUILD_DEPTH = 20
+
+
+def has_builds(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` holds a ``Build`` (in a list, tuple or dict value, or a Build)."""
+    if isinstance(value, Build) or depth > _MAX_BUILD_DEPTH:
+        return True
+    if isinstance(value, list | tuple):
+        return any(has_builds(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(has_builds(v, depth + 1) for v in value.values())
+    return False
+
+
+def materialize(module: object, value: object, depth: int = 0) -> object:
+    """``value`` with each ``Build`` replaced by the object it asks for: the class that
+    ``module`` binds to its name, called with its own arguments made the same way.
+
+    Only the project's classes are built: the class must be defined in ``module``'s top
+    package (a standalone module: in itself). Anything else raises ``ValueError``, and
+    the call is no input. Runs untrusted code (the constructors): call it under the
+    per-call timer.
+    """
+    if depth > _MAX_BUILD_DEPTH:
+        raise ValueError("objects nested too deeply")
+    if isinstance(value, Build):
+        cls = getattr(module, value.name, None)
+        top = str(getattr(module, "__name__", "")).split(".")[0]
+        where = str(getattr(cls, "__module__", ""))
+        ours = bool(top) and (where == top or where.startswith(top + "."))
+        if not isinstance(cls, type) or not ours:
+            raise ValueError(f"{value.name} is not a class of the project")
+        note_classes(cls)
+        args = [materialize(module, a, depth + 1) for a in value.args]
+        kwargs = {k: materialize(module, v, depth + 1) for k, v in value.kwargs.items()}
+        return cls(*args, **kwargs)
+    if isinstance(value, list):
+        return [materialize(module, v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(materialize(module, v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return {k: materialize(module, v, depth + 1) for k, v in value.items()}
+    return value
 
 
 # --------------------------------------------------------------------------- encoding
@@ -318,6 +398,10 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
     if tp is Instance:
         assert isinstance(value, Instance)
         return _encode_instance(value.obj, value.skip, value.properties, depth, active)
+    if tp is Build:  # an object not built yet, by what it asks for
+        assert isinstance(value, Build)
+        return ["build", value.name, _encode(value.args, depth + 1, active),
+                _encode(value.kwargs, depth + 1, active)]
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
             return ["cycle"]
@@ -460,14 +544,48 @@ def _encode_instance(obj: object, skip: str, properties: bool, depth: int,
         for klass in type(obj).__mro__:
             if klass.__module__ == "builtins":
                 continue
-            data = [[k, _encode(v, depth + 1, active)] for k, v in klass.__dict__.items()
-                    if isinstance(v, _DATA_TYPES)
-                    and not (k.startswith("__") and k.endswith("__"))]
+            data = _changed_data(klass, _class_data(klass, depth, active))
             if data:
                 shared.append([klass.__qualname__, sorted(data, key=lambda kv: str(kv[0]))])
         return ["self", _type_name(type(obj)), state, shared]
     finally:
         active.discard(id(obj))
+
+
+# The data of each class as it was before the first object of it was built in this child
+# (``note_classes``): the data an object's encoding shows is what changed since. Its value
+# at import is the module's, not the object's, and may differ from process to process
+# (`hash(None)` follows an address on Python 3.11) while the code behaves the same.
+_CLASS_DATA: dict[type, list[list[object]]] = {}
+_REMOVED = ["removed"]
+
+
+def _class_data(klass: type, depth: int = 0, active: set[int] | None = None) -> list[list[object]]:
+    return [[k, _encode(v, depth + 1, active if active is not None else set())]
+            for k, v in list(vars(klass).items())
+            if isinstance(v, _DATA_TYPES) and not (k.startswith("__") and k.endswith("__"))]
+
+
+def note_classes(cls: object) -> None:
+    """Keep the data of ``cls`` and its bases as it is now, before an object of it is
+    built (untrusted values are encoded: call it under the per-call timer)."""
+    for klass in getattr(cls, "__mro__", ()):
+        if isinstance(klass, type) and klass.__module__ != "builtins" \
+                and klass not in _CLASS_DATA:
+            _CLASS_DATA[klass] = _class_data(klass)
+
+
+def _changed_data(klass: type, data: list[list[object]]) -> list[list[object]]:
+    """``data`` of ``klass`` that differs from what it was before its first object was
+    built, with what was removed; all of it for a class not noted."""
+    first = _CLASS_DATA.get(klass)
+    if first is None:
+        return data
+    before = {str(k): v for k, v in first}
+    now = {str(k): v for k, v in data}
+    changed: list[list[object]] = [[k, v] for k, v in data if before.get(str(k)) != v]
+    changed += [[k, _REMOVED] for k in before if k not in now]
+    return changed
 
 
 def _builtin_base(value: object) -> object | None:
@@ -559,11 +677,137 @@ def refused(what: str) -> None:
     """Record that the sandbox, not the code, stopped an operation (see ``_observe``)."""
     if len(_refusals) < _MAX_REFUSALS and what not in _refusals:
         _refusals.append(what)
+    if _Taint.importing:
+        _Taint.note_stack()
+
+
+# Modules whose state is no outcome of a refused operation: the child's own code and the
+# import machinery (its state is the module cache).
+_NOT_STATE = frozenset({"__main__", "importlib", "importlib._bootstrap",
+                        "importlib._bootstrap_external", "importlib.util"})
+# Names through which code reaches other modules' state without importing them.
+_DYNAMIC = frozenset({"__import__", "importlib", "globals", "vars", "gc", "inspect",
+                      "__globals__", "modules", "getmodule", "exec", "eval"})
+
+
+class _Taint:
+    """What a refusal during the import may have left in module state, and whether a
+    call may observe it.
+
+    The modules whose code was running when the sandbox refused an operation during the
+    import of the module under review (versioneer asking ``git`` for a version, say) may
+    hold state that rests on the refusal. A call is charged with the import's refusals
+    (so a difference it shows is undecided) if it ran code of one of them, or the module
+    under review or a project module whose code it ran holds one, imports from one, or
+    reaches modules dynamically (``sys.modules``, ``importlib``, ``globals()``); or if
+    the refusal cannot be pinned on a module, the rest of the import changed state the
+    whole interpreter shares (the environment, ``sys.path``, the working directory,
+    warnings filters, logging), another thread ran, or the call could not be followed
+    to its end. Otherwise the refusal is no part of what the call did.
+    """
+
+    importing = False
+    modules: ClassVar[set[str]] = set()
+    everywhere = False
+    called: ClassVar[set[str]] = set()
+    unit = ""
+    top = ""
+    reaches: ClassVar[dict[str, bool]] = {}
+
+    shared: object = None  # the interpreter-wide state at the first refusal
+
+    @classmethod
+    def note_stack(cls) -> None:
+        if cls.shared is None:
+            cls.shared = _shared_state()
+        frame: FrameType | None = sys._getframe(2)
+        pinned = False
+        while frame is not None:
+            name = frame.f_globals.get("__name__")
+            if isinstance(name, str) and name not in _NOT_STATE:
+                cls.modules.add(name)
+                pinned = True
+            frame = frame.f_back
+        cls.everywhere = cls.everywhere or not pinned
+
+    @classmethod
+    def observed(cls) -> bool:
+        """Whether the call just made may have observed state a refusal left."""
+        names = {n for n in cls.called if isinstance(n, str) and n not in _NOT_STATE}
+        names.add(cls.unit)
+        if names & cls.modules:
+            return True
+        return any(cls._reaches(n) for n in names)
+
+    @classmethod
+    def _reaches(cls, name: str) -> bool:
+        if name not in cls.reaches:
+            module = sys.modules.get(name)
+            holds = module is None or any(
+                isinstance(v, type(sys)) and v.__name__ in cls.modules
+                for v in list(vars(module).values()))
+            ours = name == cls.top or name.startswith(cls.top + ".")
+            cls.reaches[name] = holds or (ours and _source_reaches(module, cls.modules))
+        return cls.reaches[name]
+
+
+def _shared_state() -> object:
+    """State every module shares, which import-time code may leave an outcome in."""
+    warnings, logging = sys.modules.get("warnings"), sys.modules.get("logging")
+    root = getattr(logging, "root", None)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    return (sorted(os.environ.items()), list(sys.path), cwd, sys.getrecursionlimit(),
+            repr(getattr(warnings, "filters", None)),
+            getattr(root, "level", None), len(getattr(root, "handlers", ()) or ()))
+
+
+def _profile(frame: FrameType, event: str, arg: object) -> None:
+    if event == "call":
+        _Taint.called.add(frame.f_globals.get("__name__", ""))
+
+
+def _source_reaches(module: object, tainted: set[str]) -> bool:
+    """Whether a module's source imports from a ``tainted`` module, or names a way to
+    reach other modules' state dynamically; True when it cannot be read."""
+    path = getattr(module, "__file__", None)
+    name = str(getattr(module, "__name__", ""))
+    package = name if str(path).endswith("__init__.py") else name.rpartition(".")[0]
+    try:
+        with open(str(path), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if any(".".join(parts[: i + 1]) in tainted for i in range(len(parts))):
+                    return True
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*parent, *([base] if base else [])])
+            if base in tainted or any(f"{base}.{a.name}" in tainted for a in node.names):
+                return True
+        elif (isinstance(node, ast.Name) and node.id in _DYNAMIC) or (
+                isinstance(node, ast.Attribute) and node.attr in _DYNAMIC):
+            return True
+    return False
 
 
 def _short(path: object) -> str:
     text = repr(os.fsdecode(path) if isinstance(path, bytes | os.PathLike) else path)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Threads:
+    """How many threads the code under review started (their calls are not followed)."""
+
+    started = 0
 
 
 def _watch_threads() -> None:
@@ -577,6 +821,7 @@ def _watch_threads() -> None:
     original = _thread.start_new_thread
 
     def start_new_thread(*args: Any, **kwargs: Any) -> int:
+        _Threads.started += 1
         try:
             return original(*args, **kwargs)
         except RuntimeError:
@@ -937,8 +1182,15 @@ def _observe(action: Callable[[], object], args: Sequence[object] | None,
     The timer's exception can arrive at any function entry, so the whole observation
     sits in one ``try`` and the disarming is inline (no call before the flag is down).
     """
-    _refusals[:] = _import_refusals
+    # The import's refusals are every call's, unless they can be pinned on modules whose
+    # state the call can be seen not to reach (``_Taint``).
+    followed = bool(_import_refusals) and not _Taint.everywhere and not _Taint.importing
+    _refusals[:] = [] if followed else _import_refusals
+    _Taint.called = set()
+    threads = _Threads.started
     _Watch.endless, _Watch.seen, _Watch.count = None, {}, 0
+    if followed:
+        sys.setprofile(_profile)
     if watch and _Watch.filename:
         sys.settrace(_trace_call)
     _Timer.fired = False
@@ -957,7 +1209,11 @@ def _observe(action: Callable[[], object], args: Sequence[object] | None,
             break
         except _CallTimeout:
             continue
+    lost = followed and sys.getprofile() is not _profile  # unset on the way: not followed
+    sys.setprofile(None)
     sys.settrace(None)
+    if followed and (lost or _Threads.started != threads or _Taint.observed()):
+        _refusals[:0] = [r for r in _import_refusals if r not in _refusals]
     if _Watch.endless is not None:
         result = _behaviour("timeout", "endless-loop",
                             f"in an endless loop: the same state repeats at line "
@@ -1032,20 +1288,26 @@ NO_INSTANCE = "no-instance"
 
 def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, object], bool],
                  args: list[object], kwargs: dict[str, object], call_s: float,
-                 watch: bool) -> dict[str, object]:
+                 watch: bool, module: object = None) -> dict[str, object]:
     """Build the object with the receiver's arguments, then call (or read) ``name`` on it.
 
     A constructor that fails (raises, hangs) gives no input: ``NO_INSTANCE``. ``self``
-    after the call is compared like an argument, by its state (``Instance``).
+    after the call is compared like an argument, by its state (``Instance``). Objects
+    among the arguments (``Build``) are made first, in the same step (``_prepare``).
     """
     init_args, init_kwargs, read = receiver
     built: dict[str, object] = {}
 
     def build() -> None:
-        obj = cls(*init_args, **init_kwargs)
+        note_classes(cls)
+        init = _prepare(module, init_args, init_kwargs)
+        call = _prepare(module, args, kwargs)
+        obj = cls(*init[0], **init[1])
         # What the constructor built: if the versions build different objects, that is a
-        # difference of the class, not of the method.
-        built["state"] = canonical(Instance(obj, name, properties=False))
+        # difference of the class, not of the method (so too for objects made as arguments).
+        state = canonical(Instance(obj, name, properties=False))
+        built["state"] = state if call[2] is None else [state, call[2]]
+        built["args"], built["kwargs"] = call[0], call[1]
         built["obj"] = obj
 
     made = _observe(build, None, call_s)
@@ -1054,6 +1316,9 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
                           f"not called: the constructor {made.get('kind')}s "
                           f"({made.get('text')})")
     obj, state = built["obj"], built["state"]
+    args = built["args"]  # type: ignore[assignment]
+    kwargs = built["kwargs"]  # type: ignore[assignment]
+    made_refused = made.get("refused")
     if read:
         if args or kwargs:
             raise ValueError("a property read takes no arguments")
@@ -1063,7 +1328,59 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
             return getattr(obj, name)(*args, **kwargs)
     result = _observe(action, [Instance(obj, name), *args, *kwargs.values()], call_s, watch)
     result["built"] = state
+    return _with_refusals(result, made_refused)
+
+
+def _with_refusals(result: dict[str, object], earlier: object) -> dict[str, object]:
+    """``result`` charged with what the sandbox refused while its objects were made."""
+    if isinstance(earlier, list) and earlier:
+        now = result.get("refused")
+        now = now if isinstance(now, list) else []
+        result["refused"] = [*earlier, *(r for r in now if r not in earlier)]
     return result
+
+
+# Arguments with their objects made, and the encoding of what was made (or None).
+_Prepared = tuple[list[object], dict[str, object], object]
+
+
+def _prepare(module: object, args: list[object], kwargs: dict[str, object]) -> _Prepared:
+    """The arguments with their ``Build`` objects made (``materialize``), and the encoding
+    of the arguments as made (None when there was nothing to make): what the two versions
+    made must be the same for a difference to belong to the unit."""
+    if not (has_builds(args) or has_builds(kwargs)):
+        return args, kwargs, None
+    made = [materialize(module, a) for a in args]
+    made_kw = {k: materialize(module, v) for k, v in kwargs.items()}
+    return made, made_kw, canonical(tuple([*made, *made_kw.values()]))
+
+
+class _Made:
+    """What the sandbox refused while the last call's argument objects were made."""
+
+    refused: object = None
+
+
+def _with_objects(module: object, args: list[object], kwargs: dict[str, object],
+                  call_s: float) -> _Prepared | dict[str, object]:
+    """Make the ``Build`` objects among the arguments under the per-call timer: the
+    arguments made and their encoding, or the behaviour of a call that is no input."""
+    _Made.refused = None
+    if not (has_builds(args) or has_builds(kwargs)):
+        return args, kwargs, None
+    made: dict[str, Any] = {}
+
+    def build() -> None:
+        made["all"] = _prepare(module, args, kwargs)
+
+    seen = _observe(build, None, call_s)
+    if "all" not in made:
+        return _behaviour("timeout", NO_INSTANCE,
+                          f"not called: making an argument {seen.get('kind')}s "
+                          f"({seen.get('text')})")
+    # What was refused while the objects were made goes with the call (``_with_refusals``).
+    _Made.refused = seen.get("refused")
+    return made["all"]  # type: ignore[no-any-return]
 
 
 def _load(path: str, name: str) -> object:
@@ -1093,13 +1410,23 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             module = _load(cfg["subject"], "subject")
         loaded["fn"] = _resolve(module, entry)
         loaded["cls"] = _owner(module, entry)
+        loaded["module"] = module
         return None
 
-    outcome = _observe(load_entry, None, call_s)
+    _Taint.importing = True
+    try:
+        outcome = _observe(load_entry, None, call_s)
+    finally:
+        _Taint.importing = False
+    if _Taint.shared is not None and _shared_state() != _Taint.shared:
+        _Taint.everywhere = True  # an outcome may have gone where every call reads
     if "fn" not in loaded:
         send({"t": "import-failed", "b": outcome})
         return
-    _import_refusals[:] = _refusals  # the module's state may rest on them: every call's
+    # The module's state may rest on them: a call's, if it may observe it (``_Taint``).
+    _import_refusals[:] = _refusals
+    _Taint.unit = str(getattr(loaded["module"], "__name__", ""))
+    _Taint.top = _Taint.unit.split(".")[0]
     send({"t": "imported"})
     watch = bool(cfg.get("watch"))
     if watch:
@@ -1108,18 +1435,28 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
     cls = loaded["cls"]
     name = entry.rsplit(".", 1)[-1]
     recursion_limit = sys.getrecursionlimit()  # as the module left it
+    module = loaded["module"]
     for index, literals in enumerate(cfg["calls"]):
-        receiver = parse_receiver(literals[0]) if literals else None
-        args, kwargs = split_arguments(literals[1:] if receiver is not None else literals)
+        receiver = parse_receiver(literals[0], objects=True) if literals else None
+        args, kwargs = split_arguments(literals[1:] if receiver is not None else literals,
+                                       objects=True)
         sys.setrecursionlimit(recursion_limit)
         if receiver is not None:
             if not isinstance(cls, type):
                 raise ValueError(f"{entry!r} is not a member of a class")
-            behaviour = _method_call(cls, name, receiver, args, kwargs, call_s, watch)
-        elif isinstance(cls, type) and name == "__init__":
+            behaviour = _method_call(cls, name, receiver, args, kwargs, call_s, watch, module)
+            send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
+            continue
+        prepared = _with_objects(module, args, kwargs, call_s)
+        if isinstance(prepared, dict):  # an argument could not be made: no input
+            send({"t": "call", "i": cfg["start"] + index, "b": prepared})
+            continue
+        args, kwargs, made = prepared
+        if isinstance(cls, type) and name == "__init__":
             # The constructor is the unit: what it builds is compared by its state.
             def construct(c: type = cls, a: list[object] = args,
                           k: dict[str, object] = kwargs) -> object:
+                note_classes(c)
                 return Instance(c(*a, **k))
 
             behaviour = _observe(construct, [*args, *kwargs.values()], call_s, watch)
@@ -1127,7 +1464,10 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             # Keyword arguments are compared after the call like positional ones (mutation).
             passed = [*args, *kwargs.values()]
             behaviour = _observe(functools.partial(fn, *args, **kwargs), passed, call_s, watch)
-        send({"t": "call", "i": cfg["start"] + index, "b": behaviour})
+        if made is not None:
+            behaviour["built"] = made
+        send({"t": "call", "i": cfg["start"] + index,
+              "b": _with_refusals(behaviour, _Made.refused)})
 
 
 def run_script(cfg: dict[str, Any]) -> int:

@@ -1,22 +1,28 @@
-"""How to reach a method from outside: the object it is called on, built by its class.
+"""How to reach a method from outside, and how to make objects of the project's classes.
 
 A method is searched (``difftest``) by building ``self`` the way callers do: calling the
 class with generated arguments of the constructor's parameter types, in each version,
-then calling the method on the object. This module reads, from the source without
-running it, what kind of member the entry is and the parameters of the constructor that
-builds its class (``__init__`` of the class or of a base class in the same module,
-dataclass and ``NamedTuple`` fields). A constructor parameter with a default whose type
-cannot be generated is left out (the default is used); a required one means no search,
-and the reason says which.
+then calling the method on the object. A parameter whose type is one of the project's
+classes (``ctx: Context``) gets an object made the same way (``Classes``): the class the
+module binds to that name, called with generated arguments of its constructor's types.
+This module reads, from the sources without running them, what kind of member the entry
+is and the parameters of the constructor that builds a class (``__init__`` of the class
+or of a base class in the same module, dataclass and ``NamedTuple`` fields). Which of
+those parameters can be given values is for the search to say: one it cannot generate
+with a default is left out (the default is used); a required one means the class's
+objects are not built, and the reason says which.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from veribot.checks.lang import pysource
-from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation
+from veribot.checks.lang.pytypes import PyType, from_annotation
 
 # How the member is reached on its class.
 METHOD = "method"  # called on an object built by the class
@@ -154,7 +160,7 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
             return [], f"`{name}` has several base classes"
         return _dataclass_fields(cls)
     if init is not None:
-        return _init_params(init, name)
+        return _init_params(init), ""
     if not bases:
         return [], ""
     if len(bases) > 1:
@@ -166,44 +172,31 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
     return constructor(tree, base, depth + 1)
 
 
-def _init_params(init: ast.FunctionDef, name: str) -> tuple[list[Param], str]:
+def _init_params(init: ast.FunctionDef) -> list[Param]:
     a = init.args
     positional = [*a.posonlyargs, *a.args][1:]  # without self
     first_default = len(positional) - len(a.defaults)
     params: list[Param] = []
-    missing: list[str] = []
     only = max(0, len(a.posonlyargs) - 1)  # positional-only parameters after self
     for n, arg in enumerate(positional):
         # A positional-only parameter is always passed (it cannot be left out by keyword).
         required = n < first_default or n < only
-        _add(params, missing, arg, required=required, keyword=False)
+        _add(params, arg, required=required, keyword=False)
     for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
-        _add(params, missing, arg, required=d is None, keyword=True)
-    if missing:
-        return [], (f"the constructor of `{name}` needs {', '.join(missing)}, of a type "
-                    "random testing cannot generate")
-    return params, ""
+        _add(params, arg, required=d is None, keyword=True)
+    return params
 
 
-def _add(params: list[Param], missing: list[str], arg: ast.arg, *, required: bool,
-         keyword: bool) -> None:
-    t = from_annotation(arg.annotation)
-    generatable = not _unknown(t)
-    if required and not generatable:
-        missing.append(f"`{arg.arg}`")
-    elif generatable:
-        # An optional parameter goes by keyword, so that it can be left out at will.
-        params.append(Param(arg.arg, t, required, keyword or not required))
-
-
-def _unknown(t: PyType) -> bool:
-    # Only the shape matters here; difftest decides what it can generate.
-    return isinstance(t, Unknown) and t.source.rsplit(".", 1)[-1] not in ("Any", "object")
+def _add(params: list[Param], arg: ast.arg, *, required: bool, keyword: bool) -> None:
+    # Every parameter is listed: the search decides which types it can give values
+    # (one of the project's classes, say). An optional parameter goes by keyword, so that
+    # it can be left out at will.
+    params.append(Param(arg.arg, from_annotation(arg.annotation), required,
+                        keyword or not required))
 
 
 def _dataclass_fields(cls: ast.ClassDef) -> tuple[list[Param], str]:
     params: list[Param] = []
-    missing: list[str] = []
     for node in cls.body:
         if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
             continue
@@ -219,8 +212,134 @@ def _dataclass_fields(cls: ast.ClassDef) -> tuple[list[Param], str]:
             if not any(k.arg in ("default", "default_factory") for k in value.keywords):
                 value = None
         arg = ast.arg(node.target.id, node.annotation)
-        _add(params, missing, arg, required=value is None, keyword=False)
-    if missing:
-        return [], (f"the constructor of `{cls.name}` needs {', '.join(missing)}, of a type "
-                    "random testing cannot generate")
+        _add(params, arg, required=value is None, keyword=False)
     return params, ""
+
+
+# --------------------------------------------------------------------------- the project's classes
+
+_MAX_REEXPORTS = 4
+
+
+@dataclass(frozen=True)
+class Buildable:
+    """One of the project's classes, by the name the module under review binds it to, and
+    the parameters of its constructor (``why_not`` set when its objects are not built)."""
+
+    name: str
+    params: tuple[Param, ...]
+    why_not: str = ""
+
+
+class Classes:
+    """The project's classes a module names at its top level, read without running.
+
+    A class defined in the module, or imported into it from the project's own modules
+    (``from .formatting import HelpFormatter``, followed through re-exports), whose file
+    is among ``files`` (the revision's files, repository-relative, as
+    ``Package.files``). ``module`` is the module's dotted name and ``root`` the folder
+    on ``sys.path``; a lone module (no package) knows only its own classes.
+    """
+
+    def __init__(self, source: str, *, module: str = "", root: str = "",
+                 files: Mapping[str, str] | None = None, package: bool = False) -> None:
+        self._files = dict(files or {})
+        self._module, self._root, self._package = module, root, package
+        self._trees: dict[str, tuple[ast.Module, bool] | None] = {}
+        self._found: dict[str, Buildable | None] = {}
+        try:
+            self._tree: ast.Module | None = pysource.parse(source)
+        except SyntaxError:
+            self._tree = None
+
+    def find(self, name: str) -> Buildable | None:
+        """The class the module binds to ``name`` (a bare identifier), if it is one."""
+        if name not in self._found:
+            self._found[name] = self._lookup(name)
+        return self._found[name]
+
+    def _lookup(self, name: str) -> Buildable | None:
+        if not name.isidentifier() or self._tree is None:
+            return None
+        tree, module, package, wanted = self._tree, self._module, self._package, name
+        for _ in range(_MAX_REEXPORTS):
+            bound = _top_binding(tree, wanted)
+            if isinstance(bound, ast.ClassDef):
+                params, why = constructor(tree, bound)
+                return Buildable(name, tuple(params), why)
+            if not isinstance(bound, ast.ImportFrom) or not module:
+                return None
+            target = _imported_module(module, package, bound)
+            alias = next(a for a in bound.names if (a.asname or a.name) == wanted)
+            found = self._tree_of(target) if target is not None else None
+            if target is None or found is None:
+                return None
+            (tree, package), module, wanted = found, target, alias.name
+        return None
+
+    def _tree_of(self, module: str) -> tuple[ast.Module, bool] | None:
+        """The module's tree, and whether it is a package (an ``__init__.py``)."""
+        if module not in self._trees:
+            base = posixpath.join(self._root, *module.split("."))
+            self._trees[module] = None
+            for path, package in ((base + ".py", False), (base + "/__init__.py", True)):
+                text = self._files.get(path)
+                if text is None:
+                    continue
+                with contextlib.suppress(SyntaxError):
+                    self._trees[module] = (pysource.parse(text), package)
+                break
+        return self._trees[module]
+
+
+def _top_binding(tree: ast.Module, name: str) -> ast.ClassDef | ast.ImportFrom | None:
+    """The last top-level statement that binds ``name``, if a class or an import-from;
+    None when the last binding is anything else (an assignment, a function)."""
+    found: ast.ClassDef | ast.ImportFrom | None = None
+    for node in tree.body:
+        if name in _names_bound(node):
+            found = node if isinstance(node, ast.ClassDef | ast.ImportFrom) else None
+    return found
+
+
+def _names_bound(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds (those a class lookup must see)."""
+    if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+        return {node.name}
+    if isinstance(node, ast.ImportFrom):
+        return {a.asname or a.name for a in node.names}
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        return {n.id for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return set()
+
+
+def _imported_module(module: str, package: bool, node: ast.ImportFrom) -> str | None:
+    """The dotted module an import-from in ``module`` (a package if ``package``) reads,
+    if it is of the same project (relative, or absolute under the same top package)."""
+    if node.level:
+        parts = module.split(".") if package else module.split(".")[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        if not parts:
+            return None
+        return ".".join([*parts, node.module]) if node.module else ".".join(parts)
+    if node.module and module and node.module.split(".")[0] == module.split(".")[0]:
+        return node.module
+    return None
+
+
+def class_names(source: str) -> set[str]:
+    """The names a module binds at its top level to a class it defines or imports (an
+    import may bind something else: the sandbox makes objects only of the project's
+    classes, and of nothing that is not a class)."""
+    try:
+        tree = pysource.parse(source)
+    except SyntaxError:
+        return set()
+    last: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        for name in _names_bound(node):
+            last[name] = node
+    return {n for n, node in last.items() if isinstance(node, ast.ClassDef | ast.ImportFrom)}

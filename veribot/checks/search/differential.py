@@ -12,12 +12,14 @@ Equivalence, as executed (the definition users read in the report):
 A **method** is called on an object its class builds in each version (the call starts
 with its receiver, ``@Point(3, 'a')``: see ``sandbox.parse_receiver``). The object's
 state after the call is compared like an argument: its attributes and slots, what its
-properties read, and the data its classes hold (a list shared by all instances), read
-without its ``__eq__`` or ``__repr__``. If the constructor fails in either version, or
-the two constructors build different objects (compared before the call, without running
-properties), the input is not one of the method: undecided, never a difference of the
-method (the constructor, ``Class.__init__``, is its own unit, which compares the objects
-it builds).
+properties read, and what changed in the data its classes hold (a list shared by all
+instances) since before the first object was built, read without its ``__eq__`` or
+``__repr__``. If the constructor fails in either version, or the two constructors build
+different objects (compared before the call, without running properties), the input is
+not one of the method: undecided, never a difference of the method (the constructor,
+``Class.__init__``, is its own unit, which compares the objects it builds). The same
+holds for objects of the project's classes among the arguments (``Point(1, 2)``, made
+by each version's own class before the call).
 
 Everything else is a difference only when it is shown, and never when it may be the
 sandbox's doing rather than the code's:
@@ -49,7 +51,10 @@ A difference found once is only a candidate. ``examine`` (and ``confirm``) runs 
 version twice more, in fresh children with other hash seeds, and the difference refutes
 only if each version behaved the same in all its runs and the difference held in each;
 a version that did not is *nondeterministic* (random numbers, the clock, the
-environment, object ids, the order of a set of strings) and the input is undecided.
+environment, object ids) and the input is undecided, unless its behaviour follows the
+hash seed (the order of a set of strings): then each version runs again under each seed,
+and if each behaves the same every time under each seed, a difference under one seed
+refutes, with that seed (``Counterexample.hash_seed``).
 
 Each version runs in its own sandbox child, so one cannot affect the other.
 """
@@ -232,8 +237,7 @@ def _compare_finished(a: Behaviour, b: Behaviour) -> Comparison:
         return Comparison(
             False,
             f"both {verb} {a.text}, but leave the arguments different: "
-            f"{render(a.args_after)} after the before version, "
-            f"{render(b.args_after)} after the after version",
+            + _arguments_difference(a.args_after, b.args_after),
         )
     return Comparison(True)
 
@@ -309,6 +313,55 @@ def _state_difference(a: object, b: object) -> str:
         changes(_table(shared_a.get(owner, ())), _table(shared_b.get(owner, ())),
                 f"the class attribute {owner}.")
     return "; ".join(parts[:6]) + ("; ..." if len(parts) > 6 else "") or "states differ"
+
+
+def _arguments_difference(a: object, b: object) -> str:
+    """Which arguments differ after the call, and for an object which attributes (for
+    people; the arguments as encoded, ``('tuple', (first, second, ...))``)."""
+    items_a, items_b = _items(a), _items(b)
+    if items_a is None or items_b is None or len(items_a) != len(items_b):
+        return f"{render(a)} after the before version, {render(b)} after the after version"
+    parts = []
+    # After a method call the first is `self` (told apart by the caller): not counted.
+    first = 0 if items_a and _is_state(items_a[0]) else 1
+    for i, (x, y) in enumerate(zip(items_a, items_b, strict=True), start=first):
+        if x == y or _is_state(x):
+            continue
+        fields_x, fields_y = _fields(x), _fields(y)
+        if fields_x is not None and fields_y is not None and x[1] == y[1]:  # type: ignore[index]
+            changed = [f"{k} is {render(fields_x.get(k, ('unset',)), 80)} before, "
+                       f"{render(fields_y.get(k, ('unset',)), 80)} after"
+                       for k in sorted(fields_x.keys() | fields_y.keys())
+                       if fields_x.get(k) != fields_y.get(k)]
+            parts.append(f"argument {i} ({str(x[1]).rsplit('.', 1)[-1]}): "  # type: ignore[index]
+                         + "; ".join(changed[:4]) + ("; ..." if len(changed) > 4 else ""))
+        else:
+            parts.append(f"argument {i} is {render(x, 120)} after the before version, "
+                         f"{render(y, 120)} after the after version")
+    return "; ".join(parts) or "the arguments' encodings differ"
+
+
+def _items(encoded: object) -> tuple[object, ...] | None:
+    if isinstance(encoded, tuple) and len(encoded) == 2 and encoded[0] == "tuple" \
+            and isinstance(encoded[1], tuple):
+        return encoded[1]
+    return None
+
+
+def _fields(encoded: object) -> dict[str, object] | None:
+    """The attributes of an object encoded by its state (``('object', name, ('dict',
+    ...))``), by name; None for anything else."""
+    if not (isinstance(encoded, tuple) and len(encoded) == 3 and encoded[0] == "object"):
+        return None
+    state = encoded[2]
+    if not (isinstance(state, tuple) and len(state) == 2 and state[0] == "dict"):
+        return None
+    out: dict[str, object] = {}
+    for kv in state[1]:
+        if isinstance(kv, tuple) and len(kv) == 2 and isinstance(kv[0], tuple) \
+                and len(kv[0]) == 2 and kv[0][0] == "str":
+            out[str(kv[0][1])] = kv[1]
+    return out
 
 
 def _compare_one_finished(a: Behaviour, b: Behaviour) -> Comparison:
@@ -503,8 +556,12 @@ def examine(
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
     context: PairContext | None = None,
+    hash_seed: int | None = None,
 ) -> Confirmation:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ stably.
+
+    ``hash_seed``: run every time under this ``PYTHONHASHSEED`` (to reproduce a
+    difference shown under one seed) instead of fresh seeds.
 
     The first pair of runs shares one hash seed. If the versions differ (or one did not
     finish), each version runs ``RUNS - 1`` more times in fresh children, each pair with
@@ -514,7 +571,7 @@ def examine(
     """
     call = [str(a) for a in args]
     calls = [*([str(a) for a in c] for c in prior), call]
-    seeds = _seeds(RUNS)
+    seeds = _seeds(RUNS) if hash_seed is None else [hash_seed] * RUNS
     before, after = run_both(before_src, after_src, entry, calls, limits=limits,
                              hash_seed=seeds[0], context=context)[-1]
     first = compare(before, after)
@@ -538,6 +595,14 @@ def examine(
     befores, afters = [before, *reruns[0::2]], [after, *reruns[1::2]]
     for name, runs in (("before", befores), ("after", afters)):
         unstable = _unstable(name, runs)
+        if unstable is not None and unstable.reason == Reason.NONDETERMINISTIC:
+            # Perhaps it follows the hash seed (the order of a set of strings): compared
+            # under one seed, the two versions may still differ reproducibly.
+            seeded = _under_one_seed(before_src, after_src, entry, calls, seeds, befores,
+                                     afters, limits=limits, context=context,
+                                     found_by=found_by)
+            if seeded is not None:
+                return seeded
         if unstable is not None:
             log.info("differential: %s(%s): %s", entry, ", ".join(call), unstable.detail)
             return unstable
@@ -554,10 +619,57 @@ def examine(
                 found_by=found_by, difference=sentence,
                 prior=tuple(tuple(c[1:] if c and c[0].startswith("@") else c)
                             for c in calls[:-1]),
-                receiver=receiver,
+                receiver=receiver, hash_seed=hash_seed,
             ))
     undecided = next((c for c in comparisons if c.reason), comparisons[0])
     return Confirmation(None, undecided.reason or "", undecided.undecided or "")
+
+
+def _under_one_seed(
+    before_src: str, after_src: str, entry: str, calls: Sequence[Sequence[str]],
+    seeds: Sequence[int], befores: Sequence[Behaviour], afters: Sequence[Behaviour], *,
+    limits: Limits, context: PairContext | None, found_by: str,
+) -> Confirmation | None:
+    """A difference shown under one ``PYTHONHASHSEED``, when a version's behaviour changed
+    with the seed (the order of a set of strings follows it).
+
+    Each version runs ``RUNS - 1`` more times in fresh children under each seed it ran
+    with; only if every version behaved the same every time under each seed (its
+    behaviour is a function of the seed: random numbers or the clock would not repeat)
+    is the first seed under which the versions differed taken. The seed is part of the
+    environment, as a fixed one is in a deployment or a test run: two versions that
+    behave differently under one seed, each reproducibly, are different code.
+    """
+    pa, pb = (context.before, context.after) if context is not None else (None, None)
+    jobs = [(i, source, package) for i, _ in enumerate(seeds) for _ in range(RUNS - 1)
+            for source, package in ((before_src, pa), (after_src, pb))]
+    with ThreadPoolExecutor(max_workers=min(len(jobs), 6),
+                            thread_name_prefix="veribot-seeded") as pool:
+        futures = [pool.submit(run_calls, source, entry, calls, limits=limits,
+                               hash_seed=seeds[i], package=package)
+                   for i, source, package in jobs]
+        reruns = [f.result()[-1] for f in futures]
+    for (i, source, _), again in zip(jobs, reruns, strict=True):
+        first = befores[i] if source is before_src else afters[i]
+        if again.kind not in _FINISHED or not _alike(first, again):
+            return None  # not a function of the seed: nondeterministic
+    for seed, b, a in zip(seeds, befores, afters, strict=True):
+        shown = compare(b, a)
+        if shown.difference is None:
+            continue
+        call = [str(x) for x in calls[-1]]
+        receiver = call[0][1:] if call and call[0].startswith("@") else ""
+        sentence = (f"{shown.difference} (with PYTHONHASHSEED={seed}; under each of "
+                    f"{len(seeds)} seeds each version behaved the same in {RUNS} runs, and "
+                    "differently from one seed to another)")
+        return Confirmation(Counterexample(
+            args=tuple(call[1:] if receiver else call), before=b, after=a,
+            found_by=found_by, difference=sentence,
+            prior=tuple(tuple(c[1:] if c and c[0].startswith("@") else c)
+                        for c in calls[:-1]),
+            receiver=receiver, hash_seed=seed,
+        ))
+    return None
 
 
 def confirm(
@@ -570,6 +682,7 @@ def confirm(
     limits: Limits = DEFAULT_LIMITS,
     prior: Sequence[Sequence[str]] = (),
     context: PairContext | None = None,
+    hash_seed: int | None = None,
 ) -> Counterexample | None:
     """Execute ``entry(*args)`` on both versions; a Counterexample only if they differ.
 
@@ -580,5 +693,5 @@ def confirm(
     """
     return examine(
         before_src, after_src, entry, args, found_by=found_by, limits=limits, prior=prior,
-        context=context,
+        context=context, hash_seed=hash_seed,
     ).counterexample

@@ -9,12 +9,16 @@ confirmed difference is returned. No code of either version runs in this process
 Strategies come from the parameter types (``lang.pytypes``), and every generated value
 is of the declared type: a refutation on an input the annotations exclude would say
 nothing about the code's callers. Where a type means "anything" (``Any``, ``object``,
-the elements of a bare ``list``), small numbers, lists and the code's string constants
-are tried. Where a parameter's type is unknown (no annotation, a class of the code), there
-is no search, and the outcome's ``note`` says why. For a method, ``self`` is built by
-calling its class with generated arguments of the constructor's parameter types
-(``construct``), in each version; an object that cannot be built is no input, and the
-object's state after the call is compared like the arguments.
+the elements of a bare ``list``), small numbers, lists, the code's string constants and
+builtin classes are tried. An iterator type (inferred: ``pyinfer``) gets ``iter([...])``.
+A parameter whose type is one of the project's classes (``ctx: Context``) gets objects
+made in each version by its own class, called with generated arguments of the
+constructor's parameter types (``construct.Classes``); objects the two versions make
+differently are no input. Where a parameter's type is unknown (no annotation and none
+inferred, a class that cannot be built), there is no search, and the outcome's ``note``
+says why. For a method, ``self`` is built the same way, by calling its class; an object
+that cannot be built is no input, and the object's state after the call is compared like
+the arguments.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from veribot.checks.lang.pytypes import (
     DictT,
     FloatT,
     IntT,
+    IteratorT,
     ListT,
     NoneT,
     PyType,
@@ -45,7 +50,7 @@ from veribot.checks.lang.pytypes import (
     Unknown,
     domain,
 )
-from veribot.checks.project.package import PairContext
+from veribot.checks.project.package import Package, PairContext
 from veribot.checks.sandbox import DEFAULT_LIMITS, Limits, package_files, run_script
 from veribot.checks.search import construct, differential
 from veribot.checks.verdict import Counterexample
@@ -95,12 +100,23 @@ class ChildReport:
     message: str
 
 
-def type_to_json(t: PyType, *, top: bool = True) -> dict[str, object]:
+# How deep objects of the project's classes are made inside each other's constructors.
+_MAX_OBJECT_DEPTH = 2
+
+
+def type_to_json(t: PyType, *, top: bool = True, classes: construct.Classes | None = None,
+                 depth: int = 0) -> dict[str, object]:
     """Serialise a type tree for the child (which must not import veribot).
 
     ``{"k": "any"}`` is a type every value has (``Any``, ``object``, the elements of a bare
     ``list``); ``{"k": "unknown"}`` one the search cannot generate (and then does not run).
+    With ``classes``, a type that is one of the project's classes is
+    ``{"k": "object", "cls": name, "params": [[name, type, required, keyword], ...]}``:
+    an object made by calling the class with generated arguments (see ``_object_json``).
     """
+    def sub(x: PyType) -> dict[str, object]:
+        return type_to_json(x, top=False, classes=classes, depth=depth)
+
     if isinstance(t, BoolT):
         return {"k": "bool"}
     if isinstance(t, IntT):
@@ -112,24 +128,49 @@ def type_to_json(t: PyType, *, top: bool = True) -> dict[str, object]:
     if isinstance(t, NoneT):
         return {"k": "none"}
     if isinstance(t, ListT):
-        return {"k": "list", "elem": type_to_json(t.elem, top=False)}
+        return {"k": "list", "elem": sub(t.elem)}
+    if isinstance(t, IteratorT):
+        return {"k": "iter", "elem": sub(t.elem)}
     if isinstance(t, SetT):
-        return {"k": "frozenset" if t.frozen else "set", "elem": type_to_json(t.elem, top=False)}
+        return {"k": "frozenset" if t.frozen else "set", "elem": sub(t.elem)}
     if isinstance(t, TupleT):
         if t.homogeneous is not None:
-            return {"k": "tuple", "homog": type_to_json(t.homogeneous, top=False)}
-        return {"k": "tuple", "items": [type_to_json(i, top=False) for i in t.items]}
+            return {"k": "tuple", "homog": sub(t.homogeneous)}
+        return {"k": "tuple", "items": [sub(i) for i in t.items]}
     if isinstance(t, DictT):
-        return {"k": "dict", "key": type_to_json(t.key, top=False),
-                "value": type_to_json(t.value, top=False)}
+        return {"k": "dict", "key": sub(t.key), "value": sub(t.value)}
     if isinstance(t, UnionT):
-        options = [type_to_json(o, top=False) for o in t.options]
+        options = [sub(o) for o in t.options]
         # Values of the options it can generate are of the declared type too (a subset).
         known = [o for o in options if not _has_unknown(o)]
         return {"k": "union", "options": known or options}
     source = t.source if isinstance(t, Unknown) else "?"
     anything = source.rsplit(".", 1)[-1] in _ANYTHING or (source == "" and not top)
+    if not anything and classes is not None:
+        made = _object_json(source, classes, depth)
+        if made is not None:
+            return made
     return {"k": "any" if anything else "unknown", "source": source}
+
+
+def _object_json(name: str, classes: construct.Classes, depth: int) -> dict[str, object] | None:
+    """How the child makes an object of the project's class ``name``: each required
+    constructor parameter gets a generated value, each optional one a value or its
+    default; None if the class is not one of the project's or cannot be built so."""
+    if depth >= _MAX_OBJECT_DEPTH:
+        return None
+    found = classes.find(name)
+    if found is None or found.why_not:
+        return None
+    params: list[list[object]] = []
+    for p in found.params:
+        tj = type_to_json(domain(p.type), classes=classes, depth=depth + 1)
+        if _has_unknown(tj):
+            if p.required:
+                return None
+            continue  # its default is used
+        params.append([p.name, tj, p.required, p.keyword])
+    return {"k": "object", "cls": found.name, "params": params}
 
 
 # Annotations under which every value is in the domain.
@@ -186,21 +227,22 @@ def bound_parameter(source: str, entry: str) -> str | None:
     return first[0].arg if first else None
 
 
-def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType]]) -> str:
+def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType]],
+                     classes: construct.Classes | None = None) -> str:
     """Why random search must not run on ``entry`` with these parameters ("" if it may).
 
     Only inputs of the declared types may be generated: an unknown type, or an instance
-    method (whose ``self`` would have to be built), means no search.
+    method whose ``self`` cannot be built, means no search.
     """
     found = _find_def(source, entry)
     if found is not None and found[1]:
-        why = _why_not_built(construct.member(source, entry))
+        why = _why_not_built(construct.member(source, entry), classes)
         if why:
             return f"random testing was not run: {why}"
     unknown = [
         f"`{name}` ({t.text() if not isinstance(t, Unknown) or t.source else 'no annotation'})"
         for name, t in params
-        if _has_unknown(type_to_json(t))
+        if _has_unknown(type_to_json(t, classes=classes))
     ]
     if unknown:
         return (f"random testing was not run: no usable type for {', '.join(unknown)}, and it "
@@ -208,13 +250,14 @@ def why_not_searched(source: str, entry: str, params: Sequence[tuple[str, PyType
     return ""
 
 
-def _why_not_built(m: construct.Member | None) -> str:
+def _why_not_built(m: construct.Member | None, classes: construct.Classes | None = None) -> str:
     """Why the objects a method is called on cannot be built ("" if they can)."""
     if m is None or m.kind in (construct.STATIC, construct.INIT):
         return ""
     if m.why_not:
         return f"`{m.cls}` objects are not built: {m.why_not}"
-    unknown = [p.name for p in m.params if p.required and _has_unknown(type_to_json(p.type))]
+    unknown = [p.name for p in m.params
+               if p.required and _has_unknown(type_to_json(p.type, classes=classes))]
     if unknown:
         names = ", ".join(f"`{n}`" for n in unknown)
         return (f"`{m.cls}` objects are not built: its constructor needs {names}, of a "
@@ -222,7 +265,8 @@ def _why_not_built(m: construct.Member | None) -> str:
     return ""
 
 
-def receiver_spec(source: str, entry: str) -> dict[str, object] | None:
+def receiver_spec(source: str, entry: str,
+                  classes: construct.Classes | None = None) -> dict[str, object] | None:
     """How the search child builds the object a method is called on, or None.
 
     ``{"cls": "Point", "params": [[name, type, required, keyword], ...], "read": bool}``;
@@ -230,13 +274,13 @@ def receiver_spec(source: str, entry: str) -> dict[str, object] | None:
     For the constructor itself: ``{"init": true}`` (the class is called).
     """
     m = construct.member(source, entry)
-    if m is None or m.kind == construct.STATIC or _why_not_built(m):
+    if m is None or m.kind == construct.STATIC or _why_not_built(m, classes):
         return None
     if m.kind == construct.INIT:
         return {"init": True}
     params: list[list[object]] = []
     for p in m.params:
-        tj = type_to_json(domain(p.type))
+        tj = type_to_json(domain(p.type), classes=classes)
         if _has_unknown(tj):
             continue
         params.append([p.name, tj, p.required, p.keyword])
@@ -328,9 +372,11 @@ def build_spec(
     time_cap_s: float,
     call_s: float,
     max_examples: int = 5000,
+    classes: construct.Classes | None = None,
 ) -> tuple[dict[str, object], list[str], str]:
     """The child's JSON spec; also the parameter names, and why not to search ("" if
-    the search may run: see ``why_not_searched``)."""
+    the search may run: see ``why_not_searched``). ``classes``: the project's classes
+    whose objects may be made as arguments (see ``type_to_json``)."""
     names = entry_parameters(before_src, entry)
     bound = bound_parameter(before_src, entry)
     if names is None:
@@ -341,7 +387,8 @@ def build_spec(
             names.append(name)
     typed = [(name, param_types.get(name, Unknown(""))) for name in names]
     # The typing rules widen each type: bools where int is declared, ints where float is.
-    params: list[list[object]] = [[name, type_to_json(domain(t))] for name, t in typed]
+    params: list[list[object]] = [[name, type_to_json(domain(t), classes=classes)]
+                                  for name, t in typed]
     ints, strs = code_constants(before_src, after_src)
     strs = list(dict.fromkeys([*pystrings.seeds([before_src, after_src], entry), *strs]))[:48]
     spec: dict[str, object] = {
@@ -354,9 +401,9 @@ def build_spec(
         "str_constants": strs,
         "regexes": regex_patterns(before_src, after_src),
         "max_candidates": _MAX_CANDIDATES,
-        "receiver": receiver_spec(before_src, entry),
+        "receiver": receiver_spec(before_src, entry, classes),
     }
-    return spec, names, why_not_searched(before_src, entry, typed)
+    return spec, names, why_not_searched(before_src, entry, typed, classes)
 
 
 def _has_unknown(tj: Mapping[str, object]) -> bool:
@@ -467,7 +514,8 @@ def search(
     time_cap = max(0.3, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
     call_s = min(limits.call_s, max(0.2, time_cap / 8))
     spec, _names, why_not = build_spec(
-        before_src, after_src, entry, param_types, time_cap_s=time_cap, call_s=call_s
+        before_src, after_src, entry, param_types, time_cap_s=time_cap, call_s=call_s,
+        classes=project_classes(before_src, context.before if context else None),
     )
     if why_not:
         return SearchOutcome(None, 0, why_not)
@@ -522,6 +570,15 @@ def search(
             note += f" ({undecided.detail})"
         return SearchOutcome(None, report.tried, note, undecided)
     return SearchOutcome(cex, report.tried, report.message)
+
+
+def project_classes(source: str, package: Package | None) -> construct.Classes:
+    """The project's classes the module under review names (``construct.Classes``)."""
+    if package is None:
+        return construct.Classes(source)
+    return construct.Classes(source, module=package.module, root=package.root,
+                             files=dict(package.files),
+                             package=package.path.endswith("/__init__.py"))
 
 
 def canonical_source() -> str:
@@ -588,7 +645,7 @@ def resolve(mod, entry):
 
 # The random-testing child (Hypothesis).
 DRIVER = DRIVER_PRELUDE + r'''
-import copy, io, math, signal, time
+import collections.abc, copy, io, math, signal, time
 
 T0 = time.monotonic()
 CAP = float(spec["time_cap_s"])
@@ -618,12 +675,14 @@ canon = load("veribot_canonical", "canonical.py")
 sys.stdout = io.StringIO()
 fns = []
 owners = []  # the class of a method, in each version
+mods = []  # each version's module: the project's classes are made from it
 RECV = spec.get("receiver")
 NAME = spec["entry"].rsplit(".", 1)[-1]
 for label in ("before", "after"):
     try:
         # Both load under one name, as in the sandbox, so their own types encode alike.
         loaded_mod = load_version(label)
+        mods.append(loaded_mod)
         fns.append(resolve(loaded_mod, spec["entry"]))
         if RECV:
             owners.append(resolve(loaded_mod, spec["entry"].rsplit(".", 1)[0]))
@@ -687,14 +746,29 @@ def texts():
     return st.one_of(*REGEX_TEXTS, *parts)
 
 
+# Builtin classes are values too, of a parameter that takes any object.
+CLASSES = [int, str, list, dict, tuple, object]
+
+
 def anything(top):
     """Values of a type that takes every value (Any, object, a bare list's elements)."""
     parts = [st.integers(-10, 10), st.floats(-10, 10, allow_nan=False), st.none()]
     if STRS:
         parts.append(st.sampled_from(STRS))
     if top:
-        parts += [ints(), st.lists(ints(), max_size=8), texts()]
+        parts += [ints(), st.lists(ints(), max_size=8), texts(), st.sampled_from(CLASSES)]
     return st.one_of(*parts)
+
+
+def made(tj):
+    """Objects of one of the project's classes: the class called with generated arguments
+    (a ``Build``, made in each version by its own class when the input is run)."""
+    pos = [strat(t, top=True) for _, t, req, kw in tj["params"] if not kw]
+    kws = {n: strat(t, top=True) if req else st.one_of(st.just(OMIT), strat(t, top=True))
+           for n, t, req, kw in tj["params"] if kw}
+    return st.builds(
+        lambda p, k: canon.Build(tj["cls"], list(p), {a: b for a, b in k.items() if b is not OMIT}),
+        st.tuples(*pos), st.fixed_dictionaries(kws))
 
 
 def hashable(tj):
@@ -719,6 +793,8 @@ def strat(tj, top=False):
         return st.none()
     if k == "list":
         return st.lists(strat(tj["elem"]), max_size=8)
+    if k == "iter":
+        return st.lists(strat(tj["elem"]), max_size=8).map(Items)
     if k in ("set", "frozenset"):
         # Only hashable members exist: with a member type that is not, only the empty set.
         size = 6 if hashable(tj["elem"]) else 0
@@ -740,7 +816,29 @@ def strat(tj, top=False):
         return st.one_of(*[strat(o) for o in tj["options"]])
     if k == "any":
         return anything(top)
+    if k == "object":
+        return made(tj)
     raise ValueError("no strategy for " + json.dumps(tj))  # the parent never sends one
+
+
+class Items:
+    """An iterator argument, by its items: each call gets a fresh ``iter(items)``."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def fresh(v):
+    """``v`` with each ``Items`` turned into an iterator (after the call's deep copy)."""
+    if isinstance(v, Items):
+        return iter(v.items)
+    if isinstance(v, (list, tuple)):
+        return type(v)(fresh(x) for x in v)
+    if isinstance(v, Recv):
+        return Recv(fresh(v.args), {k: fresh(x) for k, x in v.kwargs.items()})
+    if isinstance(v, canon.Build):
+        return canon.Build(v.name, fresh(v.args), {k: fresh(x) for k, x in v.kwargs.items()})
+    return v
 
 
 class Recv:
@@ -808,26 +906,42 @@ def timed(thunk):
     return result
 
 
-def call(fn, args, owner=None):
+def make(mod, owner, recv, args):
+    """The object a method is called on and the arguments, their ``Build`` objects made
+    by ``mod``'s classes; and what was made, encoded (compared between the versions)."""
+    obj = None
+    parts = []
+    if recv is not None:
+        canon.note_classes(owner)
+        init_args, init_kwargs, _ = canon._prepare(mod, list(recv.args), dict(recv.kwargs))
+        obj = owner(*init_args, **init_kwargs)
+        parts.append(canon.canonical(canon.Instance(obj, NAME, properties=False)))
+    made_args, _, encoded = canon._prepare(mod, list(args), {})
+    if encoded is not None:
+        parts.append(encoded)
+    return obj, tuple(made_args), parts
+
+
+def call(fn, args, owner=None, mod=None):
     """Run one version on a deep copy of ``args``; its outcome encoded as the sandbox does.
 
     A method is called on an object built by ``owner`` (the class) from the receiver's
-    arguments (``Recv``, the first of ``args``); an object not built is "noinstance".
+    arguments (``Recv``, the first of ``args``); objects among the arguments are made by
+    ``mod``'s classes; an object not built is "noinstance".
     """
-    args = copy.deepcopy(args)
+    args = fresh(copy.deepcopy(args))
     sys.stdout = io.StringIO()
-    state = args
     BUILT[0] = None
+    recv = None
     if args and isinstance(args[0], Recv):
-        recv, args = args[0], args[1:]
-        built = timed(lambda: owner(*recv.args, **recv.kwargs))
+        recv, args = args[0], tuple(args[1:])
+    if recv is not None or canon.has_builds(args):
+        built = timed(lambda: make(mod, owner, recv, args))
         if built[0] != "ok":
             return ("noinstance", None, None, "")
-        obj = built[1]
-        try:
-            BUILT[0] = canon.canonical(canon.Instance(obj, NAME, properties=False))
-        except BaseException:
-            return ("noinstance", None, None, "")
+        obj, args, BUILT[0] = built[1]
+    state = args
+    if recv is not None:
         state = (canon.Instance(obj, NAME), *args)
         if RECV["read"]:
             fn = lambda: getattr(obj, NAME)  # noqa: E731
@@ -877,6 +991,22 @@ def disarm():
             continue
 
 
+def extends(a, b):
+    """Whether encoding ``b`` is ``a`` but for attributes only its objects have: an added
+    attribute extends a class, which confirmation does not count as a difference
+    (``differential``), so the search must not stop at it."""
+    if a == b:
+        return True
+    if not (isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and a):
+        return False
+    if len(a) == 4 and a[0] == b[0] == "self" and a[1] == b[1] and a[3] == b[3]:
+        mine = {str(k): v for k, v in b[2]}
+        return all(str(k) in mine and mine[str(k)] == v for k, v in a[2])
+    if len(a) == 2 and a[0] == b[0] == "tuple" and len(a[1]) == len(b[1]):
+        return all(extends(x, y) for x, y in zip(a[1], b[1]))
+    return False
+
+
 def same_outcome(x, y):
     if "noinstance" in (x[0], y[0]):
         return True  # no object to call the method on: not an input
@@ -884,7 +1014,7 @@ def same_outcome(x, y):
         return False
     if x[0] == "timeout":
         return True
-    return x[1] == y[1] and x[2] == y[2]
+    return extends(x[1], y[1]) and extends(x[2], y[2])
 
 
 def lit(v, depth=0):
@@ -911,6 +1041,14 @@ def lit(v, depth=0):
         parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
         text = "@" + RECV["cls"] + "(" + ", ".join(parts) + ")"
         return text + "." + NAME if RECV["read"] else text
+    if isinstance(v, Items):
+        return "iter(" + lit(v.items, depth + 1) + ")"
+    if isinstance(v, canon.Build):
+        parts = [lit(x, depth + 1) for x in v.args]
+        parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
+        return v.name + "(" + ", ".join(parts) + ")"
+    if isinstance(v, type) and v in CLASSES:
+        return v.__name__
     if isinstance(v, (set, frozenset)):
         items = ", ".join(sorted(lit(x, depth + 1) for x in v))
         if isinstance(v, frozenset):
@@ -935,13 +1073,16 @@ def literal_args(args):
     values = list(args)
     if values and isinstance(values[0], Recv):
         values = [*values[0].args, *values[0].kwargs.values(), *values[1:]]
-        parsed = canon.parse_receiver(lits[0])
-        back = [*parsed[0], *parsed[1].values()] + [canon.parse_literal(t) for t in lits[1:]]
+        parsed = canon.parse_receiver(lits[0], objects=True)
+        back = [*parsed[0], *parsed[1].values()] + [canon.parse_literal(t, objects=True)
+                                                    for t in lits[1:]]
     else:
-        back = [canon.parse_literal(t) for t in lits]
+        back = [canon.parse_literal(t, objects=True) for t in lits]
     if len(back) != len(values):
         return None
     for parsed_value, value in zip(back, values):
+        if isinstance(value, Items) and isinstance(parsed_value, collections.abc.Iterator):
+            parsed_value, value = list(parsed_value), value.items
         if canon.canonical(parsed_value) != canon.canonical(value):
             return None
     return lits
@@ -957,11 +1098,11 @@ def differs(args):
     tried[0] += 1
     if owners:
         restore(SNAPSHOTS[0])
-    a = call(fns[0], args, owners[0] if owners else None)
+    a = call(fns[0], args, owners[0] if owners else None, mods[0])
     built_a = BUILT[0]
     if owners:
         restore(SNAPSHOTS[1])
-    b = call(fns[1], args, owners[1] if owners else None)
+    b = call(fns[1], args, owners[1] if owners else None, mods[1])
     if built_a != BUILT[0]:
         return False  # the constructors built different objects: a difference of the class
     if same_outcome(a, b):

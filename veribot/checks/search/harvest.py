@@ -1,13 +1,22 @@
-"""Calls of a function taken from its repository: doctests and test files, both revisions.
+"""Calls of a unit taken from its repository: doctests and test files, both revisions.
 
 A test or doctest added with a change usually calls the changed function with the input
 that shows the change. This module finds such calls without running anything: it reads
 the doctests (``>>>`` lines) of both versions' module and the test and doc files of both
 revisions (``PairContext.before_tests``/``after_tests``), and keeps the calls of the unit
-whose arguments are literals the sandbox's call format takes (see
-``sandbox._child.parse_literal``), resolving a name bound once to a literal in the same
-test function or module (``seq = 'ABC'`` then ``sliced(seq, -1)``), the rows of
-``pytest.mark.parametrize`` and f-strings of literal strings.
+whose arguments can be written in the sandbox's call format (``testcode``: literals, names
+bound to them, loops over literal cases, ``pytest.mark.parametrize`` rows, objects of the
+project's classes).
+
+What a call of the unit looks like depends on the unit (``Target``):
+
+- a function: ``f(...)``;
+- a constructor ``C.__init__``: ``C(...)``; a static or class method: ``C.m(...)``;
+- a method ``C.m``: ``obj.m(...)`` on an object the test builds with ``C(...)`` (directly
+  or through a name bound to that call), which becomes the receiver ``@C(...)`` of the
+  call format; a special method through the operation that calls it (``a == b`` and
+  ``assertEqual(a, b)`` for ``__eq__``, ``hash(a)``, ``len(a)``, ``a[k]``, ``k in a``,
+  ``a + b``, ...); a property: ``obj.p`` read.
 
 Only calls that refer to the unit are taken: in a test file, through a name imported
 from the unit's module or one of its parent packages (``from pkg.mod import f``,
@@ -25,24 +34,27 @@ import functools
 import logging
 import posixpath
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from veribot.checks.lang import pysource
 from veribot.checks.project.package import PairContext
 from veribot.checks.sandbox import Limits
 from veribot.checks.sandbox._child import split_arguments
+from veribot.checks.search import construct, testcode
 from veribot.checks.search.differential import Confirmation, compare, examine, run_both
 from veribot.checks.verdict import Counterexample
 
 __all__ = [
     "MAX_CALLS",
     "Call",
+    "Target",
     "calls_for",
     "first_difference",
     "from_doctests",
     "from_test_file",
     "rank",
+    "target_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,23 +63,57 @@ MAX_CALLS = 64
 # Calls that differed in the first run and are examined in fresh children, at most.
 _MAX_EXAMINED = 4
 NOT_RUN = "not-run"  # the value of a call the sandbox had no time left to start
-# A call whose arguments print longer than this is left out (a fixture, not an example).
-_MAX_ARGS_CHARS = 2000
-_MAX_DEPTH = 20
-_MAX_STEPS = 4000
 
 
 @dataclass(frozen=True)
 class Call:
     """One call of the unit, as the sandbox takes it, and where it was found.
 
-    ``args``: literal texts, keyword arguments as ``name=literal``; ``origin``: a phrase
-    for a verdict ("the doctest at line 40 of the after version", "a call in
-    tests/test_more.py line 123 (after revision)").
+    ``args``: literal texts, keyword arguments as ``name=literal``, a method's receiver
+    first (``@C(1, 2)``); ``origin``: a phrase for a verdict ("the doctest at line 40 of
+    the after version", "a call in tests/test_more.py line 123 (after revision)").
     """
 
     args: tuple[str, ...]
     origin: str
+    # The exceptions the test expects the call to raise (``assertRaises(TypeError, ...)``,
+    # a doctest's traceback), by name: such a call is an input, but what it passes may be
+    # no type the unit takes (``pyinfer`` does not infer from it).
+    raises: tuple[str, ...] = ()
+
+
+# How a unit is reached (``Target.kind``).
+FUNCTION, INIT, METHOD, STATIC, PROPERTY = "function", "init", "method", "static", "property"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a call of the unit looks like in code.
+
+    ``name``: what code calls or builds, the function or the class; ``member``: the
+    method or property of the class ("" for a function or a constructor).
+    """
+
+    kind: str
+    name: str
+    member: str = ""
+
+
+def target_of(entry: str, source: str = "") -> Target | None:
+    """The target of ``entry`` (``f``, ``C.m``), its kind read from ``source`` (a method
+    when not found there); None for what is not harvested (a nested class's member)."""
+    parts = entry.split(".")
+    if not all(p.isidentifier() for p in parts) or len(parts) > 2:
+        return None
+    if len(parts) == 1:
+        return Target(FUNCTION, entry)
+    cls, member = parts
+    if member == "__init__":
+        return Target(INIT, cls)
+    found = construct.member(source, entry) if source else None
+    kind = {construct.STATIC: STATIC, construct.PROPERTY: PROPERTY}.get(
+        found.kind if found is not None else "", METHOD)
+    return Target(kind, cls, member)
 
 
 def calls_for(
@@ -77,38 +123,50 @@ def calls_for(
     """The calls of ``entry`` found in the repository, most telling first, deduplicated.
 
     Calls only in the after revision (a test added with the change) come first, then the
-    rest in the order found. Only plain functions are harvested (``entry`` without a
-    class part); never raises on bad input.
+    rest in the order found. Never raises on bad input.
     """
-    if "." in entry or not entry.isidentifier():
-        return []
+    return list(_calls_for(before, after, entry, context, limit))
+
+
+@functools.lru_cache(maxsize=64)
+def _calls_for(before: str, after: str, entry: str, context: PairContext | None,
+               limit: int) -> tuple[Call, ...]:
+    """``calls_for``, once per sources, unit and context (a helper's callers ask again)."""
+    target = target_of(entry, after) or None
+    if target is None:
+        return ()
     try:
-        found = list(_all_calls(before, after, entry, context))
+        classes = frozenset(construct.class_names(before) | construct.class_names(after))
+        found = list(_all_calls(before, after, target, classes, context))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         log.info("harvest: %s: %s", entry, err)
-        return []
+        return ()
     before_args = {c.args for label, c in found if label == "before"}
     ordered = [c for label, c in found if label == "after" and c.args not in before_args]
     ordered += [c for _, c in found]
+    # A call made both where it is expected to raise and where it is not is a plain input.
+    plain = {c.args for _, c in found if not c.raises}
     seen: set[tuple[str, ...]] = set()
     out: list[Call] = []
     for call in ordered:
         if call.args in seen:
             continue
         seen.add(call.args)
-        out.append(call)
+        out.append(dataclasses.replace(call, raises=()) if call.args in plain else call)
         if len(out) >= limit:
             break
-    return out
+    return tuple(out)
 
 
 def _all_calls(
-    before: str, after: str, entry: str, context: PairContext | None
+    before: str, after: str, target: Target, classes: frozenset[str],
+    context: PairContext | None,
 ) -> Iterator[tuple[str, Call]]:
     for label, source, package in (("after", after, context and context.after),
                                    ("before", before, context and context.before)):
         module = package.module if package else ""
-        for call in from_doctests(source, entry, f"the {label} version", module=module):
+        for call in from_doctests(source, target, f"the {label} version", module=module,
+                                  classes=classes):
             yield label, call
     if context is None:
         return
@@ -117,26 +175,37 @@ def _all_calls(
         module = package.module if package is not None else ""
         for file in files:
             if file.path.endswith(".py"):
-                calls = from_test_file(file.text, entry, module, f"{file.path}", label)
+                calls = from_test_file(file.text, target, module, f"{file.path}", label,
+                                       classes=classes)
             else:
-                calls = from_doctests(file.text, entry, f"{file.path} ({label} revision)",
-                                      docs=True, module=module)
+                calls = from_doctests(file.text, target, f"{file.path} ({label} revision)",
+                                      docs=True, module=module, classes=classes)
             for call in calls:
                 yield label, call
+
+
+def _as_target(name: str | Target) -> Target | None:
+    return name if isinstance(name, Target) else target_of(name)
 
 
 # --------------------------------------------------------------------------- doctests
 
 
 def from_doctests(
-    source: str, name: str, where: str, *, docs: bool = False, module: str = ""
+    source: str, name: str | Target, where: str, *, docs: bool = False, module: str = "",
+    classes: Iterable[str] = (),
 ) -> list[Call]:
-    """Calls of ``name`` in the doctests of ``source``.
+    """Calls of the unit ``name`` in the doctests of ``source``.
 
     ``source`` is a Python module (its docstrings are read), or with ``docs`` a text file
-    whose ``>>>`` examples are read whole. In a module's own doctests the function is
-    its bare name; in a doc file, a name imported from ``module`` or its packages.
+    whose ``>>>`` examples are read whole. In a module's own doctests the unit and the
+    ``classes`` (the project's classes its module names) are bare names; in a doc file,
+    names imported from ``module`` or its packages. The examples of one docstring are
+    one session: a name bound in one example is seen by the next.
     """
+    target = _as_target(name)
+    if target is None:
+        return []
     if docs:
         texts = [(source, 1)]
     else:
@@ -148,29 +217,37 @@ def from_doctests(
     out: list[Call] = []
     parser = doctest.DocTestParser()
     for text, first_line in texts:
-        if ">>>" not in text or name not in text:
+        if ">>>" not in text or target.name not in text:
             continue
         try:
             examples = parser.get_examples(text)
         except ValueError:
             continue
-        session: list[tuple[ast.Module, int]] = []
+        session = ast.Module([], [])
+        raising: dict[int, tuple[str, ...]] = {}  # line -> what its traceback shows
         for example in examples:
             try:
-                session.append((ast.parse(example.source), first_line + example.lineno))
+                parsed = ast.parse(example.source)
             except SyntaxError:
                 continue
-        refs = _References(name, module)
+            ast.increment_lineno(parsed, first_line + example.lineno - 1)
+            session.body.extend(parsed.body)
+            if example.exc_msg is not None:
+                name = example.exc_msg.split(":", 1)[0].strip().rsplit(".", 1)[-1]
+                for stmt in parsed.body:
+                    raising[stmt.lineno] = (name or "?",)
+        refs = _References({target.name, *classes}, module)
         if not docs:
-            refs.bare_names.add(name)  # a module's doctests run in its namespace
-        for tree_, _ in session:
-            refs.read(tree_)
-        for tree_, line in session:
-            for node in ast.walk(tree_):
-                call = _call_of(node, refs, {})
-                if call is not None:
-                    out.append(Call(call, f"the doctest at line {line} of {where}"))
-    return out
+            refs.own_module({target.name, *classes})  # a module's doctests run in it
+        refs.read(session)
+        reader = _Reader(target, refs)
+        for node, env, raises in testcode.sites(session):
+            call = reader.call_of(node, env)
+            if call is not None:
+                line = getattr(node, "lineno", first_line)
+                out.append(Call(call, f"the doctest at line {line} of {where}",
+                                (*raises, *raising.get(line, ()))))
+    return list(dict.fromkeys(out))
 
 
 def _docstrings(tree: ast.Module) -> Iterator[tuple[str, int]]:
@@ -190,26 +267,41 @@ def _docstrings(tree: ast.Module) -> Iterator[tuple[str, int]]:
 # --------------------------------------------------------------------------- test files
 
 
-def from_test_file(text: str, name: str, module: str, path: str, label: str) -> list[Call]:
-    """Calls of function ``name`` of module ``module`` (dotted) in the test file ``text``."""
-    if name not in text:
+def from_test_file(text: str, name: str | Target, module: str, path: str, label: str,
+                   *, classes: Iterable[str] = ()) -> list[Call]:
+    """Calls of the unit ``name`` (a function name, ``Class.member``, or a ``Target``) of
+    module ``module`` (dotted) in the test file ``text``; objects of the project's
+    ``classes`` (names the unit's module binds) may be arguments."""
+    target = _as_target(name)
+    if target is None or target.name not in text:
         return []
+    found = _file_calls(text, target, module, frozenset(classes))
+    return list(dict.fromkeys(Call(args, f"a call in {path} line {line} ({label} revision)",
+                                   raises) for line, args, raises in found))
+
+
+@functools.lru_cache(maxsize=64)
+def _file_calls(text: str, target: Target, module: str, classes: frozenset[str],
+                ) -> tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...]:
+    """The calls of ``target`` in a test file, by line (read once per file text: the
+    before and after revisions of a test file are often the same)."""
     try:
         tree = _parse(text)
     except SyntaxError:
-        return []
-    refs = _References(name, module)
+        return ()
+    refs = _References({target.name, *classes}, module)
     refs.read(tree)
-    if not refs.bare_names and not refs.module_names:
-        return []
-    found: list[tuple[int, Call]] = []
-    for scope, env in _scopes(tree):
-        for node in _walk_scope(scope):
-            call = _call_of(node, refs, env)
-            if call is not None:
-                line = getattr(node, "lineno", 0)
-                found.append((line, Call(call, f"a call in {path} line {line} ({label} revision)")))
-    return [c for _, c in sorted(found, key=lambda f: f[0])]
+    if not refs.refers_to(target.name):
+        return ()
+    reader = _Reader(target, refs)
+    found: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
+    # The names a call of it may be written with: its own, and what the file binds to it.
+    names = {target.name, *(b for b, real in refs.bare.items() if real == target.name)}
+    for node, env, raises in testcode.sites(tree, names, text):
+        call = reader.call_of(node, env)
+        if call is not None:
+            found.append((getattr(node, "lineno", 0), call, raises))
+    return tuple(sorted(found, key=lambda f: f[0]))
 
 
 @functools.lru_cache(maxsize=16)
@@ -218,16 +310,20 @@ def _parse(text: str) -> ast.Module:
 
 
 class _References:
-    """How code refers to the unit: bare names bound to it, names bound to its module or
-    one of its packages (``p.f``, ``p.mod.f``)."""
+    """How code refers to names of the unit's module: bare names bound to them, names
+    bound to the module or one of its packages (``p.f``, ``p.mod.f``)."""
 
-    def __init__(self, name: str, module: str) -> None:
-        self.name = name
+    def __init__(self, names: Iterable[str], module: str) -> None:
+        self.names = frozenset(names)
         parts = module.split(".") if module else []
         # The unit's module and the packages above it: any may re-export the function.
         self.modules = {".".join(parts[: i + 1]) for i in range(len(parts))}
-        self.bare_names: set[str] = set()
+        self.bare: dict[str, str] = {}  # bound name -> the module's name it is
         self.module_names: dict[str, str] = {}  # bound name -> the module it is
+
+    def own_module(self, names: Iterable[str]) -> None:
+        """Code that runs in the unit's module itself (its doctests) sees its names."""
+        self.bare.update((n, n) for n in names)
 
     def read(self, tree: ast.AST) -> None:
         """Learn the imports of ``tree``; drop bare names it also binds otherwise."""
@@ -242,10 +338,10 @@ class _References:
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 for alias in node.names:
                     bound = alias.asname or alias.name
-                    if node.module in self.modules and alias.name == self.name:
-                        self.bare_names.add(bound)
+                    if node.module in self.modules and alias.name in self.names:
+                        self.bare[bound] = alias.name
                     elif node.module in self.modules and alias.name == "*":
-                        self.bare_names.add(self.name)
+                        self.bare.update((n, n) for n in self.names)
                     elif f"{node.module}.{alias.name}" in self.modules:
                         self.module_names[bound] = f"{node.module}.{alias.name}"
                     else:
@@ -256,19 +352,25 @@ class _References:
                 rebound.add(node.id)
             elif isinstance(node, ast.arg):
                 rebound.add(node.arg)
-        self.bare_names -= rebound
-        for name in rebound & set(self.module_names):
-            del self.module_names[name]
+        for name in rebound:
+            self.bare.pop(name, None)
+            self.module_names.pop(name, None)
 
-    def refers(self, func: ast.expr) -> bool:
+    def refers_to(self, name: str) -> bool:
+        """Whether the code can refer to ``name`` at all."""
+        return name in self.bare.values() or bool(self.module_names)
+
+    def refers(self, func: ast.expr) -> str | None:
+        """Which of the module's names ``func`` is, if any."""
         if isinstance(func, ast.Name):
-            return func.id in self.bare_names
-        if isinstance(func, ast.Attribute) and func.attr == self.name:
+            return self.bare.get(func.id)
+        if isinstance(func, ast.Attribute) and func.attr in self.names:
             dotted = _dotted(func.value) or ""
             head, _, rest = dotted.partition(".")
             real = self.module_names.get(head)
-            return real is not None and (f"{real}.{rest}" if rest else real) in self.modules
-        return False
+            if real is not None and (f"{real}.{rest}" if rest else real) in self.modules:
+                return func.attr
+        return None
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -280,223 +382,125 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-_Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+# --------------------------------------------------------------------------- calls of the unit
+
+# The operations that call a special method, by the method.
+_COMPARE = {ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.LtE: "__le__",
+            ast.Gt: "__gt__", ast.GtE: "__ge__"}
+_BINARY = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__",
+           ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__",
+           ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.MatMult: "__matmul__"}
+_UNARY_CALLS = {"hash": "__hash__", "len": "__len__", "repr": "__repr__", "str": "__str__",
+                "bool": "__bool__", "iter": "__iter__", "list": "__iter__",
+                "tuple": "__iter__", "reversed": "__reversed__", "abs": "__abs__"}
+# unittest's assertions that compare two objects with `==` (or `!=`).
+_ASSERT_EQUAL = frozenset({"assertEqual", "assertNotEqual", "assertEquals"})
 
 
-def _scopes(tree: ast.Module) -> Iterator[tuple[_Scope, dict[str, ast.expr]]]:
-    """Each function (and the module) with its names bound exactly once to a literal;
-    a function sees the module's such names that it does not bind itself."""
-    module_env, _ = _literal_names(tree)
-    yield tree, module_env
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            env, bound = _literal_names(node)
-            outer = {k: v for k, v in module_env.items() if k not in bound}
-            for row in _parametrized(node, module_env):
-                yield node, {**outer, **env, **row}
+class _Reader:
+    """Reads the calls of one target in code whose references are known."""
 
+    def __init__(self, target: Target, refs: _References) -> None:
+        self.target, self.refs = target, refs
 
-_MAX_ROWS = 32
+    def _classes(self, func: ast.expr) -> str | None:
+        return self.refs.refers(func)
 
-
-def _parametrized(fn: ast.FunctionDef | ast.AsyncFunctionDef,
-                  module_env: dict[str, ast.expr]) -> list[dict[str, ast.expr]]:
-    """The argument rows of ``@pytest.mark.parametrize`` decorators (their product), as
-    name bindings; ``[{}]`` for a function without them. Rows are the literal list or
-    tuple given, or a module-level name bound once to one (or a sum of such)."""
-    rows: list[dict[str, ast.expr]] = [{}]
-    for d in fn.decorator_list:
-        if not (isinstance(d, ast.Call) and len(d.args) >= 2
-                and (_dotted(d.func) or "").endswith("mark.parametrize")):
-            continue
-        names = _parameter_names(d.args[0])
-        values = _sequence(d.args[1], module_env, 0)
-        if names is None or values is None:
-            continue  # not understood: the function's arguments stay unbound
-        these: list[dict[str, ast.expr]] = []
-        for value in values:
-            if isinstance(value, ast.Call) and (_dotted(value.func) or "").endswith("param"):
-                value = ast.Tuple(list(value.args), ast.Load())
-                if len(names) == 1 and len(value.elts) == 1:
-                    value = value.elts[0]
-            if len(names) == 1:
-                these.append({names[0]: value})
-            elif isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(names):
-                these.append(dict(zip(names, value.elts, strict=True)))
-        rows = [{**r, **t} for r in rows for t in these][:_MAX_ROWS]
-    return rows
-
-
-def _parameter_names(node: ast.expr) -> list[str] | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        names = [n.strip() for n in node.value.split(",") if n.strip()]
-    elif isinstance(node, ast.Tuple | ast.List) and all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
-        names = [str(e.value) for e in node.elts if isinstance(e, ast.Constant)]
-    else:
-        return None
-    return names if names and all(n.isidentifier() for n in names) else None
-
-
-def _sequence(node: ast.expr, module_env: dict[str, ast.expr],
-              depth: int) -> list[ast.expr] | None:
-    if depth > _MAX_DEPTH:
-        return None
-    if isinstance(node, ast.List | ast.Tuple):
-        return list(node.elts)
-    if isinstance(node, ast.Name) and node.id in module_env:
-        return _sequence(module_env[node.id], {}, depth + 1)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left = _sequence(node.left, module_env, depth + 1)
-        right = _sequence(node.right, module_env, depth + 1)
-        return left + right if left is not None and right is not None else None
-    return None
-
-
-def _walk_scope(scope: _Scope) -> Iterator[ast.AST]:
-    """The nodes of ``scope``, not descending into nested functions (their own scope);
-    lambdas are part of the scope (``lambda: list(f(seq, -1))``)."""
-    nested = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    todo: list[ast.AST] = [n for n in scope.body if not isinstance(n, nested)]
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, nested))
-
-
-def _literal_names(scope: _Scope) -> tuple[dict[str, ast.expr], set[str]]:
-    assigned: dict[str, list[ast.expr | None]] = {}
-    for node in _walk_scope(scope):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-            node.targets[0], ast.Name
-        ):
-            assigned.setdefault(node.targets[0].id, []).append(node.value)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            assigned.setdefault(node.id, []).append(None)  # a loop target, a tuple target
-        elif isinstance(node, ast.arg):
-            assigned.setdefault(node.arg, []).append(None)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            for n in node.names:
-                assigned.setdefault(n, []).append(None)
-    # `x = 1` sits in the scope's walk as an Assign and as its target Name: count once.
-    env: dict[str, ast.expr] = {}
-    for name, values in assigned.items():
-        exprs = [v for v in values if v is not None]
-        if len(exprs) == 1 and len(values) == 2:
-            env[name] = exprs[0]
-    return env, set(assigned)
-
-
-# --------------------------------------------------------------------------- arguments
-
-
-def _call_of(node: ast.AST, refs: _References, env: dict[str, ast.expr]) -> tuple[str, ...] | None:
-    """The call's arguments as sandbox literals, if ``node`` calls the unit with literals."""
-    if not isinstance(node, ast.Call) or not refs.refers(node.func):
-        return None
-    args: list[str] = []
-    for arg in node.args:
-        text = _literal_text(arg, env)
-        if text is None:
+    def _args(self, call: ast.Call, env: testcode.Env) -> tuple[str, ...] | None:
+        args = testcode.arguments(call, env, self._classes)
+        if args is None:
             return None
-        args.append(text)
-    for kw in node.keywords:
-        if kw.arg is None:
+        try:
+            # The sandbox's own reading: what it refuses is left out.
+            split_arguments(args, objects=True)
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
             return None
-        text = _literal_text(kw.value, env)
-        if text is None:
+        return args
+
+    def _value(self, node: ast.expr, env: testcode.Env) -> str | None:
+        return testcode.literal_text(node, env, self._classes)
+
+    def receiver(self, node: ast.expr, env: testcode.Env) -> str | None:
+        """``@C(...)``, if ``node`` is an object the test builds with the target's class."""
+        if isinstance(node, ast.Name) and node.id in env:
+            node = env[node.id]
+        if not isinstance(node, ast.Call) or self.refs.refers(node.func) != self.target.name:
             return None
-        args.append(f"{kw.arg}={text}")
-    if sum(len(a) for a in args) > _MAX_ARGS_CHARS:
-        return None
-    try:
-        split_arguments(args)  # the sandbox's own reading: what it refuses is left out
-    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
-        return None
-    return tuple(args)
+        args = self._args(node, env)
+        return f"@{self.target.name}({', '.join(args)})" if args is not None else None
 
+    def call_of(self, node: ast.AST, env: testcode.Env) -> tuple[str, ...] | None:
+        """The call's arguments in the call format, if ``node`` calls the target."""
+        t = self.target
+        if t.kind in (FUNCTION, INIT):
+            if isinstance(node, ast.Call) and self.refs.refers(node.func) == t.name:
+                return self._args(node, env)
+            return None
+        if t.kind == STATIC:
+            func = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(func, ast.Attribute) and func.attr == t.member
+                    and self.refs.refers(func.value) == t.name):
+                assert isinstance(node, ast.Call)
+                return self._args(node, env)
+            return None
+        if t.kind == PROPERTY:
+            if isinstance(node, ast.Attribute) and node.attr == t.member and isinstance(
+                    node.ctx, ast.Load):
+                recv = self.receiver(node.value, env)
+                return (f"{recv}.{t.member}",) if recv is not None else None
+            return None
+        return self._method(node, env)
 
-_SIMPLE_CALLS = frozenset({"float", "set", "frozenset", "range", "iter"})
-
-
-def _literal_text(node: ast.expr, env: dict[str, ast.expr]) -> str | None:
-    resolved = _resolve(node, env, 0, [0])
-    if resolved is None:
-        return None
-    try:
-        return ast.unparse(resolved)
-    except (ValueError, RecursionError):
+    def _method(self, node: ast.AST, env: testcode.Env) -> tuple[str, ...] | None:
+        m = self.target.member
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == m:
+                recv = self.receiver(func.value, env)
+                args = self._args(node, env) if recv is not None else None
+                return (recv, *args) if recv is not None and args is not None else None
+            if isinstance(func, ast.Attribute) and func.attr in _ASSERT_EQUAL and m in (
+                    "__eq__", "__ne__") and len(node.args) >= 2:
+                return self._pair(node.args[0], node.args[1], env, symmetric=True)
+            if (isinstance(func, ast.Name) and func.id not in env
+                    and _UNARY_CALLS.get(func.id) == m and len(node.args) == 1
+                    and not node.keywords):
+                recv = self.receiver(node.args[0], env)
+                return (recv,) if recv is not None else None
+            if m == "__call__":
+                recv = self.receiver(func, env)
+                args = self._args(node, env) if recv is not None else None
+                return (recv, *args) if recv is not None and args is not None else None
+            return None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op, other = node.ops[0], node.comparators[0]
+            if isinstance(op, ast.In | ast.NotIn) and m == "__contains__":
+                return self._pair(other, node.left, env, symmetric=False)
+            if _COMPARE.get(type(op)) == m:
+                return self._pair(node.left, other, env,
+                                  symmetric=isinstance(op, ast.Eq | ast.NotEq))
+            return None
+        if isinstance(node, ast.Subscript) and m == "__getitem__" and isinstance(
+                node.ctx, ast.Load) and not isinstance(node.slice, ast.Slice):
+            return self._pair(node.value, node.slice, env, symmetric=False)
+        if isinstance(node, ast.BinOp) and _BINARY.get(type(node.op)) == m:
+            return self._pair(node.left, node.right, env, symmetric=False)
         return None
 
-
-def _resolve(node: ast.expr, env: dict[str, ast.expr], depth: int,
-             steps: list[int]) -> ast.expr | None:
-    """``node`` with names replaced by their literal values, if it is a literal.
-
-    ``steps`` counts the nodes built, shared by the whole argument: a name used twice
-    in each of a chain of names must not build an exponentially large value.
-    """
-    steps[0] += 1
-    if depth > _MAX_DEPTH or steps[0] > _MAX_STEPS:
+    def _pair(self, obj: ast.expr, arg: ast.expr, env: testcode.Env, *,
+              symmetric: bool) -> tuple[str, ...] | None:
+        """``obj.m(arg)`` when ``obj`` is built by the class (or, for ``==``, either side:
+        Python tries the reflected method when the left one does not know the right)."""
+        for a, b in ((obj, arg), (arg, obj)) if symmetric else ((obj, arg),):
+            recv = self.receiver(a, env)
+            value = self._value(b, env) if recv is not None else None
+            if recv is not None and value is not None:
+                try:
+                    split_arguments([value], objects=True)
+                except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+                    continue
+                return (recv, value)
         return None
-    d = depth + 1
-    if isinstance(node, ast.Constant):
-        return None if node.value is Ellipsis else node
-    if isinstance(node, ast.Name):
-        bound = env.get(node.id)
-        return _resolve(bound, env, d, steps) if bound is not None else None
-    if isinstance(node, ast.JoinedStr):  # an f-string of literal strings and ints
-        pieces = []
-        for part in node.values:
-            piece: ast.expr | None = part
-            if isinstance(part, ast.FormattedValue):
-                if part.conversion != -1 or part.format_spec is not None:
-                    return None
-                piece = _resolve(part.value, env, d, steps)
-            if not (isinstance(piece, ast.Constant) and type(piece.value) in (str, int)):
-                return None
-            pieces.append(str(piece.value))
-        joined = "".join(pieces)
-        return ast.Constant(joined) if len(joined) <= _MAX_ARGS_CHARS else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        inner = _resolve(node.operand, env, d, steps)
-        return ast.UnaryOp(node.op, inner) if inner is not None else None
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        elts = _resolve_all(node.elts, env, d, steps)
-        if elts is None:
-            return None
-        if isinstance(node, ast.List):
-            return ast.List(elts, ast.Load())
-        return ast.Tuple(elts, ast.Load()) if isinstance(node, ast.Tuple) else ast.Set(elts)
-    if isinstance(node, ast.Dict):
-        if any(k is None for k in node.keys):
-            return None
-        keys = _resolve_all([k for k in node.keys if k is not None], env, d, steps)
-        values = _resolve_all(node.values, env, d, steps)
-        if keys is None or values is None:
-            return None
-        return ast.Dict(list[ast.expr | None](keys), values)
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in _SIMPLE_CALLS and not node.keywords):
-        inner_args = _resolve_all(node.args, env, d, steps)
-        if inner_args is None:
-            return None
-        return ast.Call(ast.Name(node.func.id, ast.Load()), inner_args, [])
-    return None
-
-
-def _resolve_all(nodes: Sequence[ast.expr], env: dict[str, ast.expr],
-                 depth: int, steps: list[int]) -> list[ast.expr] | None:
-    out = []
-    for n in nodes:
-        if isinstance(n, ast.Starred):
-            return None
-        r = _resolve(n, env, depth, steps)
-        if r is None:
-            return None
-        out.append(r)
-    return out
 
 
 # --------------------------------------------------------------------------- which test files
