@@ -120,7 +120,7 @@ def _types(before: str, after: str, entry: str,
     fn_b = pysource.definition(ast.parse(after), entry)
     if not isinstance(fn_a, ast.FunctionDef) or not isinstance(fn_b, ast.FunctionDef):
         return {}
-    return {name: i.type.text() for name, i in pyinfer.infer(fn_a, fn_b, calls).items()}
+    return {name: i.search.text() for name, i in pyinfer.infer(fn_a, fn_b, calls).items()}
 
 
 def run(records: Iterable[str], repos: Path, out: TextIO, *, rounds: int, inputs: int,

@@ -1,11 +1,13 @@
 """Pairs a reviewer wrote to break the relative check (each a real CPython behaviour).
 
-Every "not verified" pair below differs in CPython on some input (an object let go of
-before a call that needs it, a module name rebound by a call, a StopIteration turned into
-a RuntimeError as it leaves a generator expression, a context manager that suppresses,
-keyword order seen by ``**kwargs``, a set's order...). The "verified" ones are refactorings
-that keep every call and operation. Each goes through ``check_pair`` (the sandbox loads
-both modules), without random search, so a verdict is the proof's alone.
+Every "not verified" pair below differs in CPython on some input: an object let go of
+before a call that needs it, a StopIteration turned into a RuntimeError as it leaves a
+generator expression, a context manager that suppresses, keyword order seen by
+``**kwargs``, a set's order, a module name rebound by the module's own code... The
+"verified" ones are refactorings that keep every call and operation (a module name read
+after a call instead of before it is verified under the stated assumption that nothing
+rebinds it meanwhile). Each goes through ``check_pair`` (the sandbox loads both modules),
+without random search, so a verdict is the proof's alone.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def f(g, h, a, b):
     g(a)
     return h(b)
 """),
-    ('global-read-moved-across-call', 'not-verified', """
+    ('global-read-moved-across-call', 'verified', """
 X = 1
 def f(g):
     v = X
@@ -448,6 +450,24 @@ def f(g, h):
         return None
     return h()
 """),
+    ('global-rebound-by-module-code', 'not-verified', """
+X = 1
+def reset():
+    global X
+    X = 2
+def f(g):
+    v = X
+    g()
+    return v
+""", """
+X = 1
+def reset():
+    global X
+    X = 2
+def f(g):
+    g()
+    return X
+"""),
 ]
 
 
@@ -458,5 +478,8 @@ def test_reviewer_pair(name: str, expect: str, before: str, after: str) -> None:
     if expect == "verified":
         assert result.verdict is Verdict.VERIFIED, result.detail
         assert "relative to" in result.detail
+        # A module name read after a call instead of before it is the same value only if
+        # nothing rebinds it meanwhile: the verdict says so.
+        assert any("not reassigned while it runs" in a for a in result.assumptions)
     else:
         assert result.verdict is not Verdict.VERIFIED, (result.method, result.detail)

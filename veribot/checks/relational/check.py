@@ -1042,6 +1042,9 @@ def _relative_assumptions(matched: opaque.Matched) -> list[str]:
         "these calls and operations with equal arguments in the same order)",
         "the identity of equal immutable values the code builds (tuples, strings) is not "
         "relied upon (the language lets them be shared or not)",
+        "module-level names, modules' attributes and the builtins it reads are not "
+        "reassigned while it runs (a name read before a call is the same as after it; code "
+        "of this module that rebinds them is refused)",
         "objects both versions let go of between the same two operations may be finalized "
         "in either order among themselves (`__del__`, weak-reference callbacks); when "
         "they are let go of, relative to the operations, was compared",

@@ -25,8 +25,9 @@ loop appends to is generalized the same way (its items become one symbol). The e
 (exhaustion, a false condition, ``break``) must happen at the same step in both versions.
 
 A list the function made and nobody else holds is compared by its items (so a loop that
-appends is a comprehension, and ``tuple(g(x) for x in xs)`` is ``tuple([g(x) for x in
-xs])``). Lambdas and generator expressions are compared by their code and the locals
+appends is a comprehension; ``tuple(g(x) for x in xs)`` is not ``tuple([g(x) for x in
+xs])``, since a StopIteration ``g`` raises leaves a generator expression as a RuntimeError).
+Lambdas and generator expressions are compared by their code and the locals
 they read (bound once, so the value they see later is the one they had when made).
 """
 

@@ -42,10 +42,6 @@ class Const(Term):
 @dataclass(frozen=True)
 class Glob(Term):
     token: str  # the resolved name, as ``relational.check._Canon`` writes it (G:/B:/M:)
-    # How many events ran before the name was read: code an event runs may rebind a module
-    # name (`mod.X = 2`, `builtins.len = ...`), so a name read before a call and the same
-    # name read after it are different values (-1: a name no event can rebind).
-    epoch: int = -1
 
 
 @dataclass(frozen=True)

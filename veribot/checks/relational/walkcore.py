@@ -251,7 +251,7 @@ class Core:
         frame = self._local_frame(name)
         if frame is None:
             return Glob(self._resolve(lambda: self.canon._name(name, self.frames[-1].scope,
-                                                               store=False)), self.events)
+                                                               store=False)))
         value = frame.env.get(name, UNBOUND)
         if value == UNBOUND or isinstance(value, Maybe):
             raise Refused(f"the local `{name}` may be unbound where it is read")
@@ -287,7 +287,7 @@ class Core:
         before = len(reads.chains)
         token = self.canon._chain(node, self.frames[-1].scope)
         del reads.chains[before:]
-        return Glob(token, self.events) if token is not None else None
+        return Glob(token) if token is not None else None
 
     def first_param(self) -> Param | None:
         params = [*self.fn.args.posonlyargs, *self.fn.args.args]

@@ -350,8 +350,7 @@ class Expressions(Core):
             raise Refused("`super()` outside a method's own body")
         if not self._stable(first.name):
             raise Refused(f"`super()` in a method that rebinds `{first.name}`")
-        return (yield from self.event("call", Glob(token, self.events), Glob("__class__"),
-                                      first))
+        return (yield from self.event("call", Glob(token), Glob("__class__"), first))
 
     # ------------------------------------------------------------------ comprehensions
 
