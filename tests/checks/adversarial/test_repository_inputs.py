@@ -13,6 +13,9 @@ from veribot.checks.search import harvest
 from veribot.checks.verdict import Result, Verdict
 
 BUDGET = Budget(timeout_s=6.0)
+# For pairs random testing must refute: a wall clock a loaded machine cannot run out of (a
+# refutation ends the check at once, so it costs nothing when the machine is quiet).
+SURE = Budget(timeout_s=30.0)
 
 
 def context(test: str) -> PairContext:
@@ -20,8 +23,9 @@ def context(test: str) -> PairContext:
     return PairContext(package, package, after_tests=(SourceFile("tests/test_mod.py", test),))
 
 
-def check(before: str, after: str, test: str, entry: str = "f") -> Result:
-    return check_pair(before, after, entry, budget=BUDGET, context=context(test))
+def check(before: str, after: str, test: str, entry: str = "f",
+          budget: Budget = BUDGET) -> Result:
+    return check_pair(before, after, entry, budget=budget, context=context(test))
 
 
 # A difference neither the model nor a random draw reaches: one string by its checksum.
@@ -155,7 +159,8 @@ ISITERABLE = "def f(x):\n    try:\n        iter(x)\n        return True\n" \
 def test_a_predicate_over_any_object_is_refuted_with_a_class() -> None:
     # Both versions take any object; a class has `__iter__` but is not iterable.
     after = "def f(x):\n    return hasattr(x, '__iter__')\n"
-    r = check(ISITERABLE, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1])\n")
+    r = check(ISITERABLE, after, "from pkg.mod import f\n\n\ndef test_it():\n    f([1])\n",
+              budget=SURE)
     assert r.verdict is Verdict.REFUTED, r.detail
     assert r.counterexample is not None and r.counterexample.args[0] in (
         "str", "list", "dict", "tuple")
@@ -179,7 +184,7 @@ def test_a_helper_no_test_calls_is_searched_with_what_its_caller_passes() -> Non
               "def _first(iterator):\n    for x in iterator:\n        return x\n"
               "    return None\n")
     after = module.replace("    return None\n", "    return -1\n")
-    r = check(module, after, "", entry="_first")
+    r = check(module, after, "", entry="_first", budget=SURE)
     assert r.verdict is Verdict.REFUTED, r.detail
     assert r.counterexample is not None and r.counterexample.args == ("iter([])",)
 
