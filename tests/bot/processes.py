@@ -4,9 +4,10 @@ A Python audit hook (``sys.addaudithook``) sees each process this interpreter st
 its arguments and environment, without replacing any of our code. Audit hooks cannot be
 removed, so the hook records only inside :func:`started_processes`.
 
-Proof-only reviews may start git and the Datalog engine (which reads facts, never code);
-a sandbox child, whatever it is built on (bubblewrap or a bare interpreter), is some other
-process: :func:`could_run_code` says which.
+Proof-only reviews may start git, and nothing else (the agent's judgement and the relative
+check read the code in this process); a sandbox child, whatever it is built on
+(bubblewrap or a bare interpreter), is some other process: :func:`could_run_code` says
+which.
 """
 
 from __future__ import annotations
@@ -70,8 +71,6 @@ def started_processes() -> Iterator[list[Started]]:
 
 
 def could_run_code(started: Started) -> bool:
-    """Whether a started process is anything but git or the Datalog engine."""
+    """Whether a started process is anything but git."""
     argv = started.argv
-    if argv and Path(argv[0]).name == "git":
-        return False
-    return argv[-3:] != ["-I", "-m", "veribot.checks.agent.datalog"]
+    return not (argv and Path(argv[0]).name == "git")

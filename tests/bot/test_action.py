@@ -316,7 +316,7 @@ def test_no_child_process_inherits_the_secrets(
     tmp_path: Path, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Run as on the runner (the process's own environment): once read, the token and the
-    key are gone from it, so git, the Datalog engine and the sandbox never see them."""
+    key are gone from it, so git and the sandbox never see them."""
     runner = Runner(tmp_path, fake)
     secret, key = "ghs_the_secret_token_value", "sk-ant-not-for-children"
     for name, value in runner.env(fail_on="never").items():

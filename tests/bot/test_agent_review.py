@@ -274,7 +274,11 @@ def test_mutated_agent_facts_are_caught() -> None:
     assert dropped.outcome is AgentOutcome.INCONCLUSIVE  # an omission is not a false claim
     assert "omitted the control dependence of before line 14" in dropped.summary
     assert dropped.condition is not None and dropped.condition.holds is False
-    assert "cache" in dropped.condition.detail
+    # The relative check names where the versions part: the write moved before the call.
+    assert dropped.condition.detail.endswith(
+        "one version calls `allocate` where the other writes an item of `cache`"
+    )
+    assert "the relative check does not hold" in dropped.summary
     assert all(c.status is not Status.CONTRADICTED for c in dropped.claims)
     assert str(moved) in dropped.omitted
 

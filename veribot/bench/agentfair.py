@@ -3,7 +3,7 @@
 For every pair of a benchmark file (``../shared/bench/dev/python.jsonl``) this writes,
 deterministically, the recorded conversation of two agents and replays each through the
 real pipeline (``agent.verdict.ask_and_assess``: the ``submit_answer`` and forced
-``record_facts`` tool calls, the claim check, the Datalog condition, the extra formalizer
+``record_facts`` tool calls, the claim check, the relative check, the extra formalizer
 round), against the engine's verdict for the pair taken from a ``veribot bench`` results
 file:
 

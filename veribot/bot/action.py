@@ -21,7 +21,7 @@ keeps a token in ``.git/config`` (``actions/checkout`` without ``persist-credent
 false``) or when the sandbox fails its start-up check (:func:`isolation_problem`).
 
 Secrets: the token and the Anthropic key are read once, then removed from this process's
-environment, so no child (git, the Datalog engine, the sandbox) inherits them.
+environment, so no child (git, the sandbox) inherits them.
 
 Fork pull requests get a read-only token: creating the check run answers 403. The review
 then runs all the same and its results go where a read-only run can write: annotations on

@@ -342,7 +342,7 @@ def agent_lines(finding: AgentFinding | None) -> list[str]:
     out.extend(f"  left out: {fact}" for fact in finding.omitted)
     if finding.condition is not None:
         held = {True: "holds", False: "does not hold", None: "undecided"}[finding.condition.holds]
-        out.append(f"  equivalence condition on its facts: {held} {finding.condition.detail}")
+        out.append(f"  relative check (same calls, same order): {held}: {finding.condition.detail}")
     out.extend(f"  proof assumes: {a}" for a in finding.assumptions)
     out.append(f"  cost: {usage_text(finding.usage, finding.formalizer_rounds)}")
     return out

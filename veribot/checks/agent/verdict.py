@@ -12,22 +12,34 @@ never grants "verified" and never refutes; this module only judges the agent:
   the line). Facts are compared modulo spelling (``claims.normalise``: literals by value,
   the agent's temporaries renamed to the code's);
 - **inconclusive**: anything else; the finding says which claims were unchecked and why,
-  and which code facts the agent's argument left out. An omission (e.g. a control
-  dependence on a changed line that its facts leave out) is not a mistake: it makes the
-  judgement inconclusive, and ``ask_and_assess`` runs one more formalizer round, told
-  where the facts fall short (``AgentLimits.omission_rounds``). An "unknown" answer is
-  never wrong, and a "not equivalent" beside a proof is inconclusive too: the proof holds
-  for its stated domain and assumptions, which the agent's objection may lie outside;
+  which code facts the agent's argument left out, and what the relative check says. An
+  omission (a fact of the code on a changed line, e.g. a control dependence, that its
+  facts do not state) is not a mistake: it makes the judgement inconclusive, and
+  ``ask_and_assess`` runs one more formalizer round, told where the facts fall short
+  (``AgentLimits.omission_rounds``). An "unknown" answer is never wrong, and a "not
+  equivalent" beside a proof is inconclusive too: the proof holds for its stated domain
+  and assumptions, which the agent's objection may lie outside;
 - **agent not asked** / **agent unavailable**: no model configured, or it could not answer.
 
-``combine`` is pure and takes the claim statuses and the verification condition as data;
-``assess`` computes them (code facts, claim check, Datalog condition) and calls it.
+The equivalence condition is the engine's own relative check (``relational.check.plan``
+with ``relative``, its static half only: every call to code outside the unit is an
+uninterpreted event, and both versions must make the same events on every path). The
+judgement never runs code for it: the engine ran the full check (which also loads both
+modules in the sandbox) where it could, and only that can verify. It either holds (which
+alone is no proof), does not hold (naming the events where the versions part), or is
+undecided (with the reason). A mismatch is no counterexample either: code that makes
+other calls may still behave the same, so it never makes the agent wrong.
+
+``combine`` is pure and takes the claim statuses and the condition as data; ``assess``
+computes them (code facts, claim check, relative check) and calls it.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import enum
+import functools
 import json
 import logging
 from collections.abc import Sequence
@@ -36,12 +48,10 @@ from dataclasses import dataclass, field, replace
 
 from veribot.checks.agent.claims import (
     PROOF_BUDGET,
-    ClaimStatus,
     ProverAllowance,
     canonical_facts,
     check_claims,
 )
-from veribot.checks.agent.datalog import equivalence_condition
 from veribot.checks.agent.facts import Fact, FactSet
 from veribot.checks.agent.llm import LLM, LLMError, UsageMeter, UsageReport
 from veribot.checks.agent.pipeline import (
@@ -57,6 +67,7 @@ from veribot.checks.agent.pipeline import (
 from veribot.checks.agent.tools import AgentTool
 from veribot.checks.agent.view import SourceView
 from veribot.checks.lang.pyfacts import FunctionNotFound, code_facts
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Result, Verdict
 
 log = logging.getLogger(__name__)
@@ -93,7 +104,7 @@ class ClaimReport:
 
 @dataclass(frozen=True)
 class Condition:
-    """The Datalog verification condition over a set of facts: holds, fails, or undecided."""
+    """The relative check on the two versions: holds, does not hold, or undecided (why)."""
 
     holds: bool | None
     detail: str = ""
@@ -108,7 +119,7 @@ class AgentFinding:
     answer: Answer | None = None
     explanation: str = ""
     claims: tuple[ClaimReport, ...] = ()
-    condition: Condition | None = None  # over the agent's supported facts
+    condition: Condition | None = None  # the relative check on the two versions
     omitted: tuple[str, ...] = ()  # code facts the agent's argument left out
     dropped: str = ""  # the first control dependence on a changed line its facts omit
     assumptions: tuple[str, ...] = ()  # of the engine's proof, when verified
@@ -220,9 +231,12 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
         )
     cond = finding.condition
     if cond is not None and cond.holds is False:
-        reasons.append("the equivalence condition does not hold on its checked facts")
+        reasons.append(f"the relative check does not hold: {cond.detail}")
     elif cond is not None and cond.holds is None:
-        reasons.append(f"the equivalence condition was not decided ({cond.detail})")
+        reasons.append(f"the relative check was not decided ({cond.detail})")
+    elif cond is not None:
+        reasons.append(f"the relative check holds statically ({cond.detail}), but only the "
+                       "engine's full check, which also loads both modules, can verify")
     if not reasons:
         reasons.append("its argument is consistent with the code's facts, which is not a proof")
     return (
@@ -249,14 +263,17 @@ def assess(
     """Check the agent's facts against the code's and ``combine``.
 
     Each agent fact is checked against the code facts of both versions (``claims``); the
-    Datalog equivalence condition is evaluated over the *supported* facts. When it holds
-    there but fails once the code's own facts are added, the agent's argument left facts
-    out (e.g. a dropped control dependence): those are listed as ``omitted``. None of this
-    can make the unit verified. ``execute=False`` (a proof-only review): claims are proven
-    or left unchecked, never refuted by running the code.
+    code facts on changed lines that the agent's facts do not state are listed as
+    ``omitted``; the condition is the relative check on the two versions (within
+    ``timeout_s``). None of this can make the unit verified. ``execute=False`` (a
+    proof-only review): claims are proven or left unchecked, never refuted by running the
+    code (the relative check never runs it).
     """
-    if run is None or run.formalization is None or not len(run.formalization.facts):
+    if run is None or run.analysis is None:
         return combine(result, run)
+    condition = relative_condition(before_source, after_source, entry, timeout_s)
+    if run.formalization is None or not len(run.formalization.facts):
+        return combine(result, run, condition=condition)
     agent = run.formalization.facts
     try:
         code = (
@@ -266,20 +283,14 @@ def assess(
     except (SyntaxError, FunctionNotFound, ValueError) as exc:
         log.info("no code facts for %s: %s", entry, exc)
         claims = [ClaimReport(str(f), Status.UNCHECKED, f.line(), "no code facts") for f in agent]
-        return combine(result, run, claims)
+        return combine(result, run, claims, condition)
     sources = {BEFORE: before_source, AFTER: after_source}
     checked = check_claims(agent, code[0], code[1], sources, max_proofs=max_proofs,
                            budget=replace(PROOF_BUDGET, execute=execute))
     claims = [ClaimReport(str(c.fact), Status(c.status.value), c.line, c.why) for c in checked]
-    supported = FactSet(c.checked or c.fact for c in checked if c.status is ClaimStatus.SUPPORTED)
     compared = FactSet(c.checked or c.fact for c in checked)
-    outcome = equivalence_condition(supported, timeout_s=timeout_s)
     changed = changed_lines(before_source, after_source)
     left_out = _left_out(compared, code[0] | code[1], changed)
-    if outcome.holds:
-        with_code = equivalence_condition(supported | code[0] | code[1], timeout_s=timeout_s)
-        if with_code.holds is False:
-            left_out = [*left_out, *_about_its_names(supported, code[0] | code[1], left_out)]
     ordered = sorted(dict.fromkeys(left_out), key=lambda f: (f.pred != "controldep", str(f)))
     dependences = [f for f in left_out if f.pred == "controldep" and _on(f, changed)]
     dropped = ""
@@ -289,7 +300,7 @@ def assess(
         result,
         run,
         claims,
-        Condition(outcome.holds, outcome.detail),
+        condition,
         [str(f) for f in ordered[:OMITTED_LIMIT]],
         dropped,
     )
@@ -431,16 +442,6 @@ def _left_out(agent: FactSet, code: FactSet, changed: dict[str, frozenset[int]])
     ]
 
 
-def _about_its_names(agent: FactSet, code: FactSet, already: Sequence[Fact]) -> list[Fact]:
-    """Code facts about the agent's variables that its argument does not state."""
-    names = {a for f in agent for a in f.args if isinstance(a, str)}
-    return [
-        f
-        for f in code.difference(agent)
-        if f.pred in _OMISSIBLE and f.args[0] in names and f not in already
-    ]
-
-
 def _describe_dependence(fact: Fact, sources: dict[str, str]) -> str:
     """``omitted the control dependence of line 14 (`x = 1`) on line 12 (`if c:`, false)``."""
     variable, file, line, _cond, choice, cond_file, cond_line = fact.args
@@ -456,3 +457,29 @@ def _describe_dependence(fact: Fact, sources: dict[str, str]) -> str:
         f"on {cond_file} line {cond_line}{code_at(cond_file, cond_line)}, "
         f"branch {choice}, for {variable}"
     )
+
+
+@functools.lru_cache(maxsize=16)  # asked again for each formalizer round of the unit
+def relative_condition(
+    before_source: str, after_source: str, entry: str, timeout_s: float
+) -> Condition:
+    """The relative check's static half on the two versions (``relational.check.plan``):
+    never runs code, and never verifies (only the engine's full check can)."""
+    try:
+        found = relational.plan(ast.parse(before_source), ast.parse(after_source), entry,
+                                relative=True, seconds=timeout_s)
+    except relational.Unmatched as why:
+        return Condition(False, str(why))
+    except relational.Refused as why:
+        return Condition(None, str(why))
+    except SyntaxError as exc:
+        return Condition(None, f"the code does not parse: {exc.msg} (line {exc.lineno})")
+    except (RecursionError, MemoryError):
+        return Condition(None, "the code is nested too deeply")
+    except Exception as exc:  # the check's boundary, as in ``relational.check.check``
+        log.exception("relative check of %s failed", entry)
+        return Condition(None, f"the relative check failed ({type(exc).__name__})")
+    if found.relative:
+        return Condition(True, "both versions make the same calls and operations, with equal "
+                               "arguments, in the same order, on every path")
+    return Condition(True, "the code is the same up to renaming and resolved names")

@@ -864,6 +864,7 @@ class _Pair:
 def plan(
     tree_a: ast.Module, tree_b: ast.Module, entry: str, context: PairContext | None = None,
     statements: Mapping[int, int] | None = None, relative: bool = False,
+    seconds: float = opaque.MAX_SECONDS,
 ) -> Plan:
     """The static half: the canonical texts agree and the environment is bound the same.
 
@@ -871,7 +872,7 @@ def plan(
     statement is) lets ``before`` be compared with its statements reordered, where
     ``hints.reorder`` shows the reordering harmless. With ``relative``, code that differs
     may still match when both versions make the same calls and operations on every path
-    (``opaque``). Raises ``Refused`` when the check does not apply.
+    (``opaque``, within ``seconds``). Raises ``Refused`` when the check does not apply.
     """
     pa, pb = (context.before, context.after) if context is not None else (None, None)
     pair = _Pair(_Module(tree_a, pa), _Module(tree_b, pb))
@@ -929,7 +930,7 @@ def plan(
                             + (", with the statements reordered as proposed" if reordered
                                else ""))
         matched = _relative_match(loops_a or fn_a, loops_b or fn_b, canon_a, canon_b, pair,
-                                  method)
+                                  method, seconds)
     if matched is None:
         slots_a, slots_b = canon_a.slots(), canon_b.slots()
         renamed = {n for k in slots_a.keys() | slots_b.keys()
@@ -1006,7 +1007,8 @@ def plan(
 
 def _relative_match(fn_a: ast.FunctionDef | ast.AsyncFunctionDef,
                     fn_b: ast.FunctionDef | ast.AsyncFunctionDef, canon_a: _Canon,
-                    canon_b: _Canon, pair: _Pair, method: bool) -> opaque.Matched:
+                    canon_b: _Canon, pair: _Pair, method: bool,
+                    seconds: float = opaque.MAX_SECONDS) -> opaque.Matched:
     """The versions make the same events on every path (``opaque``), with the same
     definition around the body (decorators, defaults, parameters)."""
     if not isinstance(fn_a, ast.FunctionDef) or not isinstance(fn_b, ast.FunctionDef):
@@ -1022,7 +1024,7 @@ def _relative_match(fn_a: ast.FunctionDef | ast.AsyncFunctionDef,
     if heads[0] != heads[1]:
         raise Unmatched("the definitions differ (decorators, defaults or parameters)")
     try:
-        return opaque.match(fn_a, fn_b, canon_a, canon_b)
+        return opaque.match(fn_a, fn_b, canon_a, canon_b, seconds)
     except walker.Refused as why:
         raise Refused(f"relative to callees: {why}") from None
     except opaque.Mismatch as why:

@@ -240,12 +240,11 @@ class _Driver:
                 self._decide(run, run.b, rb.term, loops, work)
                 continue
             if type(ra) is not type(rb):
-                raise Mismatch(f"one version {_describe(ra)} where the other {_describe(rb)}")
+                raise Mismatch(self._differ(ra, rb))
             if isinstance(ra, Ask):
                 assert isinstance(rb, Ask)
                 if ra.event != rb.event:
-                    raise Mismatch(f"one version {_describe(ra)} where the other "
-                                   f"{_describe(rb)}")
+                    raise Mismatch(self._differ(ra, rb))
                 _same_deaths(ra.deaths, rb.deaths)
                 self._step(ra.event, run.a.walker.events)
                 if (ra.protected or rb.protected) and ra.event.kind not in RAISING:
@@ -280,8 +279,7 @@ class _Driver:
                 assert isinstance(rb, End)
                 _same_deaths(ra.deaths, rb.deaths)
                 if ra != rb:
-                    raise Mismatch(f"one version {_describe(ra)} where the other "
-                                   f"{_describe(rb)}")
+                    raise Mismatch(self._differ(ra, rb))
                 self._leaf()
                 return
 
@@ -332,6 +330,40 @@ class _Driver:
             return self.names[term.event]
         return "a value"
 
+    def _differ(self, ra: Request, rb: Request) -> str:
+        """Where the walks part, naming the events (``one version calls `self.reset` where
+        the other reads `self.run```), or that the same event got other operands."""
+        a, b = self._describe(ra), self._describe(rb)
+        if a != b:
+            return f"one version {a} where the other {b}"
+        if isinstance(ra, End):
+            return f"both versions {a}, with different values"
+        return f"one version {a} with other operands than the other"
+
+    def _describe(self, request: Request) -> str:
+        if isinstance(request, Ask):
+            event = request.event
+            if event.kind == "call" and event.args:
+                return f"calls `{self._name(event.args[0])}`"
+            if event.kind == "getattr" and len(event.args) > 1:
+                return f"reads `{self._name(event.args[0])}.{_text(event.args[1])}`"
+            if event.kind in ("setattr", "delattr") and len(event.args) > 1:
+                verb = "writes" if event.kind == "setattr" else "deletes"
+                return f"{verb} `{self._name(event.args[0])}.{_text(event.args[1])}`"
+            if event.kind in ("getitem", "setitem", "delitem") and event.args:
+                does = {"getitem": "reads", "setitem": "writes", "delitem": "deletes"}
+                return f"{does[event.kind]} an item of `{self._name(event.args[0])}`"
+            return _ACTIONS.get(event.kind, f"makes the event `{event.kind}`")
+        if isinstance(request, Head):
+            return "reaches a loop head"
+        if isinstance(request, Back):
+            return "ends a loop iteration"
+        if isinstance(request, Exit):
+            return "leaves a loop"
+        if isinstance(request, End):
+            return "returns" if request.kind == "return" else f"ends ({request.kind})"
+        return "decides"
+
     def operations(self) -> list[str]:
         """What the proof assumes deterministic, by name: callees first, then operations."""
         callees: dict[str, None] = {}
@@ -378,21 +410,21 @@ _OPERATIONS = {
 }  # fmt: skip
 
 
+# One event of a kind, as a mismatch names it (``_Driver._describe``).
+_ACTIONS = {
+    "truth": "tests a truth value", "iter": "calls `iter`", "next": "calls `next`",
+    "format": "formats a value", "enter": "enters a `with`", "exit": "leaves a `with`",
+    "yield": "yields", "yield from": "delegates with `yield from`", "in": "tests `in`",
+    "is": "tests `is`", "raise": "raises", "raise-from": "raises", "assert": "fails an "
+    "assertion", "except": "matches an `except` clause", "dict": "builds a dict",
+    "set": "builds a set", "spread": "spreads with `*`",
+}  # fmt: skip
+
+
 def _text(term: Term) -> str:
     from veribot.checks.relational.terms import Const
 
+    if isinstance(term, Const) and term.kind == "str":
+        # The constant's text is ``str:'name'`` (``pysource._value_text``).
+        return term.text.removeprefix("str:").strip("'\"")
     return term.text.strip("'\"") if isinstance(term, Const) else "?"
-
-
-def _describe(request: Request) -> str:
-    if isinstance(request, Ask):
-        return f"makes the event {request.event.kind}"
-    if isinstance(request, Head):
-        return "reaches a loop head"
-    if isinstance(request, Back):
-        return "ends a loop iteration"
-    if isinstance(request, Exit):
-        return "leaves a loop"
-    if isinstance(request, End):
-        return f"ends ({request.kind})"
-    return "decides"

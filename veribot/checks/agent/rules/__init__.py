@@ -1,1 +1,1 @@
-"""Data files of the checks: the predicate vocabulary and the Datalog verification conditions."""
+"""Data files of the agent pipeline: the predicate vocabulary of its facts."""
