@@ -47,7 +47,7 @@ class AgentConfig:
     meter: UsageMeter | None = field(default=None, hash=False)
     limits: AgentLimits = field(default_factory=AgentLimits)
     pr_text: str = ""
-    condition_timeout_s: float = 10.0
+    condition_timeout_s: float = 10.0  # the relative check in the agent's judgement
     notes: tuple[str, ...] = ()  # e.g. what the operator's ceilings clamped; for the summary
     tools: tuple[AgentTool, ...] = ()  # more tools for the analyzer (agent.tools.AgentTool)
 

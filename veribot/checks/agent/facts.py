@@ -134,8 +134,8 @@ class FactSet:
             raise ValueError("; ".join(errors))
         return facts
 
-    def to_datalog(self) -> str:
-        """Soufflé-style fact lines, for people and prompts."""
+    def to_lines(self) -> str:
+        """One fact a line (`pred(args).`), for people and prompts."""
         return "\n".join(f"{f}." for f in self)
 
 

@@ -386,7 +386,7 @@ def formalizer_prompt(
         )
         if body
     )
-    facts_text = so_far.to_datalog() if len(so_far) else "(none yet)"
+    facts_text = so_far.to_lines() if len(so_far) else "(none yet)"
     if not note:
         note = (
             "Record the facts for both versions and the correspondences."

@@ -353,6 +353,8 @@ class _Driver:
             if event.kind in ("getitem", "setitem", "delitem") and event.args:
                 does = {"getitem": "reads", "setitem": "writes", "delitem": "deletes"}
                 return f"{does[event.kind]} an item of `{self._name(event.args[0])}`"
+            if event.kind not in _ACTIONS and not event.kind.isalpha():
+                return f"applies `{event.kind}`"  # an operator: `+`, `<`, `+=` ...
             return _ACTIONS.get(event.kind, f"makes the event `{event.kind}`")
         if isinstance(request, Head):
             return "reaches a loop head"
