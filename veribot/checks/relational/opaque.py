@@ -331,7 +331,7 @@ class _Driver:
         return "a value"
 
     def _differ(self, ra: Request, rb: Request) -> str:
-        """Where the walks part, naming the events (``one version calls `self.reset` where
+        """Where the walks part, naming the events (``one version reads `self.reset` where
         the other reads `self.run```), or that the same event got other operands."""
         a, b = self._describe(ra), self._describe(rb)
         if a != b:
