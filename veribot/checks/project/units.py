@@ -655,7 +655,7 @@ def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:
             top.setdefault(stmt.name, []).append(ast.get_docstring(stmt, clean=False))
             top_defs.add(id(stmt))
         elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
-            for block in (stmt.body, stmt.orelse, getattr(stmt, "finalbody", [])):
+            for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
                 stack.extend(block)
             for handler in getattr(stmt, "handlers", []):
                 stack.extend(handler.body)
