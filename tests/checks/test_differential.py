@@ -160,12 +160,32 @@ def test_returned_generators_are_compared_by_what_they_yield() -> None:
     assert confirm(before, same, "f", ["3"], found_by="test") is None
 
 
-def test_an_exception_while_iterating_belongs_to_the_call() -> None:
+def test_an_exception_while_iterating_ends_the_returned_iterator() -> None:
     before = "def f(n):\n    yield 1\n    raise ValueError('late')\n"
     after = "def f(n):\n    yield 1\n"
     found = confirm(before, after, "f", ["0"], found_by="test")
     assert found is not None
-    assert found.before.kind.value == "raise"
+    assert found.before.kind is BehaviourKind.RETURNED
+    assert "then raising ValueError" in found.before.text
+
+
+def test_raising_at_the_call_is_not_raising_when_consumed() -> None:
+    # more-itertools `chunked` (0e6acdf): a negative size now raises at the call; before,
+    # the iterator it returned raised only when consumed (a caller may never consume it).
+    lazy = "def f(n):\n    return map(lambda i: 1 // n, [1])\n"
+    eager = "def f(n):\n    if n == 0:\n        raise ZeroDivisionError\n" \
+        "    return map(lambda i: 1 // n, [1])\n"
+    found = confirm(lazy, eager, "f", ["0"], found_by="test")
+    assert found is not None
+    assert found.before.kind is BehaviourKind.RETURNED and found.after.kind is BehaviourKind.RAISED
+    assert confirm(lazy, eager, "f", ["1"], found_by="test") is None
+
+
+def test_what_a_generator_yielded_before_it_raised_is_not_compared() -> None:
+    # As the model has it (``pygen``): a generator that raises is compared by the exception.
+    before = "def f(n):\n    yield 1\n    raise ValueError\n"
+    after = "def f(n):\n    yield 2\n    raise ValueError\n"
+    assert confirm(before, after, "f", ["0"], found_by="test") is None
 
 
 def test_keyword_calls_and_defaults_left_out() -> None:

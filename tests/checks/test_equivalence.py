@@ -354,6 +354,11 @@ NEVER_VERIFIED: list[tuple[str, str, str]] = [
     ("while-else", _fn("x: int", "i = 0", "while i < x:", "    i += 1", "else:",
                        "    i = 100", "return i"),
      _fn("x: int", "return 100")),
+    # A generator function raises when consumed; the other raises at the call.
+    ("raise-at-call-or-when-consumed",
+     _fn("xs: list[int]", "if not xs:", "    raise ValueError", "return iter(xs)"),
+     _fn("xs: list[int]", "if not xs:", "    raise ValueError", "for x in xs:",
+         "    yield x")),
 ]
 
 

@@ -393,6 +393,48 @@ def test_a_docstring_read_through_getattr_blocks_the_shortcut() -> None:
     assert found["f"].noise == ""
 
 
+def test_copying_an_unchanged_docstring_does_not_block_the_shortcut() -> None:
+    # more-itertools: `batched.__doc__ = _batched.__doc__` while `convolve`'s docstring
+    # changes: what is read is the docstring of `_batched`, the same in both versions.
+    before = ("def _batched() -> None:\n    'doc of batched'\n\n"
+              "def batched() -> None:\n    pass\n\n"
+              "batched.__doc__ = _batched.__doc__\n\n"
+              "def convolve() -> None:\n    'old words'\n")
+    found = units(before, before.replace("old words", "new words"))
+    assert found["convolve"].noise == "docstring"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # The changed docstring is the one copied.
+        "def g() -> None:\n    'old words'\n\nX = g.__doc__\n",
+        # `g` is also bound otherwise (an assignment), so `g.__doc__` may be another's.
+        "def g() -> None:\n    'old words'\n\ndef h() -> None:\n    'h'\n\n"
+        "if X:\n    h = g\nY = h.__doc__\n",
+        # A parameter named like an unchanged function may hold the changed one.
+        "def g() -> None:\n    'old words'\n\ndef h() -> None:\n    'h'\n\n"
+        "def k(h: object) -> object:\n    return h.__doc__\n",
+        # A nested definition of the same name.
+        "def h() -> None:\n    'h'\n\ndef k() -> object:\n"
+        "    def h() -> None:\n        'old words'\n    return h.__doc__\n",
+        # `help` prints docstrings.
+        "def g() -> None:\n    'old words'\n\ndef k() -> None:\n    help(g)\n",
+        # `__doc__` reached through a string.
+        "def g() -> None:\n    'old words'\n\nX = getattr(g, '__doc__')\n",
+    ],
+)
+def test_reading_a_changed_docstring_still_blocks_the_shortcut(code: str) -> None:
+    found = units(code, code.replace("old words", "new words"))
+    assert found, "the docstring change is a unit"
+    assert all(u.noise != "docstring" for u in found.values())
+
+
+def test_a_parameter_named_help_is_not_the_builtin() -> None:
+    before = "def f(help: str) -> str:\n    'old words'\n    return help\n"
+    assert units(before, before.replace("old words", "new"))["f"].noise == "docstring"
+
+
 def test_adding_a_name_to_an_import_changes_only_that_name() -> None:
     before = "from math import floor\n\ndef f(x: float) -> int:\n    return floor(x)\n"
     after = before.replace("import floor", "import ceil, floor")

@@ -113,6 +113,25 @@ REACHING: list[tuple[str, str]] = [
      "    return dict\ndef g(k: str) -> object:\n    return dict(vars(sys))\n"),
     ("module-getattr-with-a-prefix", "def __getattr__(name: str) -> object:\n"
      "    return globals()['_' + name]\n"),
+    # A value walked down a dotted name, then let out: called, returned, passed on, kept
+    # in an attribute, called through an attribute, or walked by another lookup function.
+    ("walked-then-called", "import sys\ndef g(path: str, h: object) -> None:\n"
+     "    obj = sys\n    for part in path.split('.'):\n"
+     "        obj = getattr(obj, part, None)\n        if obj is None:\n            return\n"
+     "    obj(h)\n"),
+    ("walked-then-returned", "import sys\ndef g(path: str) -> object:\n"
+     "    obj = getattr(sys, path, None)\n    obj = obj.__self__\n    return obj\n"),
+    ("walked-attribute-called", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    obj = getattr(print, n, None)\n    obj.setprofile(h)\n"),
+    ("walked-attribute-passed-on", "import sys\ndef g(n: str, k: list) -> None:\n"
+     "    obj = getattr(sys, n, None)\n    k.append(obj.__call__)\n"),
+    ("walked-then-kept", "import sys\nclass C:\n    def g(self, n: str) -> None:\n"
+     "        obj = getattr(sys, n, None)\n        self.hook = obj\n"),
+    ("walked-by-attrgetter-then-called", "import sys\nfrom operator import attrgetter\n"
+     "def g(n: str, h: object) -> None:\n    obj = getattr(sys, n, None)\n"
+     "    attrgetter('x')(obj)(h)\n"),
+    ("walked-through-augmented", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    obj = getattr(sys, n, None)\n    obj += h\n"),
 ]
 
 
@@ -144,6 +163,20 @@ HARMLESS: list[tuple[str, str]] = [
     ("this-module-from-sys-modules", "import sys\ndef me() -> object:\n"
      "    return sys.modules[__name__]\n"),
     ("re-compile", "import re\nPATTERN = re.compile('a+')\nimport builtins\n"),
+    # toolz's `curry.__reduce__`: a dotted name walked from a module, the object found
+    # only tested (`isinstance`, `is`) and walked further; the module defines `__eq__`,
+    # which an `isinstance` test does not hand the value to.
+    ("walked-down-a-dotted-name", "from importlib import import_module\nclass curry:\n"
+     "    def __init__(self, func: object) -> None:\n        self.func = func\n"
+     "    def __eq__(self, other: object) -> bool:\n"
+     "        return isinstance(other, curry) and self.func == other.func\n"
+     "    def __hash__(self) -> int:\n        return 0\n"
+     "    def found(self, modname: str, qualname: str) -> bool:\n"
+     "        obj = import_module(modname)\n        for attr in qualname.split('.'):\n"
+     "            if isinstance(obj, curry):\n                obj = obj.func\n"
+     "            obj = getattr(obj, attr, None)\n            if obj is None:\n"
+     "                break\n"
+     "        return isinstance(obj, curry) and obj.func is self.func\n"),
 ]
 
 

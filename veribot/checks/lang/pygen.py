@@ -9,8 +9,11 @@ kind of iterator (a generator, ``iter(list)``) is compared. So a generator is mo
 its body run to the end with an output list: ``yield v`` appends ``v``, ``yield from s``
 appends the items of ``s``, and each way the body ends returns the items so far as a value
 of kind "generator" (or raises). When its code runs relative to the caller (laziness) is
-not observed: the caller is the comparison, which drains it at once. ``send``, ``throw``
-and ``close`` are not modelled: it is driven by iteration.
+not observed, with one exception: a raise while it is consumed is not a raise at the call.
+Where only one version is a generator function, its raises are marked as another outcome
+than the other's (``consumed_raises``); between two generator functions the model's
+"raises" is the comparison's "raises while running". ``send``, ``throw`` and ``close`` are
+not modelled: it is driven by iteration.
 
 An iterator made by ``iter(s)`` over a modelled sequence is the sequence and a cursor; the
 cursor lives in the path's locals under a name no Python identifier can have, so paths
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import z3
@@ -48,12 +51,13 @@ from veribot.checks.lang.pyvalues import (
 from veribot.checks.sandbox._child import MAX_YIELDS
 
 if TYPE_CHECKING:
-    from veribot.checks.lang.pyexec import Executor, Frame, IterSource, State
+    from veribot.checks.lang.pyexec import Executor, Exit, Frame, IterSource, State
 
 DRIVEN = (
     "a returned generator or iterator is driven by iteration (next), not by send, throw or "
     "close, and is run to its end at once: the items it yields (or the exception it raises) "
-    "are compared, not when its code runs"
+    "are compared, not when its code runs (an exception the call raises is told apart from "
+    "one raised while it is consumed)"
 )
 
 # The generator's output so far, in the locals (not a Python identifier).
@@ -70,6 +74,15 @@ class SIter(V):
     @property
     def ty(self) -> PyType:
         return Unknown("iterator")
+
+
+def consumed_raises(fn: ast.FunctionDef, exits: Sequence[Exit]) -> list[Exit]:
+    """The exits of ``fn`` with its raises marked as raised when consumed, if it is a
+    generator function (so they never equal a raise at the call of a plain function)."""
+    if not is_generator(fn):
+        return list(exits)
+    return [replace(e, exc=f"{e.exc} (when consumed)") if e.value is None else e
+            for e in exits]
 
 
 def is_generator(fn: ast.FunctionDef) -> bool:

@@ -274,12 +274,18 @@ def build(
             f"`{name}` is the same in both versions and was taken as an arbitrary function "
             "of its arguments"
         )
+    exits_a, exits_b = result_a.exits, result_b.exits
+    if pygen.is_generator(fn_a) != pygen.is_generator(fn_b):
+        # A generator function raises when it is consumed, never when it is called: the
+        # model runs its body inside the call, so its raises are told apart here.
+        exits_a, exits_b = pygen.consumed_raises(fn_a, exits_a), pygen.consumed_raises(
+            fn_b, exits_b)
     return Problem(
         names,
         types,
         inputs,
-        result_a.exits,
-        result_b.exits,
+        exits_a,
+        exits_b,
         result_a.exhausted + result_b.exhausted,
         notes,
         fn_a,

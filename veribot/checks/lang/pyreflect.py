@@ -34,9 +34,13 @@ that may do either:
     definition or a direct call;
   - the value is only tested: an operand of ``is``, a condition, the argument of
     ``callable``/``hasattr``, or a local variable whose every use is one of these; also
-    an operand of another comparison or the argument of ``isinstance`` where the module
-    defines no method that receives it (``__eq__``, ``__contains__``,
-    ``__instancecheck__``...). A hook function that is never called installs nothing.
+    an operand of another comparison where the module defines no method that receives it
+    (``__eq__``, ``__contains__``...), or the argument of ``isinstance`` where it defines
+    no ``__instancecheck__``/``__subclasscheck__``. A hook function that is never called
+    installs nothing. The value may also be *walked*: the object of a further attribute
+    read or ``getattr`` whose result is, in turn, only tested or walked (``obj =
+    getattr(obj, part, None)`` down a dotted name, as a pickling helper does), never
+    called, passed on, returned or kept.
 
   ``sys.modules[k]`` is no computed access (its values are modules, which need one more
   step); the module's own ``globals()`` is a namespace like any other (``__builtins__``
@@ -102,6 +106,8 @@ _TESTS = {"isinstance", "callable", "hasattr"}
 # value to: where the module defines one, a comparison is no mere test.
 _RECEIVERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
               "__instancecheck__", "__subclasscheck__"}
+# Those an `isinstance` test hands the value to.
+_INSTANCE_RECEIVERS = {"__instancecheck__", "__subclasscheck__"}
 
 
 @dataclass(frozen=True)
@@ -381,7 +387,7 @@ def _computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Foun
     wholesale, that none of the exceptions above lets through."""
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     relayable = _relayable(tree, parents)
-    receivers = any(_receiver(n) for n in ast.walk(tree))
+    receivers = {name for n in ast.walk(tree) if (name := _receiver(n)) is not None}
     for scope in scopes(tree):
         views = Views(scope, module_bound)
         names = _Names(scope, parents, relayable, receivers)
@@ -469,7 +475,7 @@ class _Names:
     """What the names of one scope's lookups can be, and what is done with the values."""
 
     def __init__(self, scope: Scope, parents: dict[int, ast.AST], relayable: bool,
-                 receivers: bool) -> None:
+                 receivers: set[str]) -> None:
         self.fn = scope.fn
         self.receivers = receivers
         self.parents = parents
@@ -551,24 +557,61 @@ class _Names:
         return None
 
     def tested(self, value: ast.expr, bound: set[str]) -> bool:
-        """Whether the value of ``value`` is only tested (see above), never called, passed
-        on, returned or kept."""
+        """Whether the value of ``value`` is only tested or walked (see above), never
+        called, passed on, returned or kept."""
         if self._test_use(value, bound):
             return True
+        first = self._local_of(value)
+        if first is None:
+            return False
+        todo, seen = [first], {first}
+        while todo:
+            name = todo.pop()
+            assert self.fn is not None
+            if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names
+                   for n in ast.walk(self.fn)) or any(
+                    isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+                    and n.target.id == name for n in ast.walk(self.fn)):
+                return False
+            for use in (n for n in ast.walk(self.fn) if isinstance(n, ast.Name)
+                        and n.id == name and isinstance(n.ctx, ast.Load)):
+                if self._test_use(use, bound):
+                    continue
+                step = self._walked(use, bound)
+                if step is None:
+                    return False
+                if self._test_use(step, bound):
+                    continue
+                local = self._local_of(step)
+                if local is None:
+                    return False
+                if local not in seen:
+                    seen.add(local)
+                    todo.append(local)
+        return True
+
+    def _local_of(self, value: ast.expr) -> str | None:
+        """The local variable ``value`` is assigned to alone (``x = value``), or None."""
         parent = self.parents.get(id(value))
-        if not (isinstance(parent, ast.Assign) and parent.value is value
+        if (isinstance(parent, ast.Assign) and parent.value is value
                 and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
                 and self.fn is not None):
-            return False
-        name = parent.targets[0].id
-        if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names
-               for n in ast.walk(self.fn)):
-            return False
-        uses = [n for n in ast.walk(self.fn) if isinstance(n, ast.Name) and n.id == name
-                and isinstance(n.ctx, ast.Load)]
-        augmented = any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
-                        and n.target.id == name for n in ast.walk(self.fn))
-        return not augmented and all(self._test_use(u, bound) for u in uses)
+            return parent.targets[0].id
+        return None
+
+    def _walked(self, use: ast.Name, bound: set[str]) -> ast.expr | None:
+        """The attribute read ``use.a`` or lookup ``getattr(use, n[, d])`` that ``use`` is
+        the object of, or None. (A computed ``n`` is a lookup examined on its own.)"""
+        parent = self.parents.get(id(use))
+        if isinstance(parent, ast.Attribute) and parent.value is use and isinstance(
+                parent.ctx, ast.Load):
+            return parent
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                and parent.func.id == "getattr" and "getattr" not in bound
+                and 2 <= len(parent.args) <= 3 and not parent.keywords
+                and parent.args[0] is use and all(a is not use for a in parent.args[1:])):
+            return parent
+        return None
 
     def _test_use(self, value: ast.expr, bound: set[str]) -> bool:
         parent = self.parents.get(id(value))
@@ -584,16 +627,16 @@ class _Names:
             parent.func.id in _TESTS and parent.func.id not in bound
             and parent.args and parent.args[0] is value and value not in parent.args[1:]
         ):
-            return parent.func.id != "isinstance" or not self.receivers
+            return parent.func.id != "isinstance" or not self.receivers & _INSTANCE_RECEIVERS
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
 
 
-def _receiver(n: ast.AST) -> bool:
-    """A definition, binding or mention of a method that receives a tested value."""
+def _receiver(n: ast.AST) -> str | None:
+    """The method that receives a tested value, if ``n`` defines, binds or mentions one."""
     name = n.name if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) else (
         n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) else (
             n.value if isinstance(n, ast.Constant) else None)))
-    return isinstance(name, str) and name in _RECEIVERS
+    return name if isinstance(name, str) and name in _RECEIVERS else None
 
 
 def _product(a: set[str] | None, b: set[str] | None) -> set[str] | None:

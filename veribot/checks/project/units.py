@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import enum
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 
 from veribot.checks.lang import pysource
@@ -612,10 +612,86 @@ def _same_but_docstrings(before: _Module, after: _Module) -> bool:
     names anything that reads docstrings, source text or line numbers (``__doc__``,
     ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
     assert before.tree is not None and after.tree is not None
-    words = "\n".join(w for t in (before.tree, after.tree) for w in _code_words(t))
-    if any(n in words for n in _READS_DOCSTRINGS):
+    if _key_without_docstrings(before.tree) != _key_without_docstrings(after.tree):
         return False
-    return _key_without_docstrings(before.tree) == _key_without_docstrings(after.tree)
+    kept = _same_docstring_reads(before.tree, after.tree)
+    words = "\n".join(w for t in (before.tree, after.tree) for w in _code_words(t, kept))
+    return not any(n in words for n in _READS_DOCSTRINGS) and not (
+        _calls_builtin_help(before.tree) or _calls_builtin_help(after.tree))
+
+
+def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
+    """``id()`` of the ``N.__doc__`` nodes that read or write a docstring no version changed.
+
+    ``batched.__doc__ = _batched.__doc__`` copies the docstring of ``_batched``: harmless
+    when ``N`` can only be a module-level definition whose docstring is the same in both
+    versions. So ``N`` must be bound by nothing but ``def N``/``class N`` statements of the
+    module's own body (not nested in a function or class, where a parameter or local of
+    that name could hold any function, the changed one too). A write (``f.__doc__ = s``)
+    reads nothing; what ``s`` reads is checked as any code is.
+    """
+    kept: set[int] = set()
+    docs_b, docs_a = _docstrings_by_name(before), _docstrings_by_name(after)
+    for tree in (before, after):
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr == "__doc__"):
+                continue
+            writes = not isinstance(node.ctx, ast.Load)
+            if writes or (isinstance(node.value, ast.Name) and node.value.id in docs_b
+                          and docs_b[node.value.id] == docs_a.get(node.value.id)):
+                kept.add(id(node))
+    return kept
+
+
+def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:
+    """Module-level names bound only by top-level ``def``/``class`` statements, with the
+    docstrings of those statements in order (a name bound any other way is left out)."""
+    top: dict[str, list[str | None]] = {}
+    stack: list[ast.stmt] = list(tree.body)
+    top_defs: set[int] = set()
+    while stack:  # statements of the module's body, through `if`/`try` blocks
+        stmt = stack.pop(0)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            top.setdefault(stmt.name, []).append(ast.get_docstring(stmt, clean=False))
+            top_defs.add(id(stmt))
+        elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
+            for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                stack.extend(block)
+            for handler in getattr(stmt, "handlers", []):
+                stack.extend(handler.body)
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if id(node) not in top_defs:
+                other.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return {name: docs for name, docs in top.items() if name not in other}
+
+
+def _calls_builtin_help(tree: ast.Module) -> bool:
+    """Whether the code may call the builtin ``help`` (it prints docstrings): a load of
+    ``help`` where the module binds that name nowhere."""
+    bound = any(
+        (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == "help")
+        or (isinstance(n, ast.arg) and n.arg == "help")
+        or (isinstance(n, ast.alias) and (n.asname or n.name) == "help")
+        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name == "help")
+        for n in ast.walk(tree))
+    return not bound and any(isinstance(n, ast.Name) and n.id == "help" for n in ast.walk(tree))
 
 
 def _docstring_nodes(tree: ast.Module) -> set[int]:
@@ -634,15 +710,17 @@ def _docstring_nodes(tree: ast.Module) -> set[int]:
     return found
 
 
-def _code_words(tree: ast.Module) -> Iterator[str]:
+def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]:
     """The names, attributes, imported names and strings the code uses, docstrings left out
-    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings)."""
+    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings), and
+    the attributes in ``kept`` (``id()`` of nodes shown harmless) too."""
     docstrings = _docstring_nodes(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             yield node.id
         elif isinstance(node, ast.Attribute):
-            yield node.attr
+            if id(node) not in kept:
+                yield node.attr
         elif isinstance(node, ast.alias):
             yield node.name
         elif isinstance(node, ast.ImportFrom) and node.module:

@@ -326,28 +326,43 @@ MAX_YIELDS = 1000
 
 
 class Generated:
-    """What a returned generator or iterator yielded, drained up to ``MAX_YIELDS`` items."""
+    """What a returned generator or iterator yielded, drained up to ``MAX_YIELDS`` items,
+    and the type of the exception that ended it early, if one did."""
 
-    def __init__(self, kind: str, items: list[object], complete: bool) -> None:
+    def __init__(self, kind: str, items: list[object], complete: bool,
+                 raised: str | None = None) -> None:
         self.kind = kind
         self.items = items
         self.complete = complete
+        self.raised = raised
 
     def __repr__(self) -> str:
         more = "" if self.complete else ", ..."
-        return f"<{self.kind} yielding {self.items!r}{more}>"
+        end = f" then raising {self.raised}" if self.raised is not None else ""
+        return f"<{self.kind} yielding {self.items!r}{more}{end}>"
 
 
 def drain(value: object) -> object:
     """Run a returned generator or iterator, so what it yields is part of the behaviour.
 
-    Called inside the per-call timer: an exception or a hang while iterating is the call's.
+    Called inside the per-call timer: a hang while iterating is the call's. An exception
+    while iterating is kept apart from one the call raised: a function that returns an
+    iterator which raises when it is consumed (``iter(partial(take, -1, it), [])``) does
+    not behave as one that raises at once (a caller may never consume it). Only
+    ``Exception`` is caught: timers and exits stay the call's.
     """
     if isinstance(value, str | bytes | bytearray | list | tuple | dict | set | frozenset):
         return value
     if isinstance(value, collections.abc.Iterator):
-        items = list(itertools.islice(value, MAX_YIELDS + 1))
-        return Generated(type(value).__name__, items[:MAX_YIELDS], len(items) <= MAX_YIELDS)
+        items: list[object] = []
+        raised = None
+        try:
+            for item in itertools.islice(value, MAX_YIELDS + 1):
+                items.append(item)
+        except Exception as exc:
+            raised = _type_name(type(exc))
+        complete = raised is not None or len(items) <= MAX_YIELDS
+        return Generated(type(value).__name__, items[:MAX_YIELDS], complete, raised)
     return value
 
 
@@ -393,6 +408,9 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
         return [tp.__name__, value.hex()]
     if tp is Generated:
         assert isinstance(value, Generated)
+        if value.raised is not None:
+            # As the model has it (``pygen``): the items before the exception do not count.
+            return ["generator", "raised", value.raised]
         items = [_encode(v, depth + 1, active) for v in value.items]
         return ["generator", items, value.complete]
     if tp is Instance:
