@@ -58,10 +58,10 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from veribot.checks.lang import pyreflect
+from veribot.checks.lang import pylookups, pyreflect
+from veribot.checks.lang.pylookups import CODE_RUNNERS as _CODE_RUNNERS
+from veribot.checks.lang.pylookups import REFLECTIVE_ATTRS as _REFLECTIVE_ATTRS
 from veribot.checks.lang.pymodule import Module
-from veribot.checks.lang.pyreflect import CODE_RUNNERS as _CODE_RUNNERS
-from veribot.checks.lang.pyreflect import REFLECTIVE_ATTRS as _REFLECTIVE_ATTRS
 
 # Attributes whose change alters what a call of any function does (or reaches its
 # globals, or an object's class); other dunders count when written on a name the
@@ -164,7 +164,7 @@ def _interference(
     found = _targeted(tree, names, module_bound, by_class, data, class_data, trusted)
     if found is not None:
         return found, False
-    for scope in pyreflect.scopes(tree):
+    for scope in pylookups.scopes(tree):
         found = _reflective_write(scope, module_bound)
         if found is not None:
             return found, False
@@ -513,7 +513,7 @@ def _targeted(
     imported = {(a.asname or a.name).split(".")[0] for n in tree.body
                if isinstance(n, ast.Import) for a in n.names} & once
     on_instance = _writes_on_instances(tree)
-    relayed = pyreflect.relays(tree)
+    relayed = pylookups.relays(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Global):
@@ -917,9 +917,9 @@ def _setattr_name(call: ast.Call) -> str | None:
     return None
 
 
-def _reflective_write(scope: pyreflect.Scope, bound: set[str]) -> Interference | None:
+def _reflective_write(scope: pylookups.Scope, bound: set[str]) -> Interference | None:
     """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...)."""
-    views = pyreflect.Views(scope, bound)
+    views = pylookups.Views(scope, bound)
     reflective, written = views.reflective, views.written
     aliases = views.aliases
 
@@ -958,7 +958,7 @@ def _reflective_write(scope: pyreflect.Scope, bound: set[str]) -> Interference |
         ) and any(
             not isinstance(t, ast.Name)
             for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            for t in pyreflect.leaves(target)
+            for t in pylookups.leaves(target)
         ):
             return Interference("a reflective view of a namespace stored in an object", line)
     return None

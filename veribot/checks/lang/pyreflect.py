@@ -13,38 +13,8 @@ that may do either:
   lookup of a code runner by a literal key (``globals()["__builtins__"]``,
   ``getattr(b, "eval")``), or a ``b.exec``/``b.eval`` attribute where the module may hold
   the builtins module (``print.__self__`` is one);
-- a *computed access*: a hook or a code runner is reached without its name in the text
-  only by looking an attribute up by a computed name (``getattr(x, n)``,
-  ``x.__getattribute__(n)``, ``attrgetter(n)``, ``methodcaller(n)``), by reading a
-  namespace by a computed key or wholesale (``vars(m)[k]``, ``m.__dict__.get(k)``,
-  ``f.__globals__.values()``, ``dict(vars(m))``, ``inspect.getmembers(m)``). Any object
-  may lead to one (``print.__self__`` is the builtins module, whose ``__import__`` gives
-  ``sys``), so where the object comes from does not matter; what the name can be, and
-  what is done with the value, does. A computed access is harmless, and let through, when
-
-  - the name is drawn from a finite set of strings none of which is a hook or a code
-    runner: concatenations and f-strings of literals and of a name bound only by ``for
-    n in ("a", "b")``, or used only inside ``if n in {"a", "b"}:`` / ``if n == "a":``;
-  - it *relays* a lookup: ``getattr(self._wrapped, name)`` in ``__getattr__`` or
-    ``__getattribute__`` (a method, or a module's ``__getattr__``) with the name it was
-    called with, unchanged. Python calls it for a lookup ``w.name`` that the code writes
-    literally (checked above as any literal is) or computes (a computed access itself,
-    checked here), or that code outside the module makes (its own doing). So the module
-    must call it no other way: ``__getattr__``/``__getattribute__`` named only in a
-    definition or a direct call;
-  - the value is only tested: an operand of ``is``, a condition, the argument of
-    ``callable``/``hasattr``, or a local variable whose every use is one of these; also
-    an operand of another comparison where the module defines no method that receives it
-    (``__eq__``, ``__contains__``...), or the argument of ``isinstance`` where it defines
-    no ``__instancecheck__``/``__subclasscheck__``. A hook function that is never called
-    installs nothing. The value may also be *walked*: the object of a further attribute
-    read or ``getattr`` whose result is, in turn, only tested or walked (``obj =
-    getattr(obj, part, None)`` down a dotted name, as a pickling helper does), never
-    called, passed on, returned or kept.
-
-  ``sys.modules[k]`` is no computed access (its values are modules, which need one more
-  step); the module's own ``globals()`` is a namespace like any other (``__builtins__``
-  is in it).
+- a *computed access* of one (``pylookups``): a lookup by a computed name, or a read of a
+  namespace by a computed key or wholesale, that none of the exceptions there lets through.
 
 What is left out, knowingly: standard-library functions that resolve a name given as
 data beyond those named here (``pkgutil.resolve_name`` is; ``string.Formatter.get_field``
@@ -55,20 +25,20 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-# Interpreter-wide hooks and settings that change what any function does (see above).
-INTERPRETER_HOOKS = {
-    "settrace", "setprofile", "monitoring", "f_lineno", "f_trace", "f_trace_lines",
-    "f_trace_opcodes", "addaudithook", "filterwarnings", "simplefilter", "setitimer",
-    "alarm", "setcontext", "getcontext", "localcontext", "DefaultContext",
-    "set_int_max_str_digits", "setswitchinterval", "setrecursionlimit", "setlocale",
-    "call_tracing", "_settraceallthreads", "_setprofileallthreads",
-    # `breakpoint()` runs `sys.breakpointhook`, by default pdb, which sets a trace function.
-    "breakpoint", "breakpointhook", "set_trace",
-}  # fmt: skip
-# Builtin names that run code given as text or reach the interpreter's own objects.
-CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "__builtins__"}
+from veribot.checks.lang.pylookups import (
+    CODE_RUNNERS,
+    INTERPRETER_HOOKS,
+    KEY_READS,
+    RESOLVERS,
+    Found,
+    called,
+    computed,
+    lookup_keys,
+)
+
+__all__ = ["Found", "hook"]
+
 # Keys that reach a code runner when looked up by name (`__import__` only imports).
 _RUNNER_KEYS = CODE_RUNNERS - {"__import__"}
 # Attributes that are code runners when read on the builtins module (`re.compile` is not).
@@ -76,189 +46,11 @@ _RUNNER_ATTRS = {"exec", "eval", "compile"}
 # Modules that run code they are given as data (bytes, a name, a file, a debugger command).
 _CODE_MODULES = {"pickle", "_pickle", "marshal", "shelve", "runpy", "code", "codeop",
                  "pydoc", "pdb", "bdb"}
-# Functions that resolve a dotted name given as data to an object.
-_RESOLVERS = {"resolve_name"}
-# Attribute reads that reach a module's namespace (or a function's), or a frame's.
-REFLECTIVE_ATTRS = {
-    "modules", "__dict__", "__globals__", "f_globals", "f_locals", "f_builtins",
-    "__builtins__",
-}  # fmt: skip
-REFLECTIVE_CALLS = {"globals", "vars"}
-# Lookups by name: the function, and where its name argument is (-1: the last one; None:
-# every argument).
-_LOOKUPS: dict[str, int | None] = {
-    "getattr": 1, "getattr_static": 1, "__getattribute__": -1, "__getattr__": -1,
-    "attrgetter": None, "methodcaller": 0,
-}  # fmt: skip
 # Lookup functions that are harmless only where called directly: passed on, they look up
 # whatever name they are given.
 _LOOKUP_VALUES = {"attrgetter", "methodcaller", "getattr_static", "__getattr__"}
 # Every attribute of an object at once, values included.
 _WHOLESALE = {"getmembers", "getmembers_static"}
-# Methods of a namespace that read one value by key, and that hand out every value.
-_KEY_READS = {"get", "__getitem__"}
-_VALUE_READS = {"values", "items", "copy"}
-# The relays Python calls for an attribute lookup.
-_RELAYS = {"__getattr__", "__getattribute__"}
-# Builtins that only test a value (do not call it or keep it).
-_TESTS = {"isinstance", "callable", "hasattr"}
-# Methods of the *other* operand (or of the class in `isinstance`) that a test hands the
-# value to: where the module defines one, a comparison is no mere test.
-_RECEIVERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
-              "__instancecheck__", "__subclasscheck__"}
-# Those an `isinstance` test hands the value to.
-_INSTANCE_RECEIVERS = {"__instancecheck__", "__subclasscheck__"}
-
-
-@dataclass(frozen=True)
-class Found:
-    """Code that may reach a hook or a code runner, and its line."""
-
-    what: str
-    line: int
-
-
-@dataclass
-class Scope:
-    """The nodes of one scope (the module's own code, or a function's body)."""
-
-    nodes: list[ast.AST]
-    top: bool  # module level (or a class body at module level): locals() is the namespace
-    fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None = None
-
-
-def scopes(tree: ast.Module) -> Iterator[Scope]:
-    """The module level, then each function or lambda, each without nested functions."""
-    roots: list[tuple[ast.AST, bool]] = [(tree, True)]
-    while roots:
-        root, top = roots.pop()
-        nodes: list[ast.AST] = []
-        stack = list(ast.iter_child_nodes(root))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                roots.append((n, False))
-                # Defaults and decorators run in the enclosing scope.
-                a = n.args
-                stack.extend(a.defaults)
-                stack.extend(d for d in a.kw_defaults if d is not None)
-                if not isinstance(n, ast.Lambda):
-                    stack.extend(n.decorator_list)
-                continue
-            nodes.append(n)
-            stack.extend(ast.iter_child_nodes(n))
-        fn = root if isinstance(
-            root, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else None
-        yield Scope(nodes, top, fn)
-
-
-def leaves(target: ast.expr) -> Iterator[ast.expr]:
-    """The single targets of an assignment target (tuples and starred unpacked)."""
-    if isinstance(target, ast.Tuple | ast.List):
-        for e in target.elts:
-            yield from leaves(e)
-    elif isinstance(target, ast.Starred):
-        yield from leaves(target.value)
-    else:
-        yield target
-
-
-def _plain_targets(target: ast.expr) -> set[str]:
-    return {t.id for t in leaves(target) if isinstance(t, ast.Name)}
-
-
-class Views:
-    """The expressions of one scope that may be a namespace reached by reflection
-    (``globals()``, ``vars(m)``, ``m.__dict__``, ``sys.modules``, a frame's globals), with
-    the local names that may hold one (flow-insensitive: any binding counts)."""
-
-    def __init__(self, scope: Scope, bound: set[str]) -> None:
-        self.calls = REFLECTIVE_CALLS | ({"locals"} if scope.top else set())
-        self.bound = bound
-        self.aliases: set[str] = set()
-        # Names bound to a `getattr` with a computed name (which may be `__dict__`): writes
-        # through them count, returning or passing them on does not.
-        self.weak: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for n in scope.nodes:
-                for target, value in _bindings(n):
-                    if self.written(value):
-                        for t in _plain_targets(target) - self.weak:
-                            self.weak.add(t)
-                            changed = True
-                    if not self.reflective(value):
-                        continue
-                    # Only plain names alias it; a store into an object is an escape.
-                    for t in _plain_targets(target) - self.aliases:
-                        self.aliases.add(t)
-                        changed = True
-
-    def reflective(self, e: ast.expr) -> bool:
-        """Whether ``e`` may be a namespace, a module or a frame reached by reflection."""
-        if isinstance(e, ast.Name):
-            return e.id in self.aliases
-        if isinstance(e, ast.Call):
-            func = e.func
-            return isinstance(func, ast.Name) and func.id in self.calls and (
-                func.id not in self.bound)
-        if isinstance(e, ast.Attribute):
-            return e.attr in REFLECTIVE_ATTRS
-        if isinstance(e, ast.IfExp):
-            return self.reflective(e.body) or self.reflective(e.orelse)
-        if isinstance(e, ast.BoolOp):
-            return any(self.reflective(v) for v in e.values)
-        if isinstance(e, ast.NamedExpr):
-            return self.reflective(e.value)
-        if isinstance(e, ast.Tuple | ast.List | ast.Set):
-            return any(self.reflective(v) for v in e.elts)
-        if isinstance(e, ast.Starred):
-            return self.reflective(e.value)
-        return False
-
-    def written(self, e: ast.expr) -> bool:
-        """Whether ``e``, written or read by key, may be a namespace: also
-        ``getattr(m, "__dict__")`` or a ``getattr`` with a computed name, which may be one."""
-        if isinstance(e, ast.Name) and e.id in self.weak:
-            return True
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and (
-            e.func.id == "getattr" and e.func.id not in self.bound
-        ):
-            name = e.args[1] if len(e.args) > 1 else None
-            return not (isinstance(name, ast.Constant) and isinstance(name.value, str)
-                        and name.value not in REFLECTIVE_ATTRS)
-        return self.reflective(e)
-
-
-def _bindings(n: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    """(target, value) pairs a statement or expression binds."""
-    if isinstance(n, ast.Assign):
-        return [(t, n.value) for t in n.targets]
-    if isinstance(n, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and n.value:
-        return [(n.target, n.value)]
-    if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
-        return [(n.target, n.iter)]
-    if isinstance(n, ast.withitem) and n.optional_vars is not None:
-        return [(n.optional_vars, n.context_expr)]
-    return []
-
-
-def lookup_keys(call: ast.Call) -> list[ast.expr] | None:
-    """The name arguments of a lookup by name (``getattr(x, n)``, ``attrgetter(a, b)``,
-    ``x.__getattribute__(n)``...), or None when ``call`` is none. A lookup without its
-    name argument (``getattr(x)``) raises: no keys."""
-    func = call.func
-    called = func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else None)
-    if called not in _LOOKUPS:
-        return None
-    at = _LOOKUPS[called]
-    if at is None:
-        return list(call.args)
-    if at == -1:
-        return call.args[-1:]
-    return call.args[at:at + 1]
 
 
 def hook(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | None:
@@ -266,7 +58,7 @@ def hook(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | N
     given as text (see above). ``bound``: the names the module binds anywhere (a call of
     one may not be the builtin); ``module_bound``: those bound at module level (elsewhere
     a free name is the builtin)."""
-    return _mention(tree, bound) or _computed(tree, bound, module_bound)
+    return _mention(tree, bound) or computed(tree, bound, module_bound)
 
 
 def _mention(tree: ast.Module, bound: set[str]) -> Found | None:
@@ -290,8 +82,8 @@ def _mention(tree: ast.Module, bound: set[str]) -> Found | None:
         if hit:
             return Found(f"`{hit[0]}`, an interpreter-wide hook that may change what any "
                          "function does", line)
-        if words & (_RESOLVERS | _WHOLESALE):
-            return Found(f"`{sorted(words & (_RESOLVERS | _WHOLESALE))[0]}`, which looks "
+        if words & (RESOLVERS | _WHOLESALE):
+            return Found(f"`{sorted(words & (RESOLVERS | _WHOLESALE))[0]}`, which looks "
                          "objects up by names given as data", line)
         if isinstance(node, ast.Import | ast.ImportFrom):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
@@ -314,12 +106,12 @@ def _mention(tree: ast.Module, bound: set[str]) -> Found | None:
                          line)
         if isinstance(node, ast.Name | ast.Attribute) and (
             (node.id if isinstance(node, ast.Name) else node.attr) in _LOOKUP_VALUES
-        ) and isinstance(node.ctx, ast.Load) and not _called(node, parents):
+        ) and isinstance(node.ctx, ast.Load) and not called(node, parents):
             name = node.id if isinstance(node, ast.Name) else node.attr
             return Found(f"`{name}` used other than in a direct call", line)
         if isinstance(node, ast.Call):
             keys = lookup_keys(node) or []
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _KEY_READS:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in KEY_READS:
                 keys = node.args[:1]
             for key in keys:
                 if isinstance(key, ast.Constant) and key.value in _RUNNER_KEYS:
@@ -337,11 +129,6 @@ def _words(text: str) -> Iterator[str]:
     for part in text.replace(":", ".").split("."):
         if part.isidentifier():
             yield part
-
-
-def _called(node: ast.expr, parents: dict[int, ast.AST]) -> bool:
-    parent = parents.get(id(node))
-    return isinstance(parent, ast.Call) and parent.func is node
 
 
 def _holds_builtins(tree: ast.Module) -> bool:
@@ -380,344 +167,3 @@ def _imported_module(node: ast.expr, tree: ast.Module, but: str) -> bool:
     alias = bindings[0]
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import) and alias in n.names]
     return bool(imports) and alias.name.split(".")[0] != but
-
-
-def _computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | None:
-    """A lookup by a computed name, or a read of a namespace by a computed key or
-    wholesale, that none of the exceptions above lets through."""
-    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-    relayable = _relayable(tree, parents)
-    receivers = {name for n in ast.walk(tree) if (name := _receiver(n)) is not None}
-    for scope in scopes(tree):
-        views = Views(scope, module_bound)
-        names = _Names(scope, parents, relayable, receivers)
-        for node in scope.nodes:
-            line = getattr(node, "lineno", 0)
-            if isinstance(node, ast.Call):
-                keys = lookup_keys(node)
-                if keys and not all(names.safe(k) for k in keys) and not names.tested(
-                        node, bound):
-                    return Found("an attribute looked up by a computed name (it may reach "
-                                 "an interpreter-wide hook or a code runner)", line)
-                found = _namespace_call(node, views, names, bound)
-                if found is not None:
-                    return Found(found, line)
-            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and (
-                views.written(node.value) and not names.exempt(node.value)
-                and not names.safe(node.slice) and not names.tested(node, bound)
-            ):
-                return Found("a value read from a namespace by a computed key (it may reach "
-                             "an interpreter-wide hook or a code runner)", line)
-            elif isinstance(node, ast.Dict) and any(
-                k is None and views.reflective(v) for k, v in zip(node.keys, node.values,
-                                                                   strict=True)
-            ):
-                return Found("a namespace unpacked into a dict (every value of it)", line)
-    return None
-
-
-def relays(tree: ast.Module) -> set[int]:
-    """The lookups (by ``id``) that relay the name their ``__getattr__`` or
-    ``__getattribute__`` was asked for (see above)."""
-    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-    if not _relayable(tree, parents):
-        return set()
-    found: set[int] = set()
-    for scope in scopes(tree):
-        relay = _relay_name(scope.fn, parents)
-        if relay is None:
-            continue
-        for node in scope.nodes:
-            keys = lookup_keys(node) if isinstance(node, ast.Call) else None
-            if keys and all(isinstance(k, ast.Name) and k.id == relay for k in keys):
-                found.add(id(node))
-    return found
-
-
-def _namespace_call(node: ast.Call, views: Views, names: _Names,
-                    bound: set[str]) -> str | None:
-    """Why a call reading a namespace may reach a hook, if it may."""
-    func = node.func
-    if isinstance(func, ast.Attribute) and views.written(func.value) and not names.exempt(
-            func.value):
-        if func.attr in _VALUE_READS:
-            return f"`.{func.attr}()` of a namespace (every value of it)"
-        if func.attr in _KEY_READS and node.args and not names.safe(node.args[0]) and (
-                not names.tested(node, bound)):
-            return ("a value read from a namespace by a computed key (it may reach an "
-                    "interpreter-wide hook or a code runner)")
-    if isinstance(func, ast.Name) and func.id == "dict" and any(
-        views.reflective(a) for a in (*node.args, *(k.value for k in node.keywords))
-    ):
-        return "a namespace copied by `dict` (every value of it)"
-    return None
-
-
-def _modules(view: ast.expr) -> bool:
-    """``sys.modules``: its values are modules, one step short of any hook."""
-    return isinstance(view, ast.Attribute) and view.attr == "modules"
-
-
-def _relayable(tree: ast.Module, parents: dict[int, ast.AST]) -> bool:
-    """Whether the module reaches its ``__getattr__``/``__getattribute__`` only as Python
-    does, or by a direct call: not named in a string, nor passed around."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and n.value in _RELAYS:
-            return False
-        if isinstance(n, ast.Name | ast.Attribute) and (
-            (n.id if isinstance(n, ast.Name) else n.attr) in _RELAYS
-        ) and not _called(n, parents):
-            return False
-    return True
-
-
-class _Names:
-    """What the names of one scope's lookups can be, and what is done with the values."""
-
-    def __init__(self, scope: Scope, parents: dict[int, ast.AST], relayable: bool,
-                 receivers: set[str]) -> None:
-        self.fn = scope.fn
-        self.receivers = receivers
-        self.parents = parents
-        self.relay = _relay_name(scope.fn, parents) if relayable else None
-        self.stores: dict[str, list[ast.AST]] = {}
-        if self.fn is not None:
-            for n in ast.walk(self.fn):
-                for name in _bound_names(n):
-                    self.stores.setdefault(name, []).append(n)
-
-    def exempt(self, view: ast.expr) -> bool:
-        """A namespace whose values are no hook: ``sys.modules`` (modules, one step short
-        of any), a method's own object's (``self.__dict__``, ``vars(self)``: what code
-        stored there; ``self`` is taken to be an instance, as everywhere here)."""
-        if _modules(view):
-            return True
-        me = _self_name(self.fn, self.parents)
-        if me is None or len(self.stores.get(me, [])) != 1:
-            return False
-        if isinstance(view, ast.Attribute) and view.attr == "__dict__":
-            return isinstance(view.value, ast.Name) and view.value.id == me
-        return isinstance(view, ast.Call) and isinstance(view.func, ast.Name) and (
-            view.func.id == "vars" and len(view.args) == 1 and not view.keywords
-            and isinstance(view.args[0], ast.Name) and view.args[0].id == me)
-
-    def safe(self, key: ast.expr) -> bool:
-        """A name that relays the one asked for, or one of finitely many strings none of
-        which is a hook or a code runner."""
-        if self.relay is not None and isinstance(key, ast.Name) and key.id == self.relay:
-            return True
-        values = self.values(key, 0)
-        return values is not None and not any(
-            v in INTERPRETER_HOOKS or v in CODE_RUNNERS or v in _RESOLVERS for v in values)
-
-    def values(self, e: ast.expr, depth: int) -> set[str] | None:
-        """The strings ``e`` may be, when finitely many are known (see above)."""
-        if depth > 8:
-            return None
-        if isinstance(e, ast.Constant) and isinstance(e.value, str):
-            return {e.value}
-        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
-            return _product(self.values(e.left, depth + 1), self.values(e.right, depth + 1))
-        if isinstance(e, ast.JoinedStr):
-            found: set[str] | None = {""}
-            for part in e.values:
-                if isinstance(part, ast.FormattedValue):
-                    if part.conversion != -1 or part.format_spec is not None:
-                        return None
-                    found = _product(found, self.values(part.value, depth + 1))
-                else:
-                    found = _product(found, self.values(part, depth + 1))
-            return found
-        if isinstance(e, ast.Name):
-            return self._domain(e)
-        return None
-
-    def _domain(self, e: ast.Name) -> set[str] | None:
-        """The strings a name may hold at ``e``: bound only by one ``for`` over literal
-        strings, or a parameter never rebound, tested by an enclosing ``if``."""
-        fn = self.fn
-        if fn is None:
-            return None
-        stores = self.stores.get(e.id, [])
-        if len(stores) == 1 and isinstance(stores[0], ast.Name):
-            loop = self.parents.get(id(stores[0]))
-            if isinstance(loop, ast.For | ast.comprehension) and loop.target is stores[0]:
-                return _literal_strings(loop.iter)
-        if len(stores) != 1 or not isinstance(stores[0], ast.arg) or not any(
-                stores[0] is p for p in _own_params(fn)):
-            return None
-        child: ast.AST = e
-        parent = self.parents.get(id(e))
-        while parent is not None and child is not fn:
-            if isinstance(parent, ast.If) and any(child is s for s in parent.body):
-                found = _guarded(parent.test, e.id)
-                if found is not None:
-                    return found
-            child, parent = parent, self.parents.get(id(parent))
-        return None
-
-    def tested(self, value: ast.expr, bound: set[str]) -> bool:
-        """Whether the value of ``value`` is only tested or walked (see above), never
-        called, passed on, returned or kept."""
-        if self._test_use(value, bound):
-            return True
-        first = self._local_of(value)
-        if first is None:
-            return False
-        todo, seen = [first], {first}
-        while todo:
-            name = todo.pop()
-            assert self.fn is not None
-            if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names
-                   for n in ast.walk(self.fn)) or any(
-                    isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
-                    and n.target.id == name for n in ast.walk(self.fn)):
-                return False
-            for use in (n for n in ast.walk(self.fn) if isinstance(n, ast.Name)
-                        and n.id == name and isinstance(n.ctx, ast.Load)):
-                if self._test_use(use, bound):
-                    continue
-                step = self._walked(use, bound)
-                if step is None:
-                    return False
-                if self._test_use(step, bound):
-                    continue
-                local = self._local_of(step)
-                if local is None:
-                    return False
-                if local not in seen:
-                    seen.add(local)
-                    todo.append(local)
-        return True
-
-    def _local_of(self, value: ast.expr) -> str | None:
-        """The local variable ``value`` is assigned to alone (``x = value``), or None."""
-        parent = self.parents.get(id(value))
-        if (isinstance(parent, ast.Assign) and parent.value is value
-                and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
-                and self.fn is not None):
-            return parent.targets[0].id
-        return None
-
-    def _walked(self, use: ast.Name, bound: set[str]) -> ast.expr | None:
-        """The attribute read ``use.a`` or lookup ``getattr(use, n[, d])`` that ``use`` is
-        the object of, or None. (A computed ``n`` is a lookup examined on its own.)"""
-        parent = self.parents.get(id(use))
-        if isinstance(parent, ast.Attribute) and parent.value is use and isinstance(
-                parent.ctx, ast.Load):
-            return parent
-        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
-                and parent.func.id == "getattr" and "getattr" not in bound
-                and 2 <= len(parent.args) <= 3 and not parent.keywords
-                and parent.args[0] is use and all(a is not use for a in parent.args[1:])):
-            return parent
-        return None
-
-    def _test_use(self, value: ast.expr, bound: set[str]) -> bool:
-        parent = self.parents.get(id(value))
-        if isinstance(parent, ast.Compare):
-            return not self.receivers or all(
-                isinstance(op, ast.Is | ast.IsNot) for op in parent.ops)
-        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-            return True
-        if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert) and (
-                parent.test is value):
-            return True
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
-            parent.func.id in _TESTS and parent.func.id not in bound
-            and parent.args and parent.args[0] is value and value not in parent.args[1:]
-        ):
-            return parent.func.id != "isinstance" or not self.receivers & _INSTANCE_RECEIVERS
-        return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
-
-
-def _receiver(n: ast.AST) -> str | None:
-    """The method that receives a tested value, if ``n`` defines, binds or mentions one."""
-    name = n.name if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) else (
-        n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) else (
-            n.value if isinstance(n, ast.Constant) else None)))
-    return name if isinstance(name, str) and name in _RECEIVERS else None
-
-
-def _product(a: set[str] | None, b: set[str] | None) -> set[str] | None:
-    if a is None or b is None or len(a) * len(b) > 256:
-        return None
-    return {x + y for x in a for y in b}
-
-
-def _literal_strings(e: ast.expr) -> set[str] | None:
-    if isinstance(e, ast.Tuple | ast.List | ast.Set) and all(
-            isinstance(x, ast.Constant) and isinstance(x.value, str) for x in e.elts):
-        return {x.value for x in e.elts
-                if isinstance(x, ast.Constant) and isinstance(x.value, str)}
-    return None
-
-
-def _guarded(test: ast.expr, name: str) -> set[str] | None:
-    """The strings ``if name in {...}`` / ``if name == "..."`` lets into its body."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.left, ast.Name) and test.left.id == name):
-        return None
-    op, right = test.ops[0], test.comparators[0]
-    if isinstance(op, ast.In):
-        return _literal_strings(right)
-    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(
-            right.value, str):
-        return {right.value}
-    return None
-
-
-def _own_params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
-    a = fn.args
-    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
-
-
-def _bound_names(n: ast.AST) -> list[str]:
-    """The names a node binds, in any form (an argument, a `global` declaration too)."""
-    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-        return [n.id]
-    if isinstance(n, ast.arg):
-        return [n.arg]
-    if isinstance(n, ast.alias):
-        return [(n.asname or n.name).split(".")[0]]
-    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [n.name]
-    if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
-        return [n.name]
-    if isinstance(n, ast.MatchMapping) and n.rest:
-        return [n.rest]
-    if isinstance(n, ast.Global | ast.Nonlocal):
-        return list(n.names)
-    return []
-
-
-def _self_name(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None,
-               parents: dict[int, ast.AST]) -> str | None:
-    """The first parameter of a method (a def in a class body, not a staticmethod)."""
-    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(
-            parents.get(id(fn)), ast.ClassDef):
-        return None
-    if not all(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list):
-        return None  # a staticmethod's first parameter, say, may be anything
-    positional = [*fn.args.posonlyargs, *fn.args.args]
-    return positional[0].arg if positional else None
-
-
-def _relay_name(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None,
-                parents: dict[int, ast.AST]) -> str | None:
-    """The name parameter of ``__getattr__``/``__getattribute__`` (a method's second, a
-    module's first), when nothing in it binds that name again."""
-    if not isinstance(fn, ast.FunctionDef) or fn.name not in _RELAYS or fn.decorator_list:
-        return None
-    owner = parents.get(id(fn))
-    positional = [*fn.args.posonlyargs, *fn.args.args]
-    if isinstance(owner, ast.ClassDef):
-        param = positional[1] if len(positional) > 1 else None
-    elif isinstance(owner, ast.Module) and fn.name == "__getattr__":
-        param = positional[0] if positional else None
-    else:
-        return None
-    if param is None:
-        return None
-    again = [n for n in ast.walk(fn) if param.arg in _bound_names(n) and n is not param]
-    return None if again else param.arg
