@@ -422,6 +422,17 @@ def test_copying_an_unchanged_docstring_does_not_block_the_shortcut() -> None:
         "def g() -> None:\n    'old words'\n\ndef k() -> None:\n    help(g)\n",
         # `__doc__` reached through a string.
         "def g() -> None:\n    'old words'\n\nX = getattr(g, '__doc__')\n",
+        # ... or through a computed name.
+        "def g() -> None:\n    'old words'\n\nX = getattr(g, '__d' + 'oc__')\n",
+        # The docstring of `h` is copied from `g`'s by `functools.wraps` or a decorator.
+        "import functools\ndef g() -> None:\n    'old words'\n\n"
+        "@functools.wraps(g)\ndef h() -> None:\n    'h'\n\nX = h.__doc__\n",
+        "import functools\ndef g() -> None:\n    'old words'\n\n"
+        "def h() -> None:\n    'h'\n\nfunctools.update_wrapper(h, g)\nX = h.__doc__\n",
+        "def g() -> None:\n    'old words'\n\ndef same(f):\n    return g\n\n"
+        "@same\ndef h() -> None:\n    'h'\n\nX = h.__doc__\n",
+        # `inspect.getmembers` hands out `__doc__` too.
+        "import inspect\ndef g() -> None:\n    'old words'\n\nX = inspect.getmembers(g)\n",
     ],
 )
 def test_reading_a_changed_docstring_still_blocks_the_shortcut(code: str) -> None:

@@ -29,7 +29,7 @@ import importlib.util
 from collections.abc import Iterator, Set
 from dataclasses import dataclass
 
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pylookups, pysource
 from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
@@ -555,7 +555,10 @@ _READS_DOCSTRINGS = (
     "currentframe",
     "getframeinfo",
     "__code__",
+    "getmembers",  # inspect.getmembers(f) has f.__doc__ among them
 )
+# Names of what copies a docstring from one function to another (``functools.wraps``).
+_COPIES_DOCSTRINGS = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS")
 
 # Decorators known not to read the function's docstring (by their last dotted name part).
 _DOC_SAFE_DECORATORS = frozenset(
@@ -614,10 +617,27 @@ def _same_but_docstrings(before: _Module, after: _Module) -> bool:
     assert before.tree is not None and after.tree is not None
     if _key_without_docstrings(before.tree) != _key_without_docstrings(after.tree):
         return False
+    trees = (before.tree, after.tree)
+    if any(_computed_lookup(t) for t in trees):
+        return False  # `getattr(f, "__d" + "oc__")` reads a docstring without its name
     kept = _same_docstring_reads(before.tree, after.tree)
-    words = "\n".join(w for t in (before.tree, after.tree) for w in _code_words(t, kept))
-    return not any(n in words for n in _READS_DOCSTRINGS) and not (
-        _calls_builtin_help(before.tree) or _calls_builtin_help(after.tree))
+    words = "\n".join(w for t in trees for w in _code_words(t, kept))
+    if kept and any(n in words for n in _COPIES_DOCSTRINGS):
+        return False  # a copied docstring is read as another function's own
+    return not any(n in words for n in _READS_DOCSTRINGS) and not any(
+        _calls_builtin_help(t) for t in trees)
+
+
+def _computed_lookup(tree: ast.Module) -> bool:
+    """Whether the module looks an attribute up by a name that is not a literal (a relay
+    in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which every
+    class has)."""
+    relayed = pylookups.relays(tree)
+    return any(
+        isinstance(n, ast.Call) and id(n) not in relayed
+        and any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
+                for k in pylookups.lookup_keys(n) or [])
+        for n in ast.walk(tree))
 
 
 def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
@@ -644,14 +664,16 @@ def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
 
 
 def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:
-    """Module-level names bound only by top-level ``def``/``class`` statements, with the
-    docstrings of those statements in order (a name bound any other way is left out)."""
+    """Module-level names bound only by top-level, undecorated ``def``/``class``
+    statements, with their docstrings in order (a name bound any other way is left out:
+    a decorator may hand back another object, with another docstring)."""
     top: dict[str, list[str | None]] = {}
     stack: list[ast.stmt] = list(tree.body)
     top_defs: set[int] = set()
     while stack:  # statements of the module's body, through `if`/`try` blocks
         stmt = stack.pop(0)
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not (
+                stmt.decorator_list):
             top.setdefault(stmt.name, []).append(ast.get_docstring(stmt, clean=False))
             top_defs.add(id(stmt))
         elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
