@@ -49,9 +49,11 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
+from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.project import modulecheck
 from veribot.checks.project.package import Package, PairContext
 from veribot.checks.relational import opaque, walker
@@ -344,6 +346,9 @@ class _Scopes:
             self._bodies(scope, child)
 
 
+FunctionNode = TypeVar("FunctionNode", ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     """The body without its docstring."""
     body = fn.body
@@ -443,7 +448,10 @@ class _Module:
                     if self.bindings[name] == 1:
                         self.imports[name] = origin
         self.defs: dict[str, ast.stmt] = {}
+        stubs = overload_stubs(tree)
         for stmt in tree.body:
+            if id(stmt) in stubs:
+                continue
             for name in _defined(stmt):
                 if self.bindings[name] == 1:
                     self.defs[name] = stmt
@@ -459,12 +467,20 @@ class _Module:
         return f"{top}.py" in paths or any(p.startswith(top + "/") for p in paths)
 
 
-def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
-    """The class with the body of ``method`` left out; it must be bound once in the class."""
-    defs = [s for s in node.body
-            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method]
+def _without_body(node: ast.ClassDef, method: str, tree: ast.Module) -> ast.ClassDef:
+    """The class with the body of ``method`` left out; it must be bound once in the class.
+
+    ``@typing.overload`` stubs before it (``pymodule.overload_stubs``: typing's decorator
+    alone, followed by a real definition of the name) are bindings the real definition
+    replaces; they stay in the class's text, compared like the rest of it. A stub after
+    the real definition is what the name holds: it counts as a second binding.
+    """
+    stubs = overload_stubs(tree, node.body)
+    defs = [s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            and s.name == method and id(s) not in stubs]
     binds = sum(method in _node_bindings(n) or (
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method)
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method
+        and id(n) not in stubs)
         for n in _class_level(node))
     if len(defs) != 1 or binds != 1:
         raise Refused(f"`{method}` is bound more than once in its class")
@@ -530,14 +546,16 @@ def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
 
 def _module_level(tree: ast.Module) -> Counter[str]:
     """How often each module-level name is bound: by module-level code in any binding form
-    (``pymodule._bindings``), and by a ``global`` declaration in any function. A local of a
+    (``pymodule._bindings``; an ``@overload`` stub is not a binding of the name the next
+    definition rebinds), and by a ``global`` declaration in any function. A local of a
     function or an attribute of a class of the same name is not a binding of it."""
     count: Counter[str] = Counter()
+    stubs = overload_stubs(tree)  # replaced by the definition that follows them
     stack: list[ast.AST] = list(tree.body)
     while stack:
         n = stack.pop()
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            if not isinstance(n, ast.Lambda):
+            if not isinstance(n, ast.Lambda) and id(n) not in stubs:
                 count[n.name] += 1
             # Only what runs at the definition is module-level code; walrus targets in
             # there and `global` declarations anywhere inside bind module names.
@@ -775,6 +793,28 @@ class _Canon:
         return n.id in self.module.imports
 
 
+def _nested_with(fn: FunctionNode) -> FunctionNode:
+    """``fn`` with every ``with a, b:`` written ``with a: with b:`` (a copy, if any).
+
+    The language reference defines the form with several items as the nested statements:
+    ``b`` is evaluated after ``a.__enter__``, inside it, and the exits run in reverse.
+    """
+    if not any(isinstance(n, ast.With | ast.AsyncWith) and len(n.items) > 1
+               for n in ast.walk(fn)):
+        return fn
+    copied = copy.deepcopy(fn)
+    split = True
+    while split:  # `ast.walk` lists a node's children before it yields the node
+        split = False
+        for n in ast.walk(copied):
+            if isinstance(n, ast.With | ast.AsyncWith) and len(n.items) > 1:
+                inner = type(n)(items=n.items[1:], body=n.body, type_comment=None)
+                ast.copy_location(inner, n.items[1].context_expr)
+                n.items, n.body = n.items[:1], [inner]
+                split = True
+    return copied
+
+
 def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | None:
     """A copy of ``fn`` with each ``for x in it: yield x`` whose ``x`` is dead after the
     loop written ``yield from it``; None if there is none (``x`` is read by no nested
@@ -889,6 +929,7 @@ def plan(
     # What only the function object shows: its docstring and annotations. Code that can
     # reach the object (by its name, or through `self` for a method) may read them.
     same_doc = _header_key(fn_a) == _header_key(fn_b)
+    fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     if classes and not same_doc:
         raise Refused("a method whose docstring or annotations changed")
     # Code of the module that can change, after import, what the function reads (a
@@ -1172,7 +1213,7 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
             pair.side_b.relative[name] = (name, line_b)
             return
         pair.same.add(name)  # assumed while its own reads are checked (a fixpoint)
-        ca, cb = _Canon(da, pair.a), _Canon(db, pair.b)
+        ca, cb = _Canon(_nested_with(da), pair.a), _Canon(_nested_with(db), pair.b)
         if ca.text() != cb.text():
             raise Refused(f"`{name}` reads names that resolve differently")
         pair.side_a.functions[name] = (name, line_a)
@@ -1213,12 +1254,14 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         if not isinstance(node, ast.ClassDef):
             raise Refused(f"`{name}` is not a class bound once at module level")
         if method is not None:
-            node = _without_body(node, method)
+            node = _without_body(node, method, module.tree)
         nodes.append(node)
     da, db = nodes
     if pysource.code_key(da) != pysource.code_key(db):
         raise Refused(f"the class `{name}` changed")
-    seen = _observes(da, frozenset({"super", "__class__"}))
+    # A module's name read by a method (`inspect`, `code`) is checked below where it
+    # resolves (an import of an observing module refuses); a parameter `code` is no module.
+    seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES}))
     if seen is not None:
         raise Refused(f"the class `{name}` uses `{seen}`")
     pair.same.add(name)  # a method may read its own class: the same apart from itself
