@@ -49,7 +49,6 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
@@ -344,9 +343,6 @@ class _Scopes:
             return
         for child in ast.iter_child_nodes(node):
             self._bodies(scope, child)
-
-
-FunctionNode = TypeVar("FunctionNode", ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
@@ -793,7 +789,9 @@ class _Canon:
         return n.id in self.module.imports
 
 
-def _nested_with(fn: FunctionNode) -> FunctionNode:
+def _nested_with(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> ast.FunctionDef | ast.AsyncFunctionDef:
     """``fn`` with every ``with a, b:`` written ``with a: with b:`` (a copy, if any).
 
     The language reference defines the form with several items as the nested statements:
