@@ -138,3 +138,169 @@ def test_a_renamed_local_read_in_a_second_with_item_is_guarded() -> None:
     before = "def f(a, b):\n    with a, b(x) as y:\n        return y\n    x = 1\n"
     after = "def f(a, b):\n    with a, b(z) as y:\n        return y\n    z = 1\n"
     assert not verified(before, after, "f")
+
+
+# ----------------------------------------------------------------------------- a changed class
+
+KLASS = """\
+from __future__ import annotations
+class Base:
+    def run(self):
+        return self.step()
+class C(Base):
+    x: int
+    def step(self):
+        return 1
+    def m(self, g):
+{body}
+    def other(self):
+        return 2
+"""
+M_BEFORE = "        y = g(self)\n        return y.strip()"
+M_AFTER = "        return g(self).strip()"
+
+
+def pair(*edits: tuple[str, str], header: str = "") -> tuple[str, str]:
+    before, after = header + KLASS.format(body=M_BEFORE), header + KLASS.format(body=M_AFTER)
+    for old, new in edits:
+        assert old in after, old
+        after = after.replace(old, new)
+    return before, after
+
+
+OTHER = ("def other(self):\n        return 2", "def other(self):\n        return 3")
+
+
+@pytest.mark.parametrize("edits", [
+    [OTHER],  # another method's body
+    [("    x: int\n", "    x: str\n    z: int\n")],  # bare annotations
+    [("    def other", "    @staticmethod\n    def new(v):\n        return v\n    def other")],
+    [("    def other(self):\n        return 2\n", "")],  # a method removed
+    [OTHER, ("    x: int\n", "")],
+])
+def test_a_method_whose_class_changed_where_it_cannot_reach(
+    edits: list[tuple[str, str]],
+) -> None:
+    before, after = pair(*edits)
+    assert verified(before, after, "C.m")
+
+
+def test_the_verdict_names_the_members_it_assumes_unreached() -> None:
+    before, after = pair(OTHER, ("    x: int\n", "    x: str\n"))
+    result = relational.check(before, after, ast.parse(before), ast.parse(after), "C.m",
+                              relational.Limits(), relative=True)
+    assert result is not None
+    assumed = " ".join(result.assumptions)
+    assert "differs in `other`" in assumed and "annotations of the class `C`" in assumed
+
+
+@pytest.mark.parametrize(("edits", "why"), [
+    # A method the entry calls (through a method of the base class it calls).
+    ([("return 1", "return 5")], "reaches `step`"),
+    # Dunders run by themselves (`==`, `hash`, construction).
+    ([("def other(self):\n        return 2", "def __eq__(self, o):\n        return True")],
+     "`__eq__`"),
+    ([("def other(self):\n        return 2", "def __init__(self):\n        self.a = 1")],
+     "`__init__`"),
+    ([OTHER, ("def other(self):\n        return 3", "def __getattr__(self, n):\n"
+              "        return 3")], "`__getattr__`"),
+    # A method that becomes a property, or is decorated otherwise.
+    ([("    def other(self)", "    @property\n    def other(self)")], "changed other than"),
+    # A class attribute the method could read through `self`.
+    ([("    x: int\n", "    x: int = 2\n")], "changed other than"),
+    ([("    x: int\n", "    x = 2\n")], "changed other than"),
+    # A changed base, decorator, keyword or `__slots__`.
+    ([("class C(Base)", "class C(Base, object)")], "decorators, bases or keywords"),
+    ([OTHER, ("class C(Base):", "@staticmethod\nclass C(Base):")],
+     "decorators, bases or keywords"),
+    ([("    x: int\n", "    __slots__ = ()\n    x: int\n")], "changed other than"),
+    # A member read at class level (an alias made from it).
+    ([OTHER, ("    def m(self", "    alias = other\n    def m(self")], "changed other than"),
+    # `keys` is called by `dict(x)` and `**x` without being named.
+    ([("def other(self)", "def keys(self)")], "`keys`"),
+])
+def test_a_changed_class_the_method_may_see_is_not_verified(
+    edits: list[tuple[str, str]], why: str
+) -> None:
+    before, after = pair(*edits)
+    assert why in refusal(before, after, "C.m")
+
+
+def test_a_method_read_by_name_elsewhere_in_the_class_is_reached() -> None:
+    # `run` (which `m` may reach through `self`) names `other` by a string.
+    before, after = pair(OTHER, ("return self.step()", "return getattr(self, 'other')()"))
+    before = before.replace("return self.step()", "return getattr(self, 'other')()")
+    assert "reaches `other`" in refusal(before, after, "C.m")
+    # ... or by a name it computes.
+    comp = "return getattr(self, 'oth' + 'er')()"
+    before, after = pair(OTHER, ("return self.step()", comp))
+    assert "uses `getattr`" in refusal(before.replace("return self.step()", comp), after, "C.m")
+    # ... or through the namespace.
+    ns = "return self.__dict__"
+    before, after = pair(OTHER, ("return self.step()", ns))
+    assert not verified(before.replace("return self.step()", ns), after, "C.m")
+
+
+def test_a_private_method_read_by_its_mangled_name_is_reached() -> None:
+    mangled = ("def other(self):\n        return 2",
+               "def __other(self):\n        return 2\n    def run2(self):\n"
+               "        return getattr(self, '_C__other')")
+    before, after = pair(mangled)
+    before = before.replace(*mangled)
+    after = after.replace("return 2\n    def run2", "return 3\n    def run2")
+    assert "reaches `__other`" in refusal(before, after, "C.m")
+
+
+def test_the_method_reading_a_changed_method_on_another_object_is_refused() -> None:
+    body = "        y = g(self).other()\n        return y"
+    before = KLASS.format(body=body)
+    after = KLASS.format(body="        return g(self).other()").replace(*OTHER)
+    assert "reaches `other`" in refusal(before, after, "C.m")
+    sup = "        y = super().other()\n        return y"
+    before = KLASS.format(body=sup)
+    after = KLASS.format(body="        return super().other()").replace(*OTHER)
+    assert not verified(before, after, "C.m")
+
+
+@pytest.mark.parametrize("reader", [
+    "import dataclasses\n", "import typing\nHINTS = typing.get_type_hints\n",
+    "def show(c):\n    return c.__annotations__\n",
+])
+def test_changed_annotations_that_code_of_the_module_may_read(reader: str) -> None:
+    before, after = pair(("    x: int\n", "    x: str\n"))
+    before, after = before + reader, after + reader
+    assert not verified(before, after, "C.m")
+
+
+def test_changed_annotations_evaluated_when_the_class_is_made() -> None:
+    before, after = pair(("    x: int\n", "    x: print('made')\n"))
+    drop = "from __future__ import annotations\n"
+    assert "evaluated when it is made" in refusal(before.replace(drop, ""),
+                                                  after.replace(drop, ""), "C.m")
+
+
+def test_a_dataclass_whose_annotations_changed_is_not_verified() -> None:
+    header = "import dataclasses as dc\n"
+    before, after = pair(("    x: int\n", "    x: int\n    y: int\n"))
+    before = before.replace("class C(Base):", "@dc.dataclass\nclass C(Base):")
+    after = after.replace("class C(Base):", "@dc.dataclass\nclass C(Base):")
+    assert not verified(header + before, header + after, "C.m")
+
+
+def test_a_sibling_class_that_changed_is_still_refused() -> None:
+    before, after = pair()
+    d = "class D:\n    def k(self):\n        return {}\n"
+    before = before.replace("return 1", "return D().k()") + d.format(1)
+    after = after.replace("return 1", "return D().k()") + d.format(2)
+    assert "the class `D` changed" in refusal(before, after, "C.m")
+
+
+def test_a_staticmethod_that_is_not_the_builtin_is_not_a_plain_member() -> None:
+    """A decorator of the module's own may register the changed method somewhere."""
+    rebound = "staticmethod = lambda f: f\n"
+    edits = ("    def other", "    @staticmethod\n    def new(v):\n        return v\n    def other")
+    before, after = pair(edits)
+    before = before.replace("    def other", "    @staticmethod\n    def new(v):\n"
+                            "        return 0\n    def other")
+    assert verified(before, after, "C.m")
+    assert "`staticmethod`" in refusal(rebound + before, rebound + after, "C.m")

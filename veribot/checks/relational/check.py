@@ -156,9 +156,11 @@ class _Side:
     classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
     chains: list[Chain] = field(default_factory=list)
     builtins: set[str] = field(default_factory=set)
+    excluded: set[str] = field(default_factory=set)  # members of the entry's class
 
     def request(self) -> dict[str, object]:
         return {
+            "excluded": sorted(self.excluded),
             "entry": self.entry,
             "method": self.method,
             "functions": sorted(self.functions.items()),
@@ -897,6 +899,9 @@ class _Pair:
     chains: bool = False
     local_imports: bool = False
     internal: bool = False
+    # The entry's class may differ in these members (methods changed, added or removed,
+    # and `__annotations__`), which the entry must not reach (``_unreached``).
+    members: frozenset[str] = frozenset()
 
 
 def plan(
@@ -1000,6 +1005,7 @@ def plan(
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    trusted += _unreached(pair, (fn_a, fn_b))
     if pair.relative:
         # The function, or a helper or class it reads, may catch what a changed callee raises.
         for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
@@ -1256,7 +1262,10 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         nodes.append(node)
     da, db = nodes
     if pysource.code_key(da) != pysource.code_key(db):
-        raise Refused(f"the class `{name}` changed")
+        if method is None:
+            raise Refused(f"the class `{name}` changed")
+        pair.members = _class_delta(pair, da, db)
+        pair.side_a.excluded = pair.side_b.excluded = set(pair.members)
     # A module's name read by a method (`inspect`, `code`) is checked below where it
     # resolves (an import of an observing module refuses); a parameter `code` is no module.
     seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES}))
@@ -1271,9 +1280,12 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     implicit = {"__module__", "__qualname__"}
     if ast.get_docstring(da, clean=False) is not None:
         implicit.add("__doc__")  # set in the class namespace before the body runs
-    at_class = {id(n) for n in _class_level(da)}
-    loaded = sorted({(n.id, id(n) in at_class) for n in ast.walk(da)
-                     if isinstance(n, ast.Name)})
+    # Both versions' reads, but for the members that differ: the entry reaches none of them
+    # (or only as changed units decided on their own).
+    loaded = sorted({(n.id, id(n) in at_class) for node in {id(da): da, id(db): db}.values()
+                     for at_class in [{id(n) for n in _class_level(node)}]
+                     for part in _members_left(node, pair.members)
+                     for n in ast.walk(part) if isinstance(n, ast.Name)})
     for read, class_level in loaded:
         if class_level and read in implicit:
             continue
@@ -1304,6 +1316,200 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         _same_binding(pair, read, depth + 1)
         if read in pair.relative:
             raise Refused(f"the class `{name}` reads `{read}`, which changed")
+
+
+# Names Python looks up on an object by itself, for operations that are not dunders:
+# `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`, `throw`
+# and `close`. A member of these names counts as read wherever the class is.
+_PROTOCOL_NAMES = {"keys", "send", "throw", "close"}
+# Reflection that reads attributes by a name the code computes, or all of them.
+_BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller"}
+_ALL_ATTRIBUTES = {"vars", "dir", "__dict__", "getmembers", "__getattribute__",
+                   "getmembers_static", "getattr_static"}
+# Code that reads a class's annotations (which a bare `x: int` in its body changes).
+_READS_ANNOTATIONS = {"__annotations__", "get_type_hints", "get_annotations", "dataclass",
+                      "dataclasses", "fields", "NamedTuple", "TypedDict"}
+
+
+def _member(stmt: ast.stmt) -> str | None:
+    """The name a statement of a class body defines as a member that may differ: a plain
+    method (undecorated, or a builtin `staticmethod`/`classmethod`)."""
+    if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    if len(stmt.decorator_list) > 1 or any(
+        not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"))
+        for d in stmt.decorator_list
+    ):
+        return None
+    return stmt.name
+
+
+def _bare_annotation(stmt: ast.stmt) -> str | None:
+    """The name a bare class-level annotation (``x: int``, no value) annotates."""
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None and stmt.simple and isinstance(
+        stmt.target, ast.Name
+    ):
+        return stmt.target.id
+    return None
+
+
+def _members_left(node: ast.ClassDef, members: frozenset[str]) -> list[ast.AST]:
+    """The parts of a class other than the bodies of ``members`` (their definitions still
+    count: decorators are read at class level)."""
+    if not members:
+        return [node]
+    kept: list[ast.AST] = [*node.decorator_list, *node.bases, *node.keywords]
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            _member(stmt) in members
+        ):
+            kept += stmt.decorator_list
+        elif _bare_annotation(stmt) not in members:
+            kept.append(stmt)
+    return kept
+
+
+def _future_annotations(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.ImportFrom) and s.module == "__future__"
+               and any(a.name == "annotations" for a in s.names) for s in tree.body)
+
+
+def _class_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> frozenset[str]:
+    """The members in which the entry's class differs between the versions (its methods
+    changed, added or removed; bare annotations under ``from __future__ import
+    annotations``, which change only ``__annotations__``), or ``Refused``.
+
+    Everything else must be the same: the decorators, bases and keywords (a `dataclass`
+    makes `__init__` from the annotations, a metaclass sees the namespace), and every
+    other statement in the same order. A changed member must be a plain method or a
+    builtin `staticmethod`/`classmethod` of a name that is no dunder (`==`, `hash`, `len`
+    call those by themselves) and that class-level code does not read; the class must not
+    bind its name otherwise.
+    """
+    head = [pysource.code_key(ast.ClassDef(name=d.name, bases=d.bases, keywords=d.keywords,
+                                           body=[ast.Pass()], decorator_list=d.decorator_list))
+            for d in (da, db)]
+    if head[0] != head[1]:
+        raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords")
+    kept: list[list[str]] = [[], []]
+    defs: list[dict[str, str]] = [{}, {}]
+    notes: list[dict[str, str]] = [{}, {}]
+    for i, node in enumerate((da, db)):
+        for stmt in node.body:
+            member, note = _member(stmt), _bare_annotation(stmt)
+            if member is not None and member not in defs[i]:
+                defs[i][member] = pysource.code_key(stmt)
+            elif note is not None and note not in notes[i]:
+                notes[i][note] = pysource.code_key(stmt)
+            else:
+                kept[i].append(pysource.code_key(stmt))
+    if kept[0] != kept[1]:
+        raise Refused(f"the class `{da.name}` changed other than in its methods and bare "
+                      "annotations")
+    changed = {m for m in defs[0].keys() | defs[1].keys() if defs[0].get(m) != defs[1].get(m)}
+    annotated = {m for m in notes[0].keys() | notes[1].keys()
+                 if notes[0].get(m) != notes[1].get(m)}
+    if annotated:
+        if da.decorator_list or da.keywords:
+            raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
+                          "annotations changed")
+        if not (_future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)):
+            raise Refused(f"the annotations of the class `{da.name}` changed, and are "
+                          "evaluated when it is made")
+        for tree in (pair.a.tree, pair.b.tree):
+            for n in ast.walk(tree):
+                word = n.id if isinstance(n, ast.Name) else (
+                    n.attr if isinstance(n, ast.Attribute) else (
+                        n.name if isinstance(n, ast.alias) else None))
+                if word in _READS_ANNOTATIONS:
+                    raise Refused(f"the annotations of the class `{da.name}` changed, and "
+                                  f"the module uses `{word}`")
+        changed.add("__annotations__")
+    for word in ("staticmethod", "classmethod"):  # the builtins (the child confirms it)
+        if pair.a.bindings[word] or pair.b.bindings[word] or any(
+            word in _node_bindings(n) for node in (da, db) for n in _class_level(node)
+        ):
+            raise Refused(f"the class `{da.name}` changed, and the module binds `{word}`")
+    for m in sorted(changed - {"__annotations__"}):
+        if m.startswith("__") and m.endswith("__"):
+            raise Refused(f"the method `{m}` of the class `{da.name}` changed, which "
+                          "Python calls by itself")
+        for node in (da, db):
+            binds = sum(m in _node_bindings(n) or (
+                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == m) for n in _class_level(node))
+            reads = any(isinstance(n, ast.Name) and n.id == m for n in _class_level(node))
+            if binds > 1 or reads:
+                raise Refused(f"`{m}` of the class `{da.name}` changed and is bound or "
+                              "read by other code of the class body")
+    return frozenset(changed)
+
+
+def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
+    """Refuse unless the entry cannot reach a member its class differs in.
+
+    The code that runs as part of the entry, as far as this module goes, is the entry
+    itself, its class (any object may be an instance of it) and the functions and classes
+    it reads, in both versions. A member is reached there by any attribute of its name
+    (on any object: `super()` and other instances too), by a string of its name
+    (`getattr(x, "m")`), or, for the names Python looks up by itself, anywhere. Code that
+    reads attributes by a computed name, or all of them, may reach any.
+    """
+    notes = [] if "__annotations__" not in pair.members else [
+        f"the annotations of the class `{pair.entry}` changed: code outside the module does "
+        "not read them (no code of the module does)"]
+    members = pair.members - {"__annotations__"}
+    if not members:
+        return notes
+    code: list[ast.AST] = list(fns)
+    for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
+        for read in {pair.entry, *side.functions, *side.relative, *side.classes}:
+            node = module.defs.get(read)
+            if node is not None:
+                code += (_members_left(node, pair.members) if read == pair.entry
+                         and isinstance(node, ast.ClassDef) else [node])
+    # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
+    owner = pair.entry.lstrip("_")
+    strings = {**{m: m for m in members}, **{f"_{owner}{m}": m for m in members
+                                             if m.startswith("__") and not m.endswith("__")}}
+    for part in code:
+        # `getattr(x, "name")` names what it reads: the string is checked below.
+        named = {id(n.func) for n in ast.walk(part)
+                 if isinstance(n, ast.Call) and _by_constant_name(n)}
+        for n in ast.walk(part):
+            word = n.id if isinstance(n, ast.Name) else (
+                n.attr if isinstance(n, ast.Attribute) else None)
+            if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
+                raise Refused(f"the class `{pair.entry}` changed in {_listed(members)}, and "
+                              f"code the method reaches uses `{word}`")
+            reached = (word if word in members else None) or next(
+                (strings[w] for w in n.value.split(".") if w in strings), None
+            ) if isinstance(n, ast.Constant) and isinstance(n.value, str) else (
+                word if word in members else None)
+            if reached is not None:
+                raise Refused(f"the method reaches `{reached}`, which changed in its class")
+    protocol = members & _PROTOCOL_NAMES
+    if protocol:
+        raise Refused(f"`{sorted(protocol)[0]}` changed in the class, which Python calls "
+                      "by itself")
+    return [*notes, f"the class `{pair.entry}` differs in {_listed(members)}, which the "
+            "method cannot reach: no code it runs of this module names them, and code "
+            "outside the module does not call them on the objects it is given"]
+
+
+def _by_constant_name(call: ast.Call) -> bool:
+    """Whether a call of ``getattr`` and the like names the attribute by a string literal
+    (``attrgetter("a", "b.c")``: each one), not by a value the code computes."""
+    f = call.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    names = call.args if name == "attrgetter" else call.args[:1] if name == "methodcaller" \
+        else call.args[1:2]
+    return bool(names) and not any(isinstance(a, ast.Starred) for a in call.args) and all(
+        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in names)
+
+
+def _listed(names: frozenset[str] | set[str]) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names))
 
 
 def _merge(pair: _Pair, sub: _Pair) -> None:
@@ -1531,8 +1737,9 @@ def _deep(v, skip, seen, depth=0):
             if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
                 return "<type builtins." + v.__qualname__ + ">"
             return "<a class of another module>"
+        left = [(k, x) for k, x in _vars(v).items() if v is not _owner or k not in _excluded]
         return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
-                [(k, _deep(x, skip, seen, depth + 1)) for k, x in _vars(v).items()])
+                [(k, _deep(x, skip, seen, depth + 1)) for k, x in left])
     if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
         return "<builtin " + _str(v.__module__) + "." + _str(v.__qualname__) + ">"
     return "<an object of another type>"
@@ -1547,17 +1754,19 @@ def _comparable(fp):
 
 if _globals is not None:
     _classes = [(_key, None) for _key, _line in _expect["classes"]]
-    _entry_fn = None
+    _entry_fn = _owner = None
+    _excluded = set(_expect["excluded"])
     if _expect["method"] is not None:
-        _owner, _attr = _expect["method"]
-        _cls = _globals.get(_owner, _missing)
+        _name, _attr = _expect["method"]
+        _cls = _globals.get(_name, _missing)
+        _owner = _cls  # the class whose members `_excluded` may differ
         _value = _vars(_cls).get(_attr, _missing) if isinstance(_cls, type) else _missing
         _entry_fn = _value
         if _type(_value) in _plain_kinds:
             _entry_fn = _value.__func__
         elif isinstance(_value, _property):
             _entry_fn = _value.fget
-        _classes.append((_owner, id(_entry_fn)))
+        _classes.append((_name, id(_entry_fn)))
     for _key, _skip in _classes:
         _fpc = _deep(_globals.get(_key, _missing), _skip, {})
         if not _comparable(_fpc):
