@@ -177,6 +177,7 @@ OTHER = ("def other(self):\n        return 2", "def other(self):\n        return
     [("    def other", "    @staticmethod\n    def new(v):\n        return v\n    def other")],
     [("    def other(self):\n        return 2\n", "")],  # a method removed
     [OTHER, ("    x: int\n", "")],
+    [("    def other(self)", "    @property\n    def other(self)")],  # now a property
 ])
 def test_a_method_whose_class_changed_where_it_cannot_reach(
     edits: list[tuple[str, str]],
@@ -204,8 +205,12 @@ def test_the_verdict_names_the_members_it_assumes_unreached() -> None:
      "`__init__`"),
     ([OTHER, ("def other(self):\n        return 3", "def __getattr__(self, n):\n"
               "        return 3")], "`__getattr__`"),
-    # A method that becomes a property, or is decorated otherwise.
-    ([("    def other(self)", "    @property\n    def other(self)")], "changed other than"),
+    # A method decorated otherwise, or a property with a setter (which reads its name).
+    ([("    def other(self)", "    @functools.cache\n    def other(self)")],
+     "changed other than"),
+    ([("    def other(self):\n        return 2", "    @property\n    def other(self):\n"
+       "        return 2\n    @other.setter\n    def other(self, v):\n        pass")],
+     "changed other than"),
     # A class attribute the method could read through `self`.
     ([("    x: int\n", "    x: int = 2\n")], "changed other than"),
     ([("    x: int\n", "    x = 2\n")], "changed other than"),
@@ -304,3 +309,30 @@ def test_a_staticmethod_that_is_not_the_builtin_is_not_a_plain_member() -> None:
                             "        return 0\n    def other")
     assert verified(before, after, "C.m")
     assert "`staticmethod`" in refusal(rebound + before, rebound + after, "C.m")
+
+
+@pytest.mark.parametrize("reader", [
+    "'{0.other}'.format(self)",  # a format string reads attributes by name
+    "self._C__other",  # a private name, mangled by hand
+    "print(self, file=self)",  # `print` calls `write` on its file
+])
+def test_names_read_without_an_attribute_node_are_reached(reader: str) -> None:
+    before = KLASS.format(body=f"        y = {reader}\n        return y")
+    after = KLASS.format(body=f"        return {reader}")
+    edits = {"'{0.other}'.format(self)": OTHER,
+             "self._C__other": ("def other(self):\n        return 2",
+                                "def __other(self):\n        return 3"),
+             "print(self, file=self)": ("def other(self):\n        return 2",
+                                        "def write(self, s):\n        return 3")}[reader]
+    if reader == "self._C__other":
+        before = before.replace(edits[0], "def __other(self):\n        return 2")
+    assert not verified(before, after.replace(*edits), "C.m")
+
+
+def test_a_class_pattern_may_read_a_changed_member() -> None:
+    matcher = ("    def step(self):\n        match self:\n            case C(other=v):\n"
+               "                return v\n        return 1\n")
+    before, after = pair(OTHER)
+    before = before.replace("    def step(self):\n        return 1\n", matcher)
+    after = after.replace("    def step(self):\n        return 1\n", matcher)
+    assert not verified(before, after, "C.m")

@@ -1280,12 +1280,10 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     implicit = {"__module__", "__qualname__"}
     if ast.get_docstring(da, clean=False) is not None:
         implicit.add("__doc__")  # set in the class namespace before the body runs
-    # Both versions' reads, but for the members that differ: the entry reaches none of them
-    # (or only as changed units decided on their own).
-    loaded = sorted({(n.id, id(n) in at_class) for node in {id(da): da, id(db): db}.values()
-                     for at_class in [{id(n) for n in _class_level(node)}]
-                     for part in _members_left(node, pair.members)
-                     for n in ast.walk(part) if isinstance(n, ast.Name)})
+    # Both versions' reads, but for the members that differ: the entry reaches none of them.
+    future = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
+    loaded = sorted(_class_reads(da, pair.members, future)
+                    | _class_reads(db, pair.members, future))
     for read, class_level in loaded:
         if class_level and read in implicit:
             continue
@@ -1318,10 +1316,16 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             raise Refused(f"the class `{name}` reads `{read}`, which changed")
 
 
-# Names Python looks up on an object by itself, for operations that are not dunders:
-# `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`, `throw`
-# and `close`. A member of these names counts as read wherever the class is.
-_PROTOCOL_NAMES = {"keys", "send", "throw", "close"}
+# Names the interpreter and the builtins look up on an object by themselves, which are no
+# dunders: `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`,
+# `throw` and `close`; `print(file=x)` calls `write` and `flush`; file wrappers and
+# `contextlib.closing` call the file methods. A changed member of such a name refuses.
+_PROTOCOL_NAMES = {
+    "keys", "items", "get", "send", "throw", "close", "write", "writelines", "flush", "read",
+    "readline", "readlines", "readinto", "fileno", "seek", "tell", "readable", "writable",
+    "seekable", "isatty", "closed",
+}  # fmt: skip
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Reflection that reads attributes by a name the code computes, or all of them.
 _BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller"}
 _ALL_ATTRIBUTES = {"vars", "dir", "__dict__", "getmembers", "__getattribute__",
@@ -1331,13 +1335,17 @@ _READS_ANNOTATIONS = {"__annotations__", "get_type_hints", "get_annotations", "d
                       "dataclasses", "fields", "NamedTuple", "TypedDict"}
 
 
+_MEMBER_DECORATORS = ("staticmethod", "classmethod", "property")
+
+
 def _member(stmt: ast.stmt) -> str | None:
     """The name a statement of a class body defines as a member that may differ: a plain
-    method (undecorated, or a builtin `staticmethod`/`classmethod`)."""
+    method, undecorated or decorated by one builtin `staticmethod`, `classmethod` or
+    `property` (a getter alone: `@x.setter` reads the name at class level)."""
     if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
         return None
     if len(stmt.decorator_list) > 1 or any(
-        not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"))
+        not (isinstance(d, ast.Name) and d.id in _MEMBER_DECORATORS)
         for d in stmt.decorator_list
     ):
         return None
@@ -1367,6 +1375,68 @@ def _members_left(node: ast.ClassDef, members: frozenset[str]) -> list[ast.AST]:
         elif _bare_annotation(stmt) not in members:
             kept.append(stmt)
     return kept
+
+
+def _class_reads(node: ast.ClassDef, members: frozenset[str],
+                 future: bool) -> set[tuple[str, bool]]:
+    """The names a class reads that may be module-level names, each with whether it is
+    read at class level: all but the bodies of ``members``, a method's own locals (no
+    `global` or `nonlocal` in it: a name it binds is local in all of it, and in the
+    scopes nested in it) and, with ``from __future__ import annotations`` (``future``),
+    the names in annotations, which are then never evaluated."""
+    at_class = {id(n) for n in _class_level(node)}
+    skipped: set[int] = set()
+    for stmt in node.body:
+        if future:
+            skipped |= {id(n) for a in ast.walk(stmt) for n in _annotation_nodes(a)}
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            own = _own_locals(stmt)
+            skipped |= {id(n) for inner in stmt.body for n in ast.walk(inner)
+                        if isinstance(n, ast.Name) and n.id in own}
+    return {(n.id, id(n) in at_class) for part in _members_left(node, members)
+            for n in ast.walk(part) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
+def _annotation_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of the annotations ``node`` carries itself."""
+    notes: list[ast.expr | None] = []
+    if isinstance(node, ast.arg):
+        notes.append(node.annotation)
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        notes.append(node.returns)
+    elif isinstance(node, ast.AnnAssign):
+        notes.append(node.annotation)
+    for note in notes:
+        if note is not None:
+            yield from ast.walk(note)
+
+
+def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``fn``'s own scope binds (parameters, and every binding form outside the
+    scopes nested in it), or none where it declares `global` or `nonlocal` anywhere."""
+    if any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(fn)):
+        return set()
+    names = {p.arg for p in _params(fn.args)}
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(n.name)
+            stack += n.decorator_list
+            stack += (_outer_parts(n) if not isinstance(n, ast.ClassDef)
+                      else [*n.bases, *n.keywords])
+            continue
+        if isinstance(n, ast.Lambda):
+            stack += _outer_parts(n)
+            continue
+        if isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+            names |= {w.target.id for w in ast.walk(n)
+                      if isinstance(w, ast.NamedExpr) and isinstance(w.target, ast.Name)}
+            continue
+        names.update(_node_bindings(n))
+        stack.extend(ast.iter_child_nodes(n))
+    return names
 
 
 def _future_annotations(tree: ast.Module) -> bool:
@@ -1425,7 +1495,7 @@ def _class_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> frozenset[s
                     raise Refused(f"the annotations of the class `{da.name}` changed, and "
                                   f"the module uses `{word}`")
         changed.add("__annotations__")
-    for word in ("staticmethod", "classmethod"):  # the builtins (the child confirms it)
+    for word in _MEMBER_DECORATORS:  # the builtins (the child confirms it)
         if pair.a.bindings[word] or pair.b.bindings[word] or any(
             word in _node_bindings(n) for node in (da, db) for n in _class_level(node)
         ):
@@ -1482,10 +1552,13 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
                 raise Refused(f"the class `{pair.entry}` changed in {_listed(members)}, and "
                               f"code the method reaches uses `{word}`")
-            reached = (word if word in members else None) or next(
-                (strings[w] for w in n.value.split(".") if w in strings), None
-            ) if isinstance(n, ast.Constant) and isinstance(n.value, str) else (
-                word if word in members else None)
+            if isinstance(n, ast.MatchClass) and (n.patterns or set(n.kwd_attrs) & members):
+                raise Refused(f"a class pattern may read a member of `{pair.entry}` that "
+                              f"changed (line {n.lineno})")
+            # A string may name it anywhere in its text: `"{0.m}".format(x)`, `"a.m"`.
+            words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
+                n, ast.Constant) and isinstance(n.value, str) else []
+            reached = next((strings[w] for w in words if w in strings), None)
             if reached is not None:
                 raise Refused(f"the method reaches `{reached}`, which changed in its class")
     protocol = members & _PROTOCOL_NAMES
