@@ -11,6 +11,7 @@ import ast
 
 import pytest
 
+from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Verdict
 
@@ -178,11 +179,16 @@ OTHER = ("def other(self):\n        return 2", "def other(self):\n        return
     [("    def other(self):\n        return 2\n", "")],  # a method removed
     [OTHER, ("    x: int\n", "")],
     [("    def other(self)", "    @property\n    def other(self)")],  # now a property
+    [OTHER, ("def other(self)", "def __other(self)")],  # a private method (then mangled)
+    # An annotation that becomes a property (a bare annotation binds nothing).
+    [("    x: int\n", "    @property\n    def x(self):\n        return 0\n")],
 ])
 def test_a_method_whose_class_changed_where_it_cannot_reach(
     edits: list[tuple[str, str]],
 ) -> None:
-    before, after = pair(*edits)
+    before, after = pair(*edits[:1])
+    for old, new in edits[1:]:  # the same edit in both, then what changes
+        before, after = before.replace(old, new), after.replace(old, new)
     assert verified(before, after, "C.m")
 
 
@@ -197,7 +203,7 @@ def test_the_verdict_names_the_members_it_assumes_unreached() -> None:
 
 @pytest.mark.parametrize(("edits", "why"), [
     # A method the entry calls (through a method of the base class it calls).
-    ([("return 1", "return 5")], "reaches `step`"),
+    ([("return 1", "return 5")], "not verified the same way"),
     # Dunders run by themselves (`==`, `hash`, construction).
     ([("def other(self):\n        return 2", "def __eq__(self, o):\n        return True")],
      "`__eq__`"),
@@ -235,7 +241,7 @@ def test_a_method_read_by_name_elsewhere_in_the_class_is_reached() -> None:
     # `run` (which `m` may reach through `self`) names `other` by a string.
     before, after = pair(OTHER, ("return self.step()", "return getattr(self, 'other')()"))
     before = before.replace("return self.step()", "return getattr(self, 'other')()")
-    assert "reaches `other`" in refusal(before, after, "C.m")
+    assert "not verified the same way" in refusal(before, after, "C.m")
     # ... or by a name it computes.
     comp = "return getattr(self, 'oth' + 'er')()"
     before, after = pair(OTHER, ("return self.step()", comp))
@@ -253,14 +259,14 @@ def test_a_private_method_read_by_its_mangled_name_is_reached() -> None:
     before, after = pair(mangled)
     before = before.replace(*mangled)
     after = after.replace("return 2\n    def run2", "return 3\n    def run2")
-    assert "reaches `__other`" in refusal(before, after, "C.m")
+    assert "not verified the same way" in refusal(before, after, "C.m")
 
 
 def test_the_method_reading_a_changed_method_on_another_object_is_refused() -> None:
     body = "        y = g(self).other()\n        return y"
     before = KLASS.format(body=body)
     after = KLASS.format(body="        return g(self).other()").replace(*OTHER)
-    assert "reaches `other`" in refusal(before, after, "C.m")
+    assert "not verified the same way" in refusal(before, after, "C.m")
     sup = "        y = super().other()\n        return y"
     before = KLASS.format(body=sup)
     after = KLASS.format(body="        return super().other()").replace(*OTHER)
@@ -336,3 +342,50 @@ def test_a_class_pattern_may_read_a_changed_member() -> None:
     before = before.replace("    def step(self):\n        return 1\n", matcher)
     after = after.replace("    def step(self):\n        return 1\n", matcher)
     assert not verified(before, after, "C.m")
+
+
+# A method the entry reaches, changed in both versions: the entry is relative to it.
+REACHED = """\
+class C:
+    def helper(self, v):
+{helper}
+    def m(self, x):
+{body}
+"""
+HELPER = "        w = v.strip()\n        return w"
+
+
+@pytest.mark.parametrize("helper", [HELPER, "        return v.strip()"])
+def test_a_reached_method_that_changed_as_the_same_calls_carries_the_caller(
+    helper: str,
+) -> None:
+    before = REACHED.format(helper=HELPER, body="        y = self.helper(x)\n        return y")
+    after = REACHED.format(helper=helper, body="        return self.helper(x)")
+    result = check_pair(before, after, "C.m", budget=Budget(timeout_s=6, search=False))
+    assert result.verdict is Verdict.VERIFIED, result
+    if helper != HELPER:
+        assert any("`C.helper` changed too and was verified" in a
+                   for a in result.assumptions), result.assumptions
+
+
+@pytest.mark.parametrize("helper", [
+    "        return v.lstrip()",  # another call
+    "        return v",  # one call fewer
+    "        return v.strip().strip()",  # one call more
+])
+def test_a_reached_method_that_changed_otherwise_leaves_the_caller_unverified(
+    helper: str,
+) -> None:
+    before = REACHED.format(helper=HELPER, body="        y = self.helper(x)\n        return y")
+    after = REACHED.format(helper=helper, body="        return self.helper(x)")
+    result = check_pair(before, after, "C.m", budget=Budget(timeout_s=6, search=False))
+    assert result.verdict is not Verdict.VERIFIED, result
+
+
+def test_a_reached_method_added_in_one_version_is_refused() -> None:
+    base = "class Base:\n    def helper(self, v):\n        return v\n"
+    before = base + "class C(Base):\n    def m(self, x):\n        y = self.helper(x)\n" \
+        "        return y\n"
+    after = base + ("class C(Base):\n    def helper(self, v):\n        return v.strip()\n"
+                    "    def m(self, x):\n        return self.helper(x)\n")
+    assert "defines in one version only" in refusal(before, after, "C.m")

@@ -14,7 +14,19 @@ the same pair, is verified by this check too (a model's proof holds for its para
 types, distinct lists and exception types only, which the caller's calls need not meet),
 and nothing the function reads catches exceptions. A renamed local is refused where an
 exception its read raises (whose message names it) can reach code that reads it (a
-handler's name, a `with`). A method's class must be the same apart from the method.
+handler's name, a `with`). ``with a, b:`` is compared as ``with a: with b:``, and
+``@typing.overload`` stubs before a definition as the bindings it replaces.
+
+A method's class must be the same apart from the method, or differ only in members the
+method cannot reach (``_class_delta``, ``_unreached``): other plain methods, static or
+class methods and property getters (changed, added or removed; no dunder, nothing the
+class body reads), and bare annotations under postponed evaluation (only
+``__annotations__`` changes; no code of the module reads annotations). Reached means
+named anywhere in the code it runs of this module (its class, the helpers and classes it
+reads): as an attribute of any object, in a string, or as a name the builtins call by
+themselves; code that reads attributes by a computed name refuses. A reached method both
+versions define makes the result relative to it (decided on its own, it must be verified
+by this check too). The sandbox then compares the class without those members.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the
@@ -902,6 +914,7 @@ class _Pair:
     # The entry's class may differ in these members (methods changed, added or removed,
     # and `__annotations__`), which the entry must not reach (``_unreached``).
     members: frozenset[str] = frozenset()
+    kept: frozenset[str] = frozenset()  # those of `members` that are in both versions
 
 
 def plan(
@@ -1264,8 +1277,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     if pysource.code_key(da) != pysource.code_key(db):
         if method is None:
             raise Refused(f"the class `{name}` changed")
-        pair.members = _class_delta(pair, da, db)
-        pair.side_a.excluded = pair.side_b.excluded = set(pair.members)
+        pair.members, pair.kept = _class_delta(pair, da, db)
+        pair.side_a.excluded = pair.side_b.excluded = {_mangled(name, m) for m in pair.members}
     # A module's name read by a method (`inspect`, `code`) is checked below where it
     # resolves (an import of an observing module refuses); a parameter `code` is no module.
     seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES}))
@@ -1444,10 +1457,12 @@ def _future_annotations(tree: ast.Module) -> bool:
                and any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
-def _class_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> frozenset[str]:
+def _class_delta(pair: _Pair, da: ast.ClassDef,
+                 db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
     """The members in which the entry's class differs between the versions (its methods
     changed, added or removed; bare annotations under ``from __future__ import
-    annotations``, which change only ``__annotations__``), or ``Refused``.
+    annotations``, which change only ``__annotations__``), and those of them that both
+    versions define; or ``Refused``.
 
     Everything else must be the same: the decorators, bases and keywords (a `dataclass`
     makes `__init__` from the annotations, a metaclass sees the namespace), and every
@@ -1505,18 +1520,25 @@ def _class_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> frozenset[s
             raise Refused(f"the method `{m}` of the class `{da.name}` changed, which "
                           "Python calls by itself")
         for node in (da, db):
-            binds = sum(m in _node_bindings(n) or (
+            # `x: int` alone binds nothing (it only fills `__annotations__`).
+            bare = {id(st.target) for st in node.body
+                    if isinstance(st, ast.AnnAssign) and _bare_annotation(st) is not None}
+            binds = sum((m in _node_bindings(n) and id(n) not in bare) or (
                 isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                 and n.name == m) for n in _class_level(node))
-            reads = any(isinstance(n, ast.Name) and n.id == m for n in _class_level(node))
+            reads = any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
+                        for n in _class_level(node))
             if binds > 1 or reads:
                 raise Refused(f"`{m}` of the class `{da.name}` changed and is bound or "
                               "read by other code of the class body")
-    return frozenset(changed)
+    return frozenset(changed), frozenset(changed & defs[0].keys() & defs[1].keys())
 
 
 def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
-    """Refuse unless the entry cannot reach a member its class differs in.
+    """Refuse unless the entry cannot reach a member its class differs in, or reaches
+    only methods both versions define, each then a changed unit the result is relative to
+    (added to ``pair.relative`` as ``Class.method``: it stands only if that method, decided
+    on its own, is verified by this check too).
 
     The code that runs as part of the entry, as far as this module goes, is the entry
     itself, its class (any object may be an instance of it) and the functions and classes
@@ -1539,9 +1561,7 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                 code += (_members_left(node, pair.members) if read == pair.entry
                          and isinstance(node, ast.ClassDef) else [node])
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
-    owner = pair.entry.lstrip("_")
-    strings = {**{m: m for m in members}, **{f"_{owner}{m}": m for m in members
-                                             if m.startswith("__") and not m.endswith("__")}}
+    strings = {**{m: m for m in members}, **{_mangled(pair.entry, m): m for m in members}}
     for part in code:
         # `getattr(x, "name")` names what it reads: the string is checked below.
         named = {id(n.func) for n in ast.walk(part)
@@ -1558,16 +1578,28 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             # A string may name it anywhere in its text: `"{0.m}".format(x)`, `"a.m"`.
             words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
                 n, ast.Constant) and isinstance(n.value, str) else []
-            reached = next((strings[w] for w in words if w in strings), None)
-            if reached is not None:
-                raise Refused(f"the method reaches `{reached}`, which changed in its class")
+            for reached in {strings[w] for w in words if w in strings}:
+                if reached not in pair.kept:
+                    raise Refused(f"the method reaches `{reached}`, which its class "
+                                  "defines in one version only")
+                pair.relative.add(f"{pair.entry}.{reached}")
     protocol = members & _PROTOCOL_NAMES
     if protocol:
         raise Refused(f"`{sorted(protocol)[0]}` changed in the class, which Python calls "
                       "by itself")
-    return [*notes, f"the class `{pair.entry}` differs in {_listed(members)}, which the "
+    unreached = {m for m in members if f"{pair.entry}.{m}" not in pair.relative}
+    if not unreached:
+        return notes
+    return [*notes, f"the class `{pair.entry}` differs in {_listed(unreached)}, which the "
             "method cannot reach: no code it runs of this module names them, and code "
             "outside the module does not call them on the objects it is given"]
+
+
+def _mangled(owner: str, name: str) -> str:
+    """The name a member ``name`` of the class ``owner`` is stored under."""
+    if name.startswith("__") and not name.endswith("__") and owner.strip("_"):
+        return f"_{owner.lstrip('_')}{name}"
+    return name
 
 
 def _by_constant_name(call: ast.Call) -> bool:
