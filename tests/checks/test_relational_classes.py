@@ -389,3 +389,65 @@ def test_a_reached_method_added_in_one_version_is_refused() -> None:
     after = base + ("class C(Base):\n    def helper(self, v):\n        return v.strip()\n"
                     "    def m(self, x):\n        return self.helper(x)\n")
     assert "defines in one version only" in refusal(before, after, "C.m")
+
+
+# ----------------------------------------------------------------------------- names a class reads
+
+ANNOTATED = """\
+{future}
+Foo = {foo}
+def register(f):
+    return f
+class C:
+    {deco}
+    def k(self, x: Foo) -> Foo:
+        return x
+    def m(self, g):
+{body}
+"""
+
+
+def annotated(future: bool, deco: str, foo_after: int = 2) -> tuple[str, str]:
+    head = "from __future__ import annotations" if future else ""
+    before = ANNOTATED.format(future=head, foo=1, deco=deco, body=M_BEFORE)
+    after = ANNOTATED.format(future=head, foo=foo_after, deco=deco, body=M_AFTER)
+    return before, after
+
+
+def test_names_in_annotations_never_evaluated_are_not_read() -> None:
+    assert verified(*annotated(future=True, deco=""), "C.m")
+    assert verified(*annotated(future=True, deco="@staticmethod"), "C.m")
+
+
+@pytest.mark.parametrize(("future", "deco"), [
+    (False, ""),  # evaluated when the method is defined
+    (True, "@register"),  # a decorator may evaluate them (`singledispatch.register` does)
+])
+def test_names_in_annotations_that_may_be_evaluated_are_read(future: bool, deco: str) -> None:
+    assert "`Foo`" in refusal(*annotated(future, deco), "C.m")
+
+
+LOCALS = """\
+import json
+json = json
+class C:
+    def k(self, v):
+{k}
+    def m(self, g):
+{body}
+"""
+
+
+def test_a_method_s_own_local_is_no_module_name() -> None:
+    k = "        import json\n        return json.dumps(v)"
+    before, after = (LOCALS.format(k=k, body=b) for b in (M_BEFORE, M_AFTER))
+    assert verified(before, after, "C.m")
+
+
+@pytest.mark.parametrize("k", [
+    "        global json\n        json = v\n        return json",  # the module's name
+    "        def inner():\n            return json\n        return inner()",  # a free name
+])
+def test_a_name_a_method_does_not_bind_itself_is_the_module_s(k: str) -> None:
+    before, after = (LOCALS.format(k=k, body=b) for b in (M_BEFORE, M_AFTER))
+    assert "json" in refusal(before, after, "C.m")

@@ -1295,8 +1295,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         implicit.add("__doc__")  # set in the class namespace before the body runs
     # Both versions' reads, but for the members that differ: the entry reaches none of them.
     future = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
-    loaded = sorted(_class_reads(da, pair.members, future)
-                    | _class_reads(db, pair.members, future))
+    loaded = sorted(_class_reads(da, pair.members, future, pair.a)
+                    | _class_reads(db, pair.members, future, pair.b))
     for read, class_level in loaded:
         if class_level and read in implicit:
             continue
@@ -1390,17 +1390,24 @@ def _members_left(node: ast.ClassDef, members: frozenset[str]) -> list[ast.AST]:
     return kept
 
 
-def _class_reads(node: ast.ClassDef, members: frozenset[str],
-                 future: bool) -> set[tuple[str, bool]]:
+def _class_reads(node: ast.ClassDef, members: frozenset[str], future: bool,
+                 module: _Module) -> set[tuple[str, bool]]:
     """The names a class reads that may be module-level names, each with whether it is
     read at class level: all but the bodies of ``members``, a method's own locals (no
     `global` or `nonlocal` in it: a name it binds is local in all of it, and in the
     scopes nested in it) and, with ``from __future__ import annotations`` (``future``),
-    the names in annotations, which are then never evaluated."""
+    the names in annotations no decorator is given, which are then never evaluated."""
     at_class = {id(n) for n in _class_level(node)}
     skipped: set[int] = set()
+    # A decorator may evaluate the annotations it is given (`singledispatch`'s `register`,
+    # a class decorator calling `get_type_hints`): then their names count.
+    plain = not node.decorator_list and not node.keywords
+    stubs = overload_stubs(module.tree, node.body)  # `typing.overload` evaluates nothing
     for stmt in node.body:
-        if future:
+        if future and (plain if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                       else id(stmt) in stubs or all(
+                           isinstance(d, ast.Name) and d.id in _MEMBER_DECORATORS
+                           and not module.bindings[d.id] for d in stmt.decorator_list)):
             skipped |= {id(n) for a in ast.walk(stmt) for n in _annotation_nodes(a)}
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             own = _own_locals(stmt)
