@@ -298,23 +298,22 @@ def test_a_dataclass_whose_annotations_changed_is_not_verified() -> None:
     assert not verified(header + before, header + after, "C.m")
 
 
-def test_a_sibling_class_that_changed_is_still_refused() -> None:
+def test_a_class_it_reads_changed_where_the_method_reaches() -> None:
+    """Another class of the module, read by name, follows the same rules as its own."""
     before, after = pair()
-    d = "class D:\n    def k(self):\n        return {}\n"
-    before = before.replace("return 1", "return D().k()") + d.format(1)
-    after = after.replace("return 1", "return D().k()") + d.format(2)
-    assert "the class `D` changed" in refusal(before, after, "C.m")
-
-
-def test_a_staticmethod_that_is_not_the_builtin_is_not_a_plain_member() -> None:
-    """A decorator of the module's own may register the changed method somewhere."""
-    rebound = "staticmethod = lambda f: f\n"
-    edits = ("    def other", "    @staticmethod\n    def new(v):\n        return v\n    def other")
-    before, after = pair(edits)
-    before = before.replace("    def other", "    @staticmethod\n    def new(v):\n"
-                            "        return 0\n    def other")
-    assert verified(before, after, "C.m")
-    assert "`staticmethod`" in refusal(rebound + before, rebound + after, "C.m")
+    d = "class D:\n    def k(self):\n        return {}\n    def j(self):\n        return {}\n"
+    before = before.replace("return 1", "return D().k()") + d.format(1, 1)
+    # `D.j` changed: `m` reaches `D` (through `step`), but not `j`.
+    assert verified(before, after.replace("return 1", "return D().k()") + d.format(1, 2),
+                    "C.m")
+    # `D.k` changed, and `m` may call it: relative to it, which does not verify.
+    after = after.replace("return 1", "return D().k()") + d.format(2, 1)
+    assert "not verified the same way" in refusal(before, after, "C.m")
+    result = check_pair(before, after, "C.m", budget=Budget(timeout_s=6, search=False))
+    assert result.verdict is not Verdict.VERIFIED, result
+    # A dunder of `D` changed.
+    dunder = d.format(1, 1).replace("def j(self)", "def __hash__(self)")
+    assert "`__hash__`" in refusal(before, after.replace(d.format(2, 1), dunder), "C.m")
 
 
 @pytest.mark.parametrize("reader", [
@@ -451,3 +450,14 @@ def test_a_method_s_own_local_is_no_module_name() -> None:
 def test_a_name_a_method_does_not_bind_itself_is_the_module_s(k: str) -> None:
     before, after = (LOCALS.format(k=k, body=b) for b in (M_BEFORE, M_AFTER))
     assert "json" in refusal(before, after, "C.m")
+
+
+def test_a_function_reading_a_class_that_changed_where_it_cannot_reach() -> None:
+    d = "class D:\n    def k(self):\n        return {}\n"
+    f = "def f(g):\n{body}\n"
+    before = d.format(1) + f.format(body="    y = g(D())\n    return y")
+    after = d.format(2) + f.format(body="    return g(D())")
+    assert verified(before, after, "f")
+    reading = "    y = g(D().k)\n    return y"
+    assert not verified(d.format(1) + f.format(body=reading),
+                        d.format(2) + f.format(body="    return g(D().k)"), "f")

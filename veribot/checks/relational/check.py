@@ -17,8 +17,9 @@ exception its read raises (whose message names it) can reach code that reads it 
 handler's name, a `with`). ``with a, b:`` is compared as ``with a: with b:``, and
 ``@typing.overload`` stubs before a definition as the bindings it replaces.
 
-A method's class must be the same apart from the method, or differ only in members the
-method cannot reach (``_class_delta``, ``_unreached``): other plain methods, static or
+A method's class must be the same apart from the method, and every class it reads the
+same, or differ only in members it cannot reach (``_class_delta``, ``_unreached``): plain
+methods, static or
 class methods and property getters (changed, added or removed; no dunder, nothing the
 class body reads), and bare annotations under postponed evaluation (only
 ``__annotations__`` changes; no code of the module reads annotations). Reached means
@@ -168,7 +169,7 @@ class _Side:
     classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
     chains: list[Chain] = field(default_factory=list)
     builtins: set[str] = field(default_factory=set)
-    excluded: set[str] = field(default_factory=set)  # members of the entry's class
+    excluded: set[tuple[str, str]] = field(default_factory=set)  # (class, member)
 
     def request(self) -> dict[str, object]:
         return {
@@ -911,10 +912,11 @@ class _Pair:
     chains: bool = False
     local_imports: bool = False
     internal: bool = False
-    # The entry's class may differ in these members (methods changed, added or removed,
-    # and `__annotations__`), which the entry must not reach (``_unreached``).
-    members: frozenset[str] = frozenset()
-    kept: frozenset[str] = frozenset()  # those of `members` that are in both versions
+    # A class the entry reads (or its own) may differ in these members (methods changed,
+    # added or removed, and `__annotations__`), which the entry must not reach, or only
+    # as changed units (``_unreached``); `kept`: those both versions define.
+    members: dict[str, frozenset[str]] = field(default_factory=dict)
+    kept: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def plan(
@@ -1261,6 +1263,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
 
     With ``method``, the class of the method under review: the same apart from that
     method's body (its decorators and parameters are class-level code, compared here).
+    Either may differ in members (``_class_delta``) that ``_unreached`` later shows the
+    entry cannot reach, or reaches only as changed units decided on their own.
     The names are all those the class loads anywhere (its body, its methods): a method's
     local of the same name as a module-level one is checked too, which only refuses more.
     The loaded class itself is compared in the sandbox (``_deep`` in the child).
@@ -1274,11 +1278,12 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             node = _without_body(node, method, module.tree)
         nodes.append(node)
     da, db = nodes
+    changed: frozenset[str] = frozenset()
     if pysource.code_key(da) != pysource.code_key(db):
-        if method is None:
-            raise Refused(f"the class `{name}` changed")
-        pair.members, pair.kept = _class_delta(pair, da, db)
-        pair.side_a.excluded = pair.side_b.excluded = {_mangled(name, m) for m in pair.members}
+        changed, pair.kept[name] = _class_delta(pair, da, db)
+        pair.members[name] = changed
+        for side in (pair.side_a, pair.side_b):
+            side.excluded |= {(name, _mangled(name, m)) for m in changed}
     # A module's name read by a method (`inspect`, `code`) is checked below where it
     # resolves (an import of an observing module refuses); a parameter `code` is no module.
     seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES}))
@@ -1295,8 +1300,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         implicit.add("__doc__")  # set in the class namespace before the body runs
     # Both versions' reads, but for the members that differ: the entry reaches none of them.
     future = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
-    loaded = sorted(_class_reads(da, pair.members, future, pair.a)
-                    | _class_reads(db, pair.members, future, pair.b))
+    loaded = sorted(_class_reads(da, changed, future, pair.a)
+                    | _class_reads(db, changed, future, pair.b))
     for read, class_level in loaded:
         if class_level and read in implicit:
             continue
@@ -1466,7 +1471,7 @@ def _future_annotations(tree: ast.Module) -> bool:
 
 def _class_delta(pair: _Pair, da: ast.ClassDef,
                  db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
-    """The members in which the entry's class differs between the versions (its methods
+    """The members in which a class differs between the versions (its methods
     changed, added or removed; bare annotations under ``from __future__ import
     annotations``, which change only ``__annotations__``), and those of them that both
     versions define; or ``Refused``.
@@ -1554,21 +1559,26 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
     (`getattr(x, "m")`), or, for the names Python looks up by itself, anywhere. Code that
     reads attributes by a computed name, or all of them, may reach any.
     """
-    notes = [] if "__annotations__" not in pair.members else [
-        f"the annotations of the class `{pair.entry}` changed: code outside the module does "
-        "not read them (no code of the module does)"]
-    members = pair.members - {"__annotations__"}
-    if not members:
+    notes = [f"the annotations of the class `{cls}` changed: code outside the module does "
+             "not read them (no code of the module does)"
+             for cls, changed in sorted(pair.members.items()) if "__annotations__" in changed]
+    members = {cls: changed - {"__annotations__"} for cls, changed in pair.members.items()}
+    if not any(members.values()):
         return notes
+    every = {m for changed in members.values() for m in changed}
     code: list[ast.AST] = list(fns)
     for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
         for read in {pair.entry, *side.functions, *side.relative, *side.classes}:
             node = module.defs.get(read)
             if node is not None:
-                code += (_members_left(node, pair.members) if read == pair.entry
+                code += (_members_left(node, pair.members[read]) if read in pair.members
                          and isinstance(node, ast.ClassDef) else [node])
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
-    strings = {**{m: m for m in members}, **{_mangled(pair.entry, m): m for m in members}}
+    strings: dict[str, set[tuple[str, str]]] = {}
+    for cls, changed in members.items():
+        for m in changed:
+            strings.setdefault(m, set()).add((cls, m))
+            strings.setdefault(_mangled(cls, m), set()).add((cls, m))
     for part in code:
         # `getattr(x, "name")` names what it reads: the string is checked below.
         named = {id(n.func) for n in ast.walk(part)
@@ -1577,29 +1587,31 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             word = n.id if isinstance(n, ast.Name) else (
                 n.attr if isinstance(n, ast.Attribute) else None)
             if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
-                raise Refused(f"the class `{pair.entry}` changed in {_listed(members)}, and "
-                              f"code the method reaches uses `{word}`")
-            if isinstance(n, ast.MatchClass) and (n.patterns or set(n.kwd_attrs) & members):
-                raise Refused(f"a class pattern may read a member of `{pair.entry}` that "
-                              f"changed (line {n.lineno})")
+                raise Refused(f"a class it reads changed ({_listed(every)}), and code the "
+                              f"method reaches uses `{word}`")
+            if isinstance(n, ast.MatchClass) and (n.patterns or set(n.kwd_attrs) & every):
+                raise Refused(f"a class pattern may read a member that changed (line "
+                              f"{n.lineno})")
             # A string may name it anywhere in its text: `"{0.m}".format(x)`, `"a.m"`.
             words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
                 n, ast.Constant) and isinstance(n.value, str) else []
-            for reached in {strings[w] for w in words if w in strings}:
-                if reached not in pair.kept:
-                    raise Refused(f"the method reaches `{reached}`, which its class "
-                                  "defines in one version only")
-                pair.relative.add(f"{pair.entry}.{reached}")
-    protocol = members & _PROTOCOL_NAMES
+            for cls, reached in {r for w in words for r in strings.get(w, ())}:
+                if reached not in pair.kept[cls]:
+                    raise Refused(f"the method reaches `{reached}`, which the class "
+                                  f"`{cls}` defines in one version only")
+                pair.relative.add(f"{cls}.{reached}")
+    protocol = every & _PROTOCOL_NAMES
     if protocol:
-        raise Refused(f"`{sorted(protocol)[0]}` changed in the class, which Python calls "
+        raise Refused(f"`{sorted(protocol)[0]}` changed in a class, which Python calls "
                       "by itself")
-    unreached = {m for m in members if f"{pair.entry}.{m}" not in pair.relative}
-    if not unreached:
-        return notes
-    return [*notes, f"the class `{pair.entry}` differs in {_listed(unreached)}, which the "
-            "method cannot reach: no code it runs of this module names them, and code "
-            "outside the module does not call them on the objects it is given"]
+    for cls, changed in sorted(members.items()):
+        unreached = {m for m in changed if f"{cls}.{m}" not in pair.relative}
+        if unreached:
+            notes.append(f"the class `{cls}` differs in {_listed(unreached)}, which the "
+                         "method cannot reach: no code it runs of this module names them, "
+                         "and code outside the module does not call them on the objects it "
+                         "is given")
+    return notes
 
 
 def _mangled(owner: str, name: str) -> str:
@@ -1849,7 +1861,7 @@ def _deep(v, skip, seen, depth=0):
             if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
                 return "<type builtins." + v.__qualname__ + ">"
             return "<a class of another module>"
-        left = [(k, x) for k, x in _vars(v).items() if v is not _owner or k not in _excluded]
+        left = [(k, x) for k, x in _vars(v).items() if (_id(v), k) not in _excluded]
         return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
                 [(k, _deep(x, skip, seen, depth + 1)) for k, x in left])
     if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
@@ -1866,12 +1878,12 @@ def _comparable(fp):
 
 if _globals is not None:
     _classes = [(_key, None) for _key, _line in _expect["classes"]]
-    _entry_fn = _owner = None
-    _excluded = set(_expect["excluded"])
+    _entry_fn = None
+    # The members a class may differ in, by the class object the module binds.
+    _excluded = {(_id(_globals.get(_c)), _m) for _c, _m in _expect["excluded"]}
     if _expect["method"] is not None:
         _name, _attr = _expect["method"]
         _cls = _globals.get(_name, _missing)
-        _owner = _cls  # the class whose members `_excluded` may differ
         _value = _vars(_cls).get(_attr, _missing) if isinstance(_cls, type) else _missing
         _entry_fn = _value
         if _type(_value) in _plain_kinds:
