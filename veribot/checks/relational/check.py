@@ -1498,6 +1498,11 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
                 defs[i][member] = pysource.code_key(stmt)
             elif note is not None and note not in notes[i]:
                 notes[i][note] = pysource.code_key(stmt)
+            elif (isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple
+                  and isinstance(stmt.target, ast.Name) and stmt.target.id not in notes[i]):
+                # `x: T = v` is `x = v` and an annotation of `x`.
+                notes[i][stmt.target.id] = "=" + pysource.code_key(stmt.annotation)
+                kept[i].append(f"{stmt.target.id} = {pysource.code_key(stmt.value)}")
             else:
                 kept[i].append(pysource.code_key(stmt))
     if kept[0] != kept[1]:
@@ -1531,13 +1536,15 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
         if m.startswith("__") and m.endswith("__"):
             raise Refused(f"the method `{m}` of the class `{da.name}` changed, which "
                           "Python calls by itself")
-        for node in (da, db):
-            # `x: int` alone binds nothing (it only fills `__annotations__`).
+        for node, module in ((da, pair.a), (db, pair.b)):
+            # `x: int` alone binds nothing (it only fills `__annotations__`), and the
+            # definition after `@overload` stubs replaces them (which are compared above).
             bare = {id(st.target) for st in node.body
                     if isinstance(st, ast.AnnAssign) and _bare_annotation(st) is not None}
+            stubs = overload_stubs(module.tree, node.body)
             binds = sum((m in _node_bindings(n) and id(n) not in bare) or (
                 isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and n.name == m) for n in _class_level(node))
+                and n.name == m and id(n) not in stubs) for n in _class_level(node))
             reads = any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
                         for n in _class_level(node))
             if binds > 1 or reads:
