@@ -467,3 +467,17 @@ def test_a_function_reading_a_class_that_changed_where_it_cannot_reach() -> None
     reading = "    y = g(D().k)\n    return y"
     assert not verified(d.format(1) + f.format(body=reading),
                         d.format(2) + f.format(body="    return g(D().k)"), "f")
+
+
+def test_a_docstring_naming_a_changed_member_does_not_reach_it() -> None:
+    doc = '        """Unlike :meth:`other`, ..."""\n'
+    before, after = pair(OTHER)
+    before = before.replace("    def m(self, g):\n", "    def m(self, g):\n" + doc)
+    after = after.replace("    def m(self, g):\n", "    def m(self, g):\n" + doc)
+    assert verified(before, after, "C.m")
+    # A string used as a value may be an attribute's name.
+    used = "        name = 'other'\n"
+    before, after = pair(OTHER)
+    before = before.replace("    def m(self, g):\n", "    def m(self, g):\n" + used)
+    after = after.replace("    def m(self, g):\n", "    def m(self, g):\n" + used)
+    assert not verified(before, after, "C.m")

@@ -1590,7 +1590,12 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
         # `getattr(x, "name")` names what it reads: the string is checked below.
         named = {id(n.func) for n in ast.walk(part)
                  if isinstance(n, ast.Call) and _by_constant_name(n)}
+        # A string that is a statement of its own (a docstring) is no value any code uses.
+        unused = {id(n.value) for n in ast.walk(part)
+                  if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         for n in ast.walk(part):
+            if id(n) in unused:
+                continue
             word = n.id if isinstance(n, ast.Name) else (
                 n.attr if isinstance(n, ast.Attribute) else None)
             if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
