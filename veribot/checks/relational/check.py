@@ -947,6 +947,7 @@ def plan(
     # What only the function object shows: its docstring and annotations. Code that can
     # reach the object (by its name, or through `self` for a method) may read them.
     same_doc = _header_key(fn_a) == _header_key(fn_b)
+    written_a = fn_a  # as written: a hint's statement lines refer to it
     fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     if classes and not same_doc:
         raise Refused("a method whose docstring or annotations changed")
@@ -975,7 +976,7 @@ def plan(
     reordered = False
     if canon_a.text() != canon_b.text() and statements:
         try:
-            moved = reorder.reorder(fn_a, tree_a, statements)
+            moved = _nested_with(reorder.reorder(written_a, tree_a, statements))
         except reorder.NotShown as why:
             raise Refused(f"the statement correspondence: {why}") from None
         loops_a = _yield_from_loops(moved)
