@@ -481,3 +481,18 @@ def test_a_docstring_naming_a_changed_member_does_not_reach_it() -> None:
     before = before.replace("    def m(self, g):\n", "    def m(self, g):\n" + used)
     after = after.replace("    def m(self, g):\n", "    def m(self, g):\n" + used)
     assert not verified(before, after, "C.m")
+
+
+def test_a_class_read_through_a_helper_follows_the_same_rules() -> None:
+    d = "class D:\n    def k(self):\n        return 1\n    def j(self):\n        return {}\n"
+    helper = "def make():\n    return D().k()\n"
+    f = "def f(g):\n{body}\n"
+    before = d.format(1) + helper + f.format(body="    y = g(make())\n    return y")
+    after = d.format(2) + helper + f.format(body="    return g(make())")
+    result = relational.check(before, after, ast.parse(before), ast.parse(after), "f",
+                              relational.Limits(), relative=True)
+    assert result is not None and any("differs in `j`" in a for a in result.assumptions)
+    reaching = helper.replace("k()", "j()")
+    before = d.format(1) + reaching + f.format(body="    y = g(make())\n    return y")
+    after = d.format(2) + reaching + f.format(body="    return g(make())")
+    assert not verified(before, after, "f")

@@ -1239,7 +1239,8 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         pair.side_a.functions[name] = (name, line_a)
         pair.side_b.functions[name] = (name, line_b)
         sa, sb = _Side(), _Side()
-        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same)
+        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same,
+                    members=pair.members, kept=pair.kept)
         _confirm_reads(sub, ca.reads, cb.reads)
         _merge(pair, sub)
         return
@@ -1657,6 +1658,7 @@ def _merge(pair: _Pair, sub: _Pair) -> None:
         side.classes.update(other.classes)
         side.chains += other.chains
         side.builtins |= other.builtins
+        side.excluded |= other.excluded
     pair.chains |= sub.chains
     pair.local_imports |= sub.local_imports
     pair.internal |= sub.internal
