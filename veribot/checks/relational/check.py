@@ -1286,9 +1286,10 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         pair.members[name] = changed
         for side in (pair.side_a, pair.side_b):
             side.excluded |= {(name, _mangled(name, m)) for m in changed}
-    # A module's name read by a method (`inspect`, `code`) is checked below where it
+    # A module's name read by a method (`traceback`, `code`) is checked below where it
     # resolves (an import of an observing module refuses); a parameter `code` is no module.
-    seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES}))
+    # Not `inspect`, whose import passes there: only its safe attributes may be read.
+    seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES} - {"inspect"}))
     if seen is not None:
         raise Refused(f"the class `{name}` uses `{seen}`")
     pair.same.add(name)  # a method may read its own class: the same apart from itself
