@@ -419,17 +419,37 @@ def annotated(future: bool, deco: str, foo_after: int = 2) -> tuple[str, str]:
     return before, after
 
 
-def test_names_in_annotations_never_evaluated_are_not_read() -> None:
-    assert verified(*annotated(future=True, deco=""), "C.m")
-    assert verified(*annotated(future=True, deco="@staticmethod"), "C.m")
+def test_names_in_annotations_bound_only_for_type_checkers_are_not_read() -> None:
+    """`if TYPE_CHECKING:` binds nothing when the code runs: whoever evaluates the
+    annotation (`get_type_hints`) fails the same way in both versions."""
+    head = "import typing\nif typing.TYPE_CHECKING:\n    from fractions import Fraction as Foo\n"
+    for deco in ("", "@register"):
+        before, after = annotated(future=True, deco=deco)
+        before = before.replace("Foo = 1\n", head)
+        after = after.replace("Foo = 2\n", head.replace("fractions", "decimal").replace(
+            "Fraction", "Decimal"))
+        assert verified(before, after, "C.m")
 
 
 @pytest.mark.parametrize(("future", "deco"), [
     (False, ""),  # evaluated when the method is defined
-    (True, "@register"),  # a decorator may evaluate them (`singledispatch.register` does)
+    (True, ""),  # evaluated by whoever reads the annotations (`get_type_hints`)
+    (True, "@register"),
 ])
-def test_names_in_annotations_that_may_be_evaluated_are_read(future: bool, deco: str) -> None:
+def test_names_in_annotations_bound_when_the_code_runs_are_read(
+    future: bool, deco: str
+) -> None:
     assert "`Foo`" in refusal(*annotated(future, deco), "C.m")
+
+
+def test_type_hints_read_by_the_function_differ_with_the_names_they_name() -> None:
+    """The reason: the same annotation text names another object."""
+    src = ("from __future__ import annotations\nimport typing\nFoo = {}\nclass C:\n"
+           "    def k(self, x: Foo) -> None:\n        pass\n"
+           "def f():\n{}\n")
+    before = src.format(1, "    h = typing.get_type_hints(C.k)\n    return h")
+    after = src.format(2, "    return typing.get_type_hints(C.k)")
+    assert not verified(before, after, "f")
 
 
 LOCALS = """\
@@ -509,3 +529,12 @@ def test_a_method_reading_a_name_of_an_observing_module(name: str, use: str, ok:
     before = src.format(use=use, body=M_BEFORE)
     after = src.format(use=use, body=M_AFTER)
     assert verified(before, after, "C.m") is ok
+
+
+def test_a_type_checking_block_that_runs_binds_its_names() -> None:
+    head = "TYPE_CHECKING = True\nif TYPE_CHECKING:\n    from fractions import Fraction as Foo\n"
+    before, after = annotated(future=True, deco="")
+    before = before.replace("Foo = 1\n", head)
+    after = after.replace("Foo = 2\n", head.replace("fractions", "decimal").replace(
+        "Fraction", "Decimal"))
+    assert "binds `Foo`" in refusal(before, after, "C.m")

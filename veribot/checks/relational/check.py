@@ -458,6 +458,14 @@ class _Module:
                 for name, origin in origins:
                     if self.bindings[name] == 1:
                         self.imports[name] = origin
+        # Names bound only in `if TYPE_CHECKING:` blocks: unbound when the code runs.
+        checking = Counter(name for stmt in tree.body if isinstance(stmt, ast.If)
+                           and "TYPE_CHECKING" in {w.id if isinstance(w, ast.Name) else
+                                                   w.attr if isinstance(w, ast.Attribute)
+                                                   else "" for w in ast.walk(stmt.test)}
+                           for name in _module_level(ast.Module(body=stmt.body,
+                                                                type_ignores=[])).elements())
+        self.typing_only = {name for name, n in checking.items() if self.bindings[name] == n}
         self.defs: dict[str, ast.stmt] = {}
         stubs = overload_stubs(tree)
         for stmt in tree.body:
@@ -1305,7 +1313,13 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     future = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
     loaded = sorted(_class_reads(da, changed, future, pair.a)
                     | _class_reads(db, changed, future, pair.b))
-    for read, class_level in loaded:
+    for read, class_level, note in loaded:
+        if note and read in pair.a.typing_only and read in pair.b.typing_only:
+            # Read by whoever evaluates the annotation (`get_type_hints`): unbound in both
+            # versions alike, as for a builtin the module does not bind (the child checks).
+            pair.side_a.builtins.add(read)
+            pair.side_b.builtins.add(read)
+            continue
         if class_level and read in implicit:
             continue
         if read in _OBSERVING_NAMES and read not in ("super", "__class__"):
@@ -1399,29 +1413,23 @@ def _members_left(node: ast.ClassDef, members: frozenset[str]) -> list[ast.AST]:
 
 
 def _class_reads(node: ast.ClassDef, members: frozenset[str], future: bool,
-                 module: _Module) -> set[tuple[str, bool]]:
+                 module: _Module) -> set[tuple[str, bool, bool]]:
     """The names a class reads that may be module-level names, each with whether it is
-    read at class level: all but the bodies of ``members``, a method's own locals (no
-    `global` or `nonlocal` in it: a name it binds is local in all of it, and in the
-    scopes nested in it) and, with ``from __future__ import annotations`` (``future``),
-    the names in annotations no decorator is given, which are then never evaluated."""
+    read at class level and whether only in an annotation that is never evaluated when
+    the class is made (``future``: ``from __future__ import annotations``). All but the
+    bodies of ``members`` and a method's own locals (no `global` or `nonlocal` in it: a
+    name it binds is local in all of it, and in the scopes nested in it)."""
     at_class = {id(n) for n in _class_level(node)}
     skipped: set[int] = set()
-    # A decorator may evaluate the annotations it is given (`singledispatch`'s `register`,
-    # a class decorator calling `get_type_hints`): then their names count.
-    plain = not node.decorator_list and not node.keywords
-    stubs = overload_stubs(module.tree, node.body)  # `typing.overload` evaluates nothing
+    notes: set[int] = set()
     for stmt in node.body:
-        if future and (plain if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
-                       else id(stmt) in stubs or all(
-                           isinstance(d, ast.Name) and d.id in _MEMBER_DECORATORS
-                           and not module.bindings[d.id] for d in stmt.decorator_list)):
-            skipped |= {id(n) for a in ast.walk(stmt) for n in _annotation_nodes(a)}
+        if future:
+            notes |= {id(n) for a in ast.walk(stmt) for n in _annotation_nodes(a)}
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             own = _own_locals(stmt)
             skipped |= {id(n) for inner in stmt.body for n in ast.walk(inner)
                         if isinstance(n, ast.Name) and n.id in own}
-    return {(n.id, id(n) in at_class) for part in _members_left(node, members)
+    return {(n.id, id(n) in at_class, id(n) in notes) for part in _members_left(node, members)
             for n in ast.walk(part) if isinstance(n, ast.Name) and id(n) not in skipped}
 
 
