@@ -521,10 +521,11 @@ def test_a_class_read_through_a_helper_follows_the_same_rules() -> None:
 @pytest.mark.parametrize(("name", "use", "ok"), [
     ("code", "        return code + 1", True),  # a parameter named like a module
     ("inspect", "        return inspect.getsourcelines(self.m)", False),
+    ("inspect", "        return inspect.cleandoc(self.m.__doc__)", True),  # a string's work
     ("traceback", "        return traceback.format_exc()", False),
 ])
 def test_a_method_reading_a_name_of_an_observing_module(name: str, use: str, ok: bool) -> None:
-    head = f"import {name}\n" if not ok else ""
+    head = f"import {name}\n" if name != "code" else ""
     src = head + "class C:\n    def k(self, code=0):\n{use}\n    def m(self, g):\n{body}\n"
     before = src.format(use=use, body=M_BEFORE)
     after = src.format(use=use, body=M_AFTER)

@@ -101,12 +101,13 @@ _OBSERVING_ATTRS = {
 }  # fmt: skip
 # Modules whose use can see source text, frames or what refers to what...
 _OBSERVING_MODULES = {"inspect", "dis", "traceback", "gc", "pdb", "bdb", "code", "linecache"}
-# ... except these parts of `inspect`, which show parameters (never renamed) and types.
+# ... except these parts of `inspect`, which show parameters (never renamed) and types, or
+# (`cleandoc`) only work on the string they are given.
 _SAFE_INSPECT = {
     "signature", "Signature", "Parameter", "BoundArguments", "getfullargspec", "getargspec",
     "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
     "iscoroutinefunction", "isgeneratorfunction", "isasyncgenfunction", "isawaitable",
-    "isabstract", "getmro", "unwrap",
+    "isabstract", "getmro", "unwrap", "cleandoc",
 }  # fmt: skip
 # Names every module binds (the import system sets them), not the builtins of that name.
 _MODULE_DUNDERS = {
