@@ -14,7 +14,20 @@ the same pair, is verified by this check too (a model's proof holds for its para
 types, distinct lists and exception types only, which the caller's calls need not meet),
 and nothing the function reads catches exceptions. A renamed local is refused where an
 exception its read raises (whose message names it) can reach code that reads it (a
-handler's name, a `with`). A method's class must be the same apart from the method.
+handler's name, a `with`). ``with a, b:`` is compared as ``with a: with b:``, and
+``@typing.overload`` stubs before a definition as the bindings it replaces.
+
+A method's class must be the same apart from the method, and every class it reads the
+same, or differ only in members it cannot reach (``_class_delta``, ``_unreached``): plain
+methods, static or
+class methods and property getters (changed, added or removed; no dunder, nothing the
+class body reads), and bare annotations under postponed evaluation (only
+``__annotations__`` changes; no code of the module reads annotations). Reached means
+named anywhere in the code it runs of this module (its class, the helpers and classes it
+reads): as an attribute of any object, in a string, or as a name the builtins call by
+themselves; code that reads attributes by a computed name refuses. A reached method both
+versions define makes the result relative to it (decided on its own, it must be verified
+by this check too). The sandbox then compares the class without those members.
 
 The static reading decides nothing alone. Both modules are then imported in the sandbox,
 and each version's child reports what a static reading cannot see: that the entry is the
@@ -52,6 +65,7 @@ from dataclasses import dataclass, field
 
 from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
+from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.project import modulecheck
 from veribot.checks.project.package import Package, PairContext
 from veribot.checks.relational import opaque, walker
@@ -87,12 +101,13 @@ _OBSERVING_ATTRS = {
 }  # fmt: skip
 # Modules whose use can see source text, frames or what refers to what...
 _OBSERVING_MODULES = {"inspect", "dis", "traceback", "gc", "pdb", "bdb", "code", "linecache"}
-# ... except these parts of `inspect`, which show parameters (never renamed) and types.
+# ... except these parts of `inspect`, which show parameters (never renamed) and types, or
+# (`cleandoc`) only work on the string they are given.
 _SAFE_INSPECT = {
     "signature", "Signature", "Parameter", "BoundArguments", "getfullargspec", "getargspec",
     "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
     "iscoroutinefunction", "isgeneratorfunction", "isasyncgenfunction", "isawaitable",
-    "isabstract", "getmro", "unwrap",
+    "isabstract", "getmro", "unwrap", "cleandoc",
 }  # fmt: skip
 # Names every module binds (the import system sets them), not the builtins of that name.
 _MODULE_DUNDERS = {
@@ -155,9 +170,11 @@ class _Side:
     classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
     chains: list[Chain] = field(default_factory=list)
     builtins: set[str] = field(default_factory=set)
+    excluded: set[tuple[str, str]] = field(default_factory=set)  # (class, member)
 
     def request(self) -> dict[str, object]:
         return {
+            "excluded": sorted(self.excluded),
             "entry": self.entry,
             "method": self.method,
             "functions": sorted(self.functions.items()),
@@ -442,8 +459,19 @@ class _Module:
                 for name, origin in origins:
                     if self.bindings[name] == 1:
                         self.imports[name] = origin
+        # Names bound only in `if TYPE_CHECKING:` blocks: unbound when the code runs.
+        checking = Counter(name for stmt in tree.body if isinstance(stmt, ast.If)
+                           and "TYPE_CHECKING" in {w.id if isinstance(w, ast.Name) else
+                                                   w.attr if isinstance(w, ast.Attribute)
+                                                   else "" for w in ast.walk(stmt.test)}
+                           for name in _module_level(ast.Module(body=stmt.body,
+                                                                type_ignores=[])).elements())
+        self.typing_only = {name for name, n in checking.items() if self.bindings[name] == n}
         self.defs: dict[str, ast.stmt] = {}
+        stubs = overload_stubs(tree)
         for stmt in tree.body:
+            if id(stmt) in stubs:
+                continue
             for name in _defined(stmt):
                 if self.bindings[name] == 1:
                     self.defs[name] = stmt
@@ -459,12 +487,20 @@ class _Module:
         return f"{top}.py" in paths or any(p.startswith(top + "/") for p in paths)
 
 
-def _without_body(node: ast.ClassDef, method: str) -> ast.ClassDef:
-    """The class with the body of ``method`` left out; it must be bound once in the class."""
-    defs = [s for s in node.body
-            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method]
+def _without_body(node: ast.ClassDef, method: str, tree: ast.Module) -> ast.ClassDef:
+    """The class with the body of ``method`` left out; it must be bound once in the class.
+
+    ``@typing.overload`` stubs before it (``pymodule.overload_stubs``: typing's decorator
+    alone, followed by a real definition of the name) are bindings the real definition
+    replaces; they stay in the class's text, compared like the rest of it. A stub after
+    the real definition is what the name holds: it counts as a second binding.
+    """
+    stubs = overload_stubs(tree, node.body)
+    defs = [s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            and s.name == method and id(s) not in stubs]
     binds = sum(method in _node_bindings(n) or (
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method)
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == method
+        and id(n) not in stubs)
         for n in _class_level(node))
     if len(defs) != 1 or binds != 1:
         raise Refused(f"`{method}` is bound more than once in its class")
@@ -530,14 +566,16 @@ def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
 
 def _module_level(tree: ast.Module) -> Counter[str]:
     """How often each module-level name is bound: by module-level code in any binding form
-    (``pymodule._bindings``), and by a ``global`` declaration in any function. A local of a
+    (``pymodule._bindings``; an ``@overload`` stub is not a binding of the name the next
+    definition rebinds), and by a ``global`` declaration in any function. A local of a
     function or an attribute of a class of the same name is not a binding of it."""
     count: Counter[str] = Counter()
+    stubs = overload_stubs(tree)  # replaced by the definition that follows them
     stack: list[ast.AST] = list(tree.body)
     while stack:
         n = stack.pop()
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            if not isinstance(n, ast.Lambda):
+            if not isinstance(n, ast.Lambda) and id(n) not in stubs:
                 count[n.name] += 1
             # Only what runs at the definition is module-level code; walrus targets in
             # there and `global` declarations anywhere inside bind module names.
@@ -775,6 +813,30 @@ class _Canon:
         return n.id in self.module.imports
 
 
+def _nested_with(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """``fn`` with every ``with a, b:`` written ``with a: with b:`` (a copy, if any).
+
+    The language reference defines the form with several items as the nested statements:
+    ``b`` is evaluated after ``a.__enter__``, inside it, and the exits run in reverse.
+    """
+    if not any(isinstance(n, ast.With | ast.AsyncWith) and len(n.items) > 1
+               for n in ast.walk(fn)):
+        return fn
+    copied = copy.deepcopy(fn)
+    split = True
+    while split:  # `ast.walk` lists a node's children before it yields the node
+        split = False
+        for n in ast.walk(copied):
+            if isinstance(n, ast.With | ast.AsyncWith) and len(n.items) > 1:
+                inner = type(n)(items=n.items[1:], body=n.body, type_comment=None)
+                ast.copy_location(inner, n.items[1].context_expr)
+                n.items, n.body = n.items[:1], [inner]
+                split = True
+    return copied
+
+
 def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | None:
     """A copy of ``fn`` with each ``for x in it: yield x`` whose ``x`` is dead after the
     loop written ``yield from it``; None if there is none (``x`` is read by no nested
@@ -859,6 +921,11 @@ class _Pair:
     chains: bool = False
     local_imports: bool = False
     internal: bool = False
+    # A class the entry reads (or its own) may differ in these members (methods changed,
+    # added or removed, and `__annotations__`), which the entry must not reach, or only
+    # as changed units (``_unreached``); `kept`: those both versions define.
+    members: dict[str, frozenset[str]] = field(default_factory=dict)
+    kept: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def plan(
@@ -890,6 +957,8 @@ def plan(
     # What only the function object shows: its docstring and annotations. Code that can
     # reach the object (by its name, or through `self` for a method) may read them.
     same_doc = _header_key(fn_a) == _header_key(fn_b)
+    written_a = fn_a  # as written: a hint's statement lines refer to it
+    fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     if classes and not same_doc:
         raise Refused("a method whose docstring or annotations changed")
     # Code of the module that can change, after import, what the function reads (a
@@ -917,7 +986,7 @@ def plan(
     reordered = False
     if canon_a.text() != canon_b.text() and statements:
         try:
-            moved = reorder.reorder(fn_a, tree_a, statements)
+            moved = _nested_with(reorder.reorder(written_a, tree_a, statements))
         except reorder.NotShown as why:
             raise Refused(f"the statement correspondence: {why}") from None
         loops_a = _yield_from_loops(moved)
@@ -962,6 +1031,7 @@ def plan(
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    trusted += _unreached(pair, (fn_a, fn_b))
     if pair.relative:
         # The function, or a helper or class it reads, may catch what a changed callee raises.
         for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
@@ -1174,13 +1244,14 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
             pair.side_b.relative[name] = (name, line_b)
             return
         pair.same.add(name)  # assumed while its own reads are checked (a fixpoint)
-        ca, cb = _Canon(da, pair.a), _Canon(db, pair.b)
+        ca, cb = _Canon(_nested_with(da), pair.a), _Canon(_nested_with(db), pair.b)
         if ca.text() != cb.text():
             raise Refused(f"`{name}` reads names that resolve differently")
         pair.side_a.functions[name] = (name, line_a)
         pair.side_b.functions[name] = (name, line_b)
         sa, sb = _Side(), _Side()
-        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same)
+        sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same,
+                    members=pair.members, kept=pair.kept)
         _confirm_reads(sub, ca.reads, cb.reads)
         _merge(pair, sub)
         return
@@ -1205,6 +1276,8 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
 
     With ``method``, the class of the method under review: the same apart from that
     method's body (its decorators and parameters are class-level code, compared here).
+    Either may differ in members (``_class_delta``) that ``_unreached`` later shows the
+    entry cannot reach, or reaches only as changed units decided on their own.
     The names are all those the class loads anywhere (its body, its methods): a method's
     local of the same name as a module-level one is checked too, which only refuses more.
     The loaded class itself is compared in the sandbox (``_deep`` in the child).
@@ -1215,12 +1288,19 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         if not isinstance(node, ast.ClassDef):
             raise Refused(f"`{name}` is not a class bound once at module level")
         if method is not None:
-            node = _without_body(node, method)
+            node = _without_body(node, method, module.tree)
         nodes.append(node)
     da, db = nodes
+    changed: frozenset[str] = frozenset()
     if pysource.code_key(da) != pysource.code_key(db):
-        raise Refused(f"the class `{name}` changed")
-    seen = _observes(da, frozenset({"super", "__class__"}))
+        changed, pair.kept[name] = _class_delta(pair, da, db)
+        pair.members[name] = changed
+        for side in (pair.side_a, pair.side_b):
+            side.excluded |= {(name, _mangled(name, m)) for m in changed}
+    # A module's name read by a method (`traceback`, `code`) is checked below where it
+    # resolves (an import of an observing module refuses); a parameter `code` is no module.
+    # Not `inspect`, whose import passes there: only its safe attributes may be read.
+    seen = _observes(da, frozenset({"super", "__class__", *_OBSERVING_MODULES} - {"inspect"}))
     if seen is not None:
         raise Refused(f"the class `{name}` uses `{seen}`")
     pair.same.add(name)  # a method may read its own class: the same apart from itself
@@ -1232,10 +1312,17 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     implicit = {"__module__", "__qualname__"}
     if ast.get_docstring(da, clean=False) is not None:
         implicit.add("__doc__")  # set in the class namespace before the body runs
-    at_class = {id(n) for n in _class_level(da)}
-    loaded = sorted({(n.id, id(n) in at_class) for n in ast.walk(da)
-                     if isinstance(n, ast.Name)})
-    for read, class_level in loaded:
+    # Both versions' reads, but for the members that differ: the entry reaches none of them.
+    future = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
+    loaded = sorted(_class_reads(da, changed, future, pair.a)
+                    | _class_reads(db, changed, future, pair.b))
+    for read, class_level, note in loaded:
+        if note and read in pair.a.typing_only and read in pair.b.typing_only:
+            # Read by whoever evaluates the annotation (`get_type_hints`): unbound in both
+            # versions alike, as for a builtin the module does not bind (the child checks).
+            pair.side_a.builtins.add(read)
+            pair.side_b.builtins.add(read)
+            continue
         if class_level and read in implicit:
             continue
         if read in _OBSERVING_NAMES and read not in ("super", "__class__"):
@@ -1267,6 +1354,314 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             raise Refused(f"the class `{name}` reads `{read}`, which changed")
 
 
+# Names the interpreter and the builtins look up on an object by themselves, which are no
+# dunders: `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`,
+# `throw` and `close`; `print(file=x)` calls `write` and `flush`; file wrappers and
+# `contextlib.closing` call the file methods. A changed member of such a name refuses.
+_PROTOCOL_NAMES = {
+    "keys", "items", "get", "send", "throw", "close", "write", "writelines", "flush", "read",
+    "readline", "readlines", "readinto", "fileno", "seek", "tell", "readable", "writable",
+    "seekable", "isatty", "closed",
+}  # fmt: skip
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Reflection that reads attributes by a name the code computes, or all of them.
+_BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller"}
+_ALL_ATTRIBUTES = {"vars", "dir", "__dict__", "getmembers", "__getattribute__",
+                   "getmembers_static", "getattr_static"}
+# Code that reads a class's annotations (which a bare `x: int` in its body changes).
+_READS_ANNOTATIONS = {"__annotations__", "get_type_hints", "get_annotations", "dataclass",
+                      "dataclasses", "fields", "NamedTuple", "TypedDict"}
+
+
+_MEMBER_DECORATORS = ("staticmethod", "classmethod", "property")
+
+
+def _member(stmt: ast.stmt) -> str | None:
+    """The name a statement of a class body defines as a member that may differ: a plain
+    method, undecorated or decorated by one builtin `staticmethod`, `classmethod` or
+    `property` (a getter alone: `@x.setter` reads the name at class level)."""
+    if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    if len(stmt.decorator_list) > 1 or any(
+        not (isinstance(d, ast.Name) and d.id in _MEMBER_DECORATORS)
+        for d in stmt.decorator_list
+    ):
+        return None
+    return stmt.name
+
+
+def _bare_annotation(stmt: ast.stmt) -> str | None:
+    """The name a bare class-level annotation (``x: int``, no value) annotates."""
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None and stmt.simple and isinstance(
+        stmt.target, ast.Name
+    ):
+        return stmt.target.id
+    return None
+
+
+def _members_left(node: ast.ClassDef, members: frozenset[str]) -> list[ast.AST]:
+    """The parts of a class other than the bodies of ``members`` (their definitions still
+    count: decorators are read at class level)."""
+    if not members:
+        return [node]
+    kept: list[ast.AST] = [*node.decorator_list, *node.bases, *node.keywords]
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            _member(stmt) in members
+        ):
+            kept += stmt.decorator_list
+        elif _bare_annotation(stmt) not in members:
+            kept.append(stmt)
+    return kept
+
+
+def _class_reads(node: ast.ClassDef, members: frozenset[str], future: bool,
+                 module: _Module) -> set[tuple[str, bool, bool]]:
+    """The names a class reads that may be module-level names, each with whether it is
+    read at class level and whether only in an annotation that is never evaluated when
+    the class is made (``future``: ``from __future__ import annotations``). All but the
+    bodies of ``members`` and a method's own locals (no `global` or `nonlocal` in it: a
+    name it binds is local in all of it, and in the scopes nested in it)."""
+    at_class = {id(n) for n in _class_level(node)}
+    skipped: set[int] = set()
+    notes: set[int] = set()
+    for stmt in node.body:
+        if future:
+            notes |= {id(n) for a in ast.walk(stmt) for n in _annotation_nodes(a)}
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            own = _own_locals(stmt)
+            skipped |= {id(n) for inner in stmt.body for n in ast.walk(inner)
+                        if isinstance(n, ast.Name) and n.id in own}
+    return {(n.id, id(n) in at_class, id(n) in notes) for part in _members_left(node, members)
+            for n in ast.walk(part) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
+def _annotation_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of the annotations ``node`` carries itself."""
+    notes: list[ast.expr | None] = []
+    if isinstance(node, ast.arg):
+        notes.append(node.annotation)
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        notes.append(node.returns)
+    elif isinstance(node, ast.AnnAssign):
+        notes.append(node.annotation)
+    for note in notes:
+        if note is not None:
+            yield from ast.walk(note)
+
+
+def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``fn``'s own scope binds (parameters, and every binding form outside the
+    scopes nested in it), or none where it declares `global` or `nonlocal` anywhere."""
+    if any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(fn)):
+        return set()
+    names = {p.arg for p in _params(fn.args)}
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(n.name)
+            stack += n.decorator_list
+            stack += (_outer_parts(n) if not isinstance(n, ast.ClassDef)
+                      else [*n.bases, *n.keywords])
+            continue
+        if isinstance(n, ast.Lambda):
+            stack += _outer_parts(n)
+            continue
+        if isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+            names |= {w.target.id for w in ast.walk(n)
+                      if isinstance(w, ast.NamedExpr) and isinstance(w.target, ast.Name)}
+            continue
+        names.update(_node_bindings(n))
+        stack.extend(ast.iter_child_nodes(n))
+    return names
+
+
+def _future_annotations(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.ImportFrom) and s.module == "__future__"
+               and any(a.name == "annotations" for a in s.names) for s in tree.body)
+
+
+def _class_delta(pair: _Pair, da: ast.ClassDef,
+                 db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
+    """The members in which a class differs between the versions (its methods
+    changed, added or removed; bare annotations under ``from __future__ import
+    annotations``, which change only ``__annotations__``), and those of them that both
+    versions define; or ``Refused``.
+
+    Everything else must be the same: the decorators, bases and keywords (a `dataclass`
+    makes `__init__` from the annotations, a metaclass sees the namespace), and every
+    other statement in the same order. A changed member must be a plain method or a
+    builtin `staticmethod`/`classmethod` of a name that is no dunder (`==`, `hash`, `len`
+    call those by themselves) and that class-level code does not read; the class must not
+    bind its name otherwise.
+    """
+    head = [pysource.code_key(ast.ClassDef(name=d.name, bases=d.bases, keywords=d.keywords,
+                                           body=[ast.Pass()], decorator_list=d.decorator_list))
+            for d in (da, db)]
+    if head[0] != head[1]:
+        raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords")
+    kept: list[list[str]] = [[], []]
+    defs: list[dict[str, str]] = [{}, {}]
+    notes: list[dict[str, str]] = [{}, {}]
+    for i, node in enumerate((da, db)):
+        for stmt in node.body:
+            member, note = _member(stmt), _bare_annotation(stmt)
+            if member is not None and member not in defs[i]:
+                defs[i][member] = pysource.code_key(stmt)
+            elif note is not None and note not in notes[i]:
+                notes[i][note] = pysource.code_key(stmt)
+            elif (isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple
+                  and isinstance(stmt.target, ast.Name) and stmt.target.id not in notes[i]):
+                # `x: T = v` is `x = v` and an annotation of `x`.
+                notes[i][stmt.target.id] = "=" + pysource.code_key(stmt.annotation)
+                kept[i].append(f"{stmt.target.id} = {pysource.code_key(stmt.value)}")
+            else:
+                kept[i].append(pysource.code_key(stmt))
+    if kept[0] != kept[1]:
+        raise Refused(f"the class `{da.name}` changed other than in its methods and bare "
+                      "annotations")
+    changed = {m for m in defs[0].keys() | defs[1].keys() if defs[0].get(m) != defs[1].get(m)}
+    annotated = {m for m in notes[0].keys() | notes[1].keys()
+                 if notes[0].get(m) != notes[1].get(m)}
+    if annotated:
+        if da.decorator_list or da.keywords:
+            raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
+                          "annotations changed")
+        if not (_future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)):
+            raise Refused(f"the annotations of the class `{da.name}` changed, and are "
+                          "evaluated when it is made")
+        for tree in (pair.a.tree, pair.b.tree):
+            for n in ast.walk(tree):
+                word = n.id if isinstance(n, ast.Name) else (
+                    n.attr if isinstance(n, ast.Attribute) else (
+                        n.name if isinstance(n, ast.alias) else None))
+                if word in _READS_ANNOTATIONS:
+                    raise Refused(f"the annotations of the class `{da.name}` changed, and "
+                                  f"the module uses `{word}`")
+        changed.add("__annotations__")
+    for word in _MEMBER_DECORATORS:  # the builtins (the child confirms it)
+        if pair.a.bindings[word] or pair.b.bindings[word] or any(
+            word in _node_bindings(n) for node in (da, db) for n in _class_level(node)
+        ):
+            raise Refused(f"the class `{da.name}` changed, and the module binds `{word}`")
+    for m in sorted(changed - {"__annotations__"}):
+        if m.startswith("__") and m.endswith("__"):
+            raise Refused(f"the method `{m}` of the class `{da.name}` changed, which "
+                          "Python calls by itself")
+        for node, module in ((da, pair.a), (db, pair.b)):
+            # `x: int` alone binds nothing (it only fills `__annotations__`), and the
+            # definition after `@overload` stubs replaces them (which are compared above).
+            bare = {id(st.target) for st in node.body
+                    if isinstance(st, ast.AnnAssign) and _bare_annotation(st) is not None}
+            stubs = overload_stubs(module.tree, node.body)
+            binds = sum((m in _node_bindings(n) and id(n) not in bare) or (
+                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == m and id(n) not in stubs) for n in _class_level(node))
+            reads = any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
+                        for n in _class_level(node))
+            if binds > 1 or reads:
+                raise Refused(f"`{m}` of the class `{da.name}` changed and is bound or "
+                              "read by other code of the class body")
+    return frozenset(changed), frozenset(changed & defs[0].keys() & defs[1].keys())
+
+
+def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
+    """Refuse unless the entry cannot reach a member its class differs in, or reaches
+    only methods both versions define, each then a changed unit the result is relative to
+    (added to ``pair.relative`` as ``Class.method``: it stands only if that method, decided
+    on its own, is verified by this check too).
+
+    The code that runs as part of the entry, as far as this module goes, is the entry
+    itself, its class (any object may be an instance of it) and the functions and classes
+    it reads, in both versions. A member is reached there by any attribute of its name
+    (on any object: `super()` and other instances too), by a string of its name
+    (`getattr(x, "m")`), or, for the names Python looks up by itself, anywhere. Code that
+    reads attributes by a computed name, or all of them, may reach any.
+    """
+    notes = [f"the annotations of the class `{cls}` changed: code outside the module does "
+             "not read them (no code of the module does)"
+             for cls, changed in sorted(pair.members.items()) if "__annotations__" in changed]
+    members = {cls: changed - {"__annotations__"} for cls, changed in pair.members.items()}
+    if not any(members.values()):
+        return notes
+    every = {m for changed in members.values() for m in changed}
+    code: list[ast.AST] = list(fns)
+    for module, side in ((pair.a, pair.side_a), (pair.b, pair.side_b)):
+        for read in {pair.entry, *side.functions, *side.relative, *side.classes}:
+            node = module.defs.get(read)
+            if node is not None:
+                code += (_members_left(node, pair.members[read]) if read in pair.members
+                         and isinstance(node, ast.ClassDef) else [node])
+    # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
+    strings: dict[str, set[tuple[str, str]]] = {}
+    for cls, changed in members.items():
+        for m in changed:
+            strings.setdefault(m, set()).add((cls, m))
+            strings.setdefault(_mangled(cls, m), set()).add((cls, m))
+    for part in code:
+        # `getattr(x, "name")` names what it reads: the string is checked below.
+        named = {id(n.func) for n in ast.walk(part)
+                 if isinstance(n, ast.Call) and _by_constant_name(n)}
+        # A string that is a statement of its own (a docstring) is no value any code uses.
+        unused = {id(n.value) for n in ast.walk(part)
+                  if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        for n in ast.walk(part):
+            if id(n) in unused:
+                continue
+            word = n.id if isinstance(n, ast.Name) else (
+                n.attr if isinstance(n, ast.Attribute) else None)
+            if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
+                raise Refused(f"a class it reads changed ({_listed(every)}), and code the "
+                              f"method reaches uses `{word}`")
+            if isinstance(n, ast.MatchClass) and (n.patterns or set(n.kwd_attrs) & every):
+                raise Refused(f"a class pattern may read a member that changed (line "
+                              f"{n.lineno})")
+            # A string may name it anywhere in its text: `"{0.m}".format(x)`, `"a.m"`.
+            words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
+                n, ast.Constant) and isinstance(n.value, str) else []
+            for cls, reached in {r for w in words for r in strings.get(w, ())}:
+                if reached not in pair.kept[cls]:
+                    raise Refused(f"the method reaches `{reached}`, which the class "
+                                  f"`{cls}` defines in one version only")
+                pair.relative.add(f"{cls}.{reached}")
+    protocol = every & _PROTOCOL_NAMES
+    if protocol:
+        raise Refused(f"`{sorted(protocol)[0]}` changed in a class, which Python calls "
+                      "by itself")
+    for cls, changed in sorted(members.items()):
+        unreached = {m for m in changed if f"{cls}.{m}" not in pair.relative}
+        if unreached:
+            notes.append(f"the class `{cls}` differs in {_listed(unreached)}, which the "
+                         "method cannot reach: no code it runs of this module names them, "
+                         "and code outside the module does not call them on the objects it "
+                         "is given")
+    return notes
+
+
+def _mangled(owner: str, name: str) -> str:
+    """The name a member ``name`` of the class ``owner`` is stored under."""
+    if name.startswith("__") and not name.endswith("__") and owner.strip("_"):
+        return f"_{owner.lstrip('_')}{name}"
+    return name
+
+
+def _by_constant_name(call: ast.Call) -> bool:
+    """Whether a call of ``getattr`` and the like names the attribute by a string literal
+    (``attrgetter("a", "b.c")``: each one), not by a value the code computes."""
+    f = call.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    names = call.args if name == "attrgetter" else call.args[:1] if name == "methodcaller" \
+        else call.args[1:2]
+    return bool(names) and not any(isinstance(a, ast.Starred) for a in call.args) and all(
+        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in names)
+
+
+def _listed(names: frozenset[str] | set[str]) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names))
+
+
 def _merge(pair: _Pair, sub: _Pair) -> None:
     for side, other in ((pair.side_a, sub.side_a), (pair.side_b, sub.side_b)):
         side.functions.update(other.functions)
@@ -1275,6 +1670,7 @@ def _merge(pair: _Pair, sub: _Pair) -> None:
         side.classes.update(other.classes)
         side.chains += other.chains
         side.builtins |= other.builtins
+        side.excluded |= other.excluded
     pair.chains |= sub.chains
     pair.local_imports |= sub.local_imports
     pair.internal |= sub.internal
@@ -1492,8 +1888,9 @@ def _deep(v, skip, seen, depth=0):
             if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
                 return "<type builtins." + v.__qualname__ + ">"
             return "<a class of another module>"
+        left = [(k, x) for k, x in _vars(v).items() if (_id(v), k) not in _excluded]
         return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
-                [(k, _deep(x, skip, seen, depth + 1)) for k, x in _vars(v).items()])
+                [(k, _deep(x, skip, seen, depth + 1)) for k, x in left])
     if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
         return "<builtin " + _str(v.__module__) + "." + _str(v.__qualname__) + ">"
     return "<an object of another type>"
@@ -1509,16 +1906,18 @@ def _comparable(fp):
 if _globals is not None:
     _classes = [(_key, None) for _key, _line in _expect["classes"]]
     _entry_fn = None
+    # The members a class may differ in, by the class object the module binds.
+    _excluded = {(_id(_globals.get(_c)), _m) for _c, _m in _expect["excluded"]}
     if _expect["method"] is not None:
-        _owner, _attr = _expect["method"]
-        _cls = _globals.get(_owner, _missing)
+        _name, _attr = _expect["method"]
+        _cls = _globals.get(_name, _missing)
         _value = _vars(_cls).get(_attr, _missing) if isinstance(_cls, type) else _missing
         _entry_fn = _value
         if _type(_value) in _plain_kinds:
             _entry_fn = _value.__func__
         elif isinstance(_value, _property):
             _entry_fn = _value.fget
-        _classes.append((_owner, id(_entry_fn)))
+        _classes.append((_name, id(_entry_fn)))
     for _key, _skip in _classes:
         _fpc = _deep(_globals.get(_key, _missing), _skip, {})
         if not _comparable(_fpc):
