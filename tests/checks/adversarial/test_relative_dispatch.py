@@ -61,6 +61,11 @@ NOT_VERIFIED = [
      "    class E:\n        pass\n" + F_A,
      "if True:\n    class E:\n        def go(self, v):\n            return v + 1\nelse:\n"
      "    class E:\n        pass\n" + F_B, "f"),
+    ("object-is-another-class-here",
+     "class B:\n    def go(self, v):\n        return 1\nobject = B\nclass E(object):\n"
+     "    pass\n" + F_A,
+     "class B:\n    def go(self, v):\n        return 1\nobject = B\nclass E:\n    pass\n"
+     + F_B, "f"),
     ("a-repr-changed", "class E:\n    def __repr__(self):\n        return 'a'\n"
      "def f(o, x):\n    y = x\n    return repr(o) + y\n",
      "class E:\n    def __repr__(self):\n        return 'b'\n"

@@ -1595,7 +1595,8 @@ def _other_classes(pair: _Pair) -> list[str]:
         if len(nodes_a) != 1 or len(nodes_b) != 1:
             raise Refused(f"the class `{name}`, defined more than once, changed: objects the "
                           "function handles may be instances of it")
-        changed, kept = _unread_delta(nodes_a[0], nodes_b[0])
+        shadowed = bool(pair.a.bindings["object"] or pair.b.bindings["object"])
+        changed, kept = _unread_delta(nodes_a[0], nodes_b[0], shadowed)
         made = changed & _CONSTRUCTION
         changed -= made
         if made:
@@ -1627,8 +1628,8 @@ def _module_classes(tree: ast.Module) -> dict[str, list[ast.ClassDef]]:
     return found
 
 
-def _unread_delta(da: ast.ClassDef,
-                  db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
+def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
+                  shadowed: bool) -> tuple[frozenset[str], frozenset[str]]:
     """The names a class the entry does not name binds otherwise in the two versions, and
     those of them that are plain methods (``_member``) in both; or ``Refused`` where its
     header (decorators, bases, keywords) or a statement that binds nothing differs.
@@ -1636,11 +1637,13 @@ def _unread_delta(da: ast.ClassDef,
     Each statement of the body is filed under the names it binds: a definition, an
     assignment, an annotation (under ``__annotations__``), the docstring (``__doc__``). A
     dunder other than the construction methods refuses: Python calls it by itself, on
-    any object the entry handles.
+    any object the entry handles. ``class E(object)`` is ``class E`` unless the module
+    binds ``object`` (``shadowed``).
     """
     head = [pysource.code_key(ast.ClassDef(
         name=d.name, keywords=d.keywords, body=[ast.Pass()], decorator_list=d.decorator_list,
-        bases=[b for b in d.bases if not (isinstance(b, ast.Name) and b.id == "object")]))
+        bases=[b for b in d.bases if shadowed or not (
+            isinstance(b, ast.Name) and b.id == "object")]))
         for d in (da, db)]
     if head[0] != head[1]:
         raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords: "
