@@ -1678,6 +1678,40 @@ def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
     return changed, frozenset(changed & methods[0] & methods[1] & once)
 
 
+def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
+                     changed: dict[str, frozenset[str] | set[str]]) -> list[ast.AST]:
+    """The unchanged statements of ``classes`` that code reached from ``code`` names (by
+    an attribute, a name or a word of a string), or that Python calls by itself (dunders),
+    to a fixpoint."""
+    def words(part: ast.AST) -> set[str]:
+        out: set[str] = set()
+        for n in ast.walk(part):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                out.add(n.attr)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                out.update(_WORD.findall(n.value))
+        return out
+
+    seen = {w for part in code for w in words(part)}
+    left = [(stmt, _statement_names(node, stmt)) for node in classes for stmt in node.body
+            if not isinstance(stmt, ast.Expr)
+            and not _statement_names(node, stmt) & changed[node.name]]
+    reached: list[ast.AST] = []
+    grew = True
+    while grew:
+        grew = False
+        for item in list(left):
+            stmt, names = item
+            if names & seen or any(n.startswith("__") and n.endswith("__") for n in names):
+                left.remove(item)
+                reached.append(stmt)
+                seen |= words(stmt)
+                grew = True
+    return reached
+
+
 def _statement_names(node: ast.ClassDef, stmt: ast.stmt) -> set[str]:
     """The names a statement of the class body binds in the class's namespace (an
     annotation binds ``__annotations__``)."""
@@ -1719,12 +1753,11 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             if node is not None:
                 code += (_members_left(node, pair.members[read]) if read in pair.members
                          and isinstance(node, ast.ClassDef) else [node])
-        # A class the entry does not name runs its methods for whatever the entry calls
-        # on its objects: all of them count as reached (their changed ones are left out).
-        for cls in pair.unread:
-            node = _module_classes(module.tree)[cls][0]
-            code += [stmt for stmt in node.body if not isinstance(stmt, ast.Expr) and not (
-                _statement_names(node, stmt) & (pair.members[cls] | pair.made))]
+        # A class the entry does not name runs a method of its objects that the code
+        # reached so far names (and any dunder): those count as reached in turn.
+        unread = [_module_classes(module.tree)[cls][0] for cls in sorted(pair.unread)]
+        code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
+                                                for cls in pair.unread})
     if pair.made:
         for part in code:
             for n in ast.walk(part):
