@@ -926,6 +926,10 @@ class _Pair:
     # as changed units (``_unreached``); `kept`: those both versions define.
     members: dict[str, frozenset[str]] = field(default_factory=dict)
     kept: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Classes the entry does not name whose members differ (``_other_classes``), and the
+    # construction methods that differ in them.
+    unread: set[str] = field(default_factory=set)
+    made: set[str] = field(default_factory=set)
 
 
 def plan(
@@ -1031,6 +1035,7 @@ def plan(
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    trusted += _other_classes(pair)
     trusted += _unreached(pair, (fn_a, fn_b))
     if pair.relative:
         # The function, or a helper or class it reads, may catch what a changed callee raises.
@@ -1567,6 +1572,172 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
     return frozenset(changed), frozenset(changed & defs[0].keys() & defs[1].keys())
 
 
+# What runs only when an object of the class is made: reached by code that names the class
+# (then it is a class the entry reads), or makes one from an object it has (`type(o)()`).
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
+# Code that makes an object from another object's class.
+_MAKES_FROM_OBJECTS = {"type", "__class__", "copy", "deepcopy", "replace", "__reduce__",
+                       "__reduce_ex__", "__copy__", "__deepcopy__"}
+
+
+def _other_classes(pair: _Pair) -> list[str]:
+    """The classes of the module the entry does not name, that differ between the
+    versions: any object it handles may be an instance of one (a subclass of its own
+    class, an argument), and what it calls on that object runs the class's methods.
+
+    Each such class must differ only as ``_class_delta`` allows (its members), apart from
+    ``__init__``/``__new__``/``__post_init__``, which run only when an object of it is made:
+    code that names the class is the entry's own (a class it reads, compared as such), and
+    code that makes one from an object (``type(o)()``, ``copy``) is refused. Its changed
+    members are then recorded like those of a class the entry reads, for ``_unreached``:
+    an attribute or string of their name in code the entry runs makes the result relative
+    to them (a plain method both versions define) or refuses. A class defined more than
+    once, or only in one version (its objects come only from code of that version, which
+    changed and is a unit of its own), is handled so: the first refuses when it differs,
+    the second is left out.
+    """
+    notes: list[str] = []
+    classes_a, classes_b = _module_classes(pair.a.tree), _module_classes(pair.b.tree)
+    for name in sorted(classes_a.keys() & classes_b.keys()):
+        if name in pair.members or name in pair.same or name == pair.entry:
+            continue
+        nodes_a, nodes_b = classes_a[name], classes_b[name]
+        if [pysource.code_key(n) for n in nodes_a] == [pysource.code_key(n) for n in nodes_b]:
+            continue
+        if len(nodes_a) != 1 or len(nodes_b) != 1:
+            raise Refused(f"the class `{name}`, defined more than once, changed: objects the "
+                          "function handles may be instances of it")
+        shadowed = bool(pair.a.bindings["object"] or pair.b.bindings["object"])
+        changed, kept = _unread_delta(nodes_a[0], nodes_b[0], shadowed)
+        made = changed & _CONSTRUCTION
+        changed -= made
+        if made:
+            notes.append(f"the class `{name}` changed {_listed(made)}: code outside the "
+                         "module does not make objects of it from the objects it is given")
+            pair.made |= made
+        if changed:
+            pair.members[name] = changed
+            pair.kept[name] = kept
+            pair.unread.add(name)
+    return notes
+
+
+def _module_classes(tree: ast.Module) -> dict[str, list[ast.ClassDef]]:
+    """The classes the module's own code defines (not inside functions), by name."""
+    found: dict[str, list[ast.ClassDef]] = {}
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        n = stack.pop(0)
+        if isinstance(n, ast.ClassDef):
+            found.setdefault(n.name, []).append(n)
+            stack.extend(n.body)  # a class nested in a class is made with it
+        elif isinstance(n, ast.stmt) and not isinstance(
+                n, ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend(c for c in ast.iter_child_nodes(n)
+                         if isinstance(c, ast.stmt | ast.ExceptHandler | ast.match_case))
+        elif isinstance(n, ast.ExceptHandler | ast.match_case):
+            stack.extend(n.body)
+    return found
+
+
+def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
+                  shadowed: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a class the entry does not name binds otherwise in the two versions, and
+    those of them that are plain methods (``_member``) in both; or ``Refused`` where its
+    header (decorators, bases, keywords) or a statement that binds nothing differs.
+
+    Each statement of the body is filed under the names it binds: a definition, an
+    assignment, an annotation (under ``__annotations__``), the docstring (``__doc__``). A
+    dunder other than the construction methods refuses: Python calls it by itself, on
+    any object the entry handles. ``class E(object)`` is ``class E`` unless the module
+    binds ``object`` (``shadowed``).
+    """
+    head = [pysource.code_key(ast.ClassDef(
+        name=d.name, keywords=d.keywords, body=[ast.Pass()], decorator_list=d.decorator_list,
+        bases=[b for b in d.bases if shadowed or not (
+            isinstance(b, ast.Name) and b.id == "object")]))
+        for d in (da, db)]
+    if head[0] != head[1]:
+        raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords: "
+                      "objects the function handles may be instances of it")
+    bound: list[dict[str, list[str]]] = [{}, {}]
+    rest: list[list[str]] = [[], []]
+    methods: list[set[str]] = [set(), set()]
+    for i, node in enumerate((da, db)):
+        for k, stmt in enumerate(node.body):
+            key = pysource.code_key(stmt)
+            if k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                names = ["__doc__"]
+            else:
+                names = sorted(_statement_names(node, stmt))
+            member = _member(stmt)
+            if member is not None:
+                methods[i].add(member)
+            if not names:
+                rest[i].append(key)
+            for n in names:
+                bound[i].setdefault(n, []).append(key)
+    if rest[0] != rest[1]:
+        raise Refused(f"the class `{da.name}` changed a statement of its body that binds "
+                      "nothing: objects the function handles may be instances of it")
+    changed = frozenset(n for n in bound[0].keys() | bound[1].keys()
+                        if bound[0].get(n) != bound[1].get(n))
+    for n in sorted(changed - _CONSTRUCTION - {"__doc__", "__annotations__"}):
+        if n.startswith("__") and n.endswith("__"):
+            raise Refused(f"the method `{n}` of the class `{da.name}` changed, which Python "
+                          "calls by itself on objects the function may handle")
+    once = {n for n in changed if len(bound[0].get(n, [])) == 1 == len(bound[1].get(n, []))}
+    return changed, frozenset(changed & methods[0] & methods[1] & once)
+
+
+def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
+                     changed: dict[str, frozenset[str] | set[str]]) -> list[ast.AST]:
+    """The unchanged statements of ``classes`` that code reached from ``code`` names (by
+    an attribute, a name or a word of a string), or that Python calls by itself (dunders),
+    to a fixpoint."""
+    def words(part: ast.AST) -> set[str]:
+        out: set[str] = set()
+        for n in ast.walk(part):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                out.add(n.attr)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                out.update(_WORD.findall(n.value))
+        return out
+
+    seen = {w for part in code for w in words(part)}
+    left = [(stmt, _statement_names(node, stmt)) for node in classes for stmt in node.body
+            if not isinstance(stmt, ast.Expr)
+            and not _statement_names(node, stmt) & changed[node.name]]
+    reached: list[ast.AST] = []
+    grew = True
+    while grew:
+        grew = False
+        for item in list(left):
+            stmt, names = item
+            if names & seen or any(n.startswith("__") and n.endswith("__") for n in names):
+                left.remove(item)
+                reached.append(stmt)
+                seen |= words(stmt)
+                grew = True
+    return reached
+
+
+def _statement_names(node: ast.ClassDef, stmt: ast.stmt) -> set[str]:
+    """The names a statement of the class body binds in the class's namespace (an
+    annotation binds ``__annotations__``)."""
+    if _bare_annotation(stmt) is not None:
+        return {"__annotations__"}
+    alone = ast.ClassDef(name=node.name, bases=[], keywords=[], body=[stmt], decorator_list=[])
+    names = {b for n in _class_level(alone) for b in _node_bindings(n)}
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        names.add(stmt.name)
+    if isinstance(stmt, ast.AnnAssign):
+        names.add("__annotations__")
+    return names
+
+
 def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
     """Refuse unless the entry cannot reach a member its class differs in, or reaches
     only methods both versions define, each then a changed unit the result is relative to
@@ -1584,7 +1755,7 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
              "not read them (no code of the module does)"
              for cls, changed in sorted(pair.members.items()) if "__annotations__" in changed]
     members = {cls: changed - {"__annotations__"} for cls, changed in pair.members.items()}
-    if not any(members.values()):
+    if not any(members.values()) and not pair.made:
         return notes
     every = {m for changed in members.values() for m in changed}
     code: list[ast.AST] = list(fns)
@@ -1594,6 +1765,20 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             if node is not None:
                 code += (_members_left(node, pair.members[read]) if read in pair.members
                          and isinstance(node, ast.ClassDef) else [node])
+        # A class the entry does not name runs a method of its objects that the code
+        # reached so far names (and any dunder): those count as reached in turn.
+        unread = [_module_classes(module.tree)[cls][0] for cls in sorted(pair.unread)]
+        code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
+                                                for cls in pair.unread})
+    if pair.made:
+        for part in code:
+            for n in ast.walk(part):
+                word = n.id if isinstance(n, ast.Name) else (
+                    n.attr if isinstance(n, ast.Attribute) else None)
+                if word in _MAKES_FROM_OBJECTS:
+                    raise Refused(f"a class changed {_listed(pair.made)}, and code the "
+                                  f"function reaches uses `{word}` (it may make an object "
+                                  "of that class)")
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
     strings: dict[str, set[tuple[str, str]]] = {}
     for cls, changed in members.items():
@@ -1624,7 +1809,8 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             for cls, reached in {r for w in words for r in strings.get(w, ())}:
                 if reached not in pair.kept[cls]:
                     raise Refused(f"the method reaches `{reached}`, which the class "
-                                  f"`{cls}` defines in one version only")
+                                  f"`{cls}` changed other than as a method both versions "
+                                  "define")
                 pair.relative.add(f"{cls}.{reached}")
     protocol = every & _PROTOCOL_NAMES
     if protocol:

@@ -1,0 +1,108 @@
+"""Pairs where a function is the same relative to its calls, but a class it never names
+changed: any object it handles may be an instance of that class (a subclass of its own
+class, an argument), so what it calls on the object runs the changed code.
+
+The function's own change must not be verified on callees' word when one of them is a
+changed method of the same pull request; it is verified relative to that method only if
+the method, decided on its own, is verified too (it is not, in these pairs). Changes the
+function cannot reach (a docstring, a class attribute it never reads, a constructor when
+it makes no object from another, `class E(object)` to `class E`) keep the proof.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=10, search=False)
+
+F_A = "def f(o, x):\n    y = x\n    return o.go(y)\n"
+F_B = "def f(o, x):\n    return o.go(x)\n"
+E = ("class E:\n    'doc {}'\n    k = {}\n    def __init__(self):\n        self.v = {}\n"
+     "    def run(self, v):\n        return v\n")
+
+NOT_VERIFIED = [
+    ("a-subclass-overrides-a-called-method",
+     "class C:\n    def run(self, v):\n        return v\n    def m(self, x):\n        y = x\n"
+     "        return self.run(y)\nclass D(C):\n    def run(self, v):\n        return 1\n",
+     "class C:\n    def run(self, v):\n        return v\n    def m(self, x):\n"
+     "        return self.run(x)\nclass D(C):\n    def run(self, v):\n        return 2\n",
+     "C.m"),
+    ("any-object-may-be-one",
+     "class E:\n    def go(self, v):\n        return v\n" + F_A,
+     "class E:\n    def go(self, v):\n        return v + 1\n" + F_B, "f"),
+    ("an-operator-dispatches",
+     "class E:\n    def __add__(self, v):\n        return 1\n"
+     "def f(o, x):\n    y = x\n    return o + y\n",
+     "class E:\n    def __add__(self, v):\n        return 2\n"
+     "def f(o, x):\n    return o + x\n", "f"),
+    ("the-same-code-calls-a-changed-method",
+     "class E:\n    def go(self, v):\n        return v\n" + F_B,
+     "class E:\n    def go(self, v):\n        return v + 1\n" + F_B.replace(
+         "return", "return  "), "f"),
+    ("a-class-attribute-it-reads",
+     E.format(1, 1, 1) + "def f(o, x):\n    y = x\n    return o.k + y\n",
+     E.format(1, 2, 1) + "def f(o, x):\n    return o.k + x\n", "f"),
+    ("a-constructor-and-type-of-an-object",
+     E.format(1, 1, 1) + "def f(o, x):\n    y = x\n    return type(o)().go(y)\n",
+     E.format(1, 1, 2) + "def f(o, x):\n    return type(o)().go(x)\n", "f"),
+    ("a-base-changed",
+     "class B:\n    def go(self, v):\n        return 1\nclass E:\n    pass\n" + F_A,
+     "class B:\n    def go(self, v):\n        return 1\nclass E(B):\n    pass\n" + F_B, "f"),
+    ("reached-through-an-unchanged-method",
+     "class E:\n    def go(self, v):\n        return self.h(v)\n    def h(self, v):\n"
+     "        return v\n" + F_A,
+     "class E:\n    def go(self, v):\n        return self.h(v)\n    def h(self, v):\n"
+     "        return v + 1\n" + F_B, "f"),
+    ("a-class-defined-twice",
+     "if True:\n    class E:\n        def go(self, v):\n            return v\nelse:\n"
+     "    class E:\n        pass\n" + F_A,
+     "if True:\n    class E:\n        def go(self, v):\n            return v + 1\nelse:\n"
+     "    class E:\n        pass\n" + F_B, "f"),
+    ("object-is-another-class-here",
+     "class B:\n    def go(self, v):\n        return 1\nobject = B\nclass E(object):\n"
+     "    pass\n" + F_A,
+     "class B:\n    def go(self, v):\n        return 1\nobject = B\nclass E:\n    pass\n"
+     + F_B, "f"),
+    ("a-changed-attribute-a-reached-method-reads",
+     "class E:\n    k = 1\n    def go(self, v):\n        return self.k\n" + F_A,
+     "class E:\n    k = 2\n    def go(self, v):\n        return self.k\n" + F_B, "f"),
+    ("a-repr-changed", "class E:\n    def __repr__(self):\n        return 'a'\n"
+     "def f(o, x):\n    y = x\n    return repr(o) + y\n",
+     "class E:\n    def __repr__(self):\n        return 'b'\n"
+     "def f(o, x):\n    return repr(o) + x\n", "f"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "entry"), [c[1:] for c in NOT_VERIFIED],
+                         ids=[c[0] for c in NOT_VERIFIED])
+def test_a_changed_class_the_function_reaches_keeps_it_from_verifying(
+        before: str, after: str, entry: str) -> None:
+    result = check_pair(before, after, entry, budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+
+
+VERIFIED = [
+    # The changes are named in the assumptions: the class `E` differs in members the
+    # function cannot reach, and its constructor is not run by code outside the module.
+    ("docstring-attribute-and-constructor-it-cannot-reach",
+     E.format(1, 1, 1) + F_A, E.format(2, 2, 2) + F_B, "`E`"),
+    # `k` changed, and only a method the function never names reads it.
+    ("a-changed-attribute-only-an-unreached-method-reads",
+     "class E:\n    k = 1\n    def size(self):\n        return self.k\n" + F_A,
+     "class E:\n    k = 2\n    def size(self):\n        return self.k\n" + F_B, "`E`"),
+    # `class E(object)` is `class E`: nothing to say.
+    ("object-base-dropped", "class E(object):\n    pass\n" + F_A,
+     "class E:\n    pass\n" + F_B, ""),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "named"), [c[1:] for c in VERIFIED],
+                         ids=[c[0] for c in VERIFIED])
+def test_a_changed_class_the_function_cannot_reach_keeps_the_proof(
+        before: str, after: str, named: str) -> None:
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert not named or any(named in a for a in result.assumptions), result.assumptions
