@@ -176,6 +176,8 @@ OTHER = ("def other(self):\n        return 2", "def other(self):\n        return
     [OTHER],  # another method's body
     [("    x: int\n", "    x: str\n    z: int\n")],  # bare annotations
     [("    def other", "    @staticmethod\n    def new(v):\n        return v\n    def other")],
+    # A constructor runs only when an object is made, which nothing the method runs does.
+    [("def other(self):\n        return 2", "def __init__(self):\n        self.a = 1")],
     [("    def other(self):\n        return 2\n", "")],  # a method removed
     [OTHER, ("    x: int\n", "")],
     [("    def other(self)", "    @property\n    def other(self)")],  # now a property
@@ -209,8 +211,6 @@ def test_the_verdict_names_the_members_it_assumes_unreached() -> None:
     # Dunders run by themselves (`==`, `hash`, construction).
     ([("def other(self):\n        return 2", "def __eq__(self, o):\n        return True")],
      "`__eq__`"),
-    ([("def other(self):\n        return 2", "def __init__(self):\n        self.a = 1")],
-     "`__init__`"),
     ([("def other(self):\n        return 2", "def __getattr__(self, n):\n        return 3")],
      "`__getattr__`"),
     # A method decorated otherwise, or a property with a setter (which reads its name).
@@ -240,6 +240,20 @@ def test_a_changed_class_the_method_may_see_is_not_verified(
     before, after = pair(*edits[:1])
     for old, new in edits[1:]:  # the same edit in `before`
         before = before.replace(old, new)
+    assert why in refusal(before, after, "C.m")
+
+
+@pytest.mark.parametrize(("made", "why"), [
+    ("return C().step()", "names it"),
+    ("return type(self)().step()", "uses `type`"),
+    ("return self.__class__().step()", "uses `__class__`"),
+])
+def test_a_changed_constructor_where_the_method_may_make_an_object(made: str,
+                                                                   why: str) -> None:
+    before, after = pair(("def other(self):\n        return 2",
+                          "def __init__(self):\n        self.a = 1"))
+    before = before.replace("return self.step()", made)
+    after = after.replace("return self.step()", made)
     assert why in refusal(before, after, "C.m")
 
 

@@ -930,6 +930,7 @@ class _Pair:
     # construction methods that differ in them.
     unread: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
+    constructed: set[str] = field(default_factory=set)  # classes whose constructor changed
 
 
 def plan(
@@ -1300,6 +1301,11 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     if pysource.code_key(da) != pysource.code_key(db):
         changed, pair.kept[name] = _class_delta(pair, da, db)
         pair.members[name] = changed
+        if changed & _CONSTRUCTION:
+            # Run when an object of it is made: by code that names the class, or makes
+            # one from an object (``_unreached`` refuses both).
+            pair.made |= changed & _CONSTRUCTION
+            pair.constructed.add(name)
         for side in (pair.side_a, pair.side_b):
             side.excluded |= {(name, _mangled(name, m)) for m in changed}
     # A module's name read by a method (`traceback`, `code`) is checked below where it
@@ -1552,7 +1558,7 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
         ):
             raise Refused(f"the class `{da.name}` changed, and the module binds `{word}`")
     for m in sorted(changed - {"__annotations__"}):
-        if m.startswith("__") and m.endswith("__"):
+        if m.startswith("__") and m.endswith("__") and m not in _CONSTRUCTION:
             raise Refused(f"the method `{m}` of the class `{da.name}` changed, which "
                           "Python calls by itself")
         for node, module in ((da, pair.a), (db, pair.b)):
@@ -1779,6 +1785,10 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                     raise Refused(f"a class changed {_listed(pair.made)}, and code the "
                                   f"function reaches uses `{word}` (it may make an object "
                                   "of that class)")
+                if isinstance(n, ast.Name) and n.id in pair.constructed:
+                    raise Refused(f"the class `{n.id}` changed {_listed(pair.made)}, and "
+                                  "code the function reaches names it (it may make an "
+                                  "object of it)")
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
     strings: dict[str, set[tuple[str, str]]] = {}
     for cls, changed in members.items():
