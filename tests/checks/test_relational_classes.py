@@ -247,13 +247,14 @@ def test_a_changed_class_the_method_may_see_is_not_verified(
     ("return C().step()", "names it"),
     ("return type(self)().step()", "uses `type`"),
     ("return self.__class__().step()", "uses `__class__`"),
+    ("return D().step()", "names it"),  # a subclass made runs the changed constructor
 ])
 def test_a_changed_constructor_where_the_method_may_make_an_object(made: str,
                                                                    why: str) -> None:
     before, after = pair(("def other(self):\n        return 2",
                           "def __init__(self):\n        self.a = 1"))
-    before = before.replace("return self.step()", made)
-    after = after.replace("return self.step()", made)
+    before = before.replace("return self.step()", made) + "class D(C):\n    pass\n"
+    after = after.replace("return self.step()", made) + "class D(C):\n    pass\n"
     assert why in refusal(before, after, "C.m")
 
 

@@ -1777,6 +1777,18 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
         code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
                                                 for cls in pair.unread})
     if pair.made:
+        # A subclass's constructor runs its base's (``super().__init__``).
+        made_by = set(pair.constructed)
+        for tree in (pair.a.tree, pair.b.tree):
+            classes = [n for ns in _module_classes(tree).values() for n in ns]
+            grew = True
+            while grew:
+                grew = False
+                for node in classes:
+                    if node.name not in made_by and any(
+                            isinstance(b, ast.Name) and b.id in made_by for b in node.bases):
+                        made_by.add(node.name)
+                        grew = True
         for part in code:
             for n in ast.walk(part):
                 word = n.id if isinstance(n, ast.Name) else (
@@ -1785,7 +1797,7 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                     raise Refused(f"a class changed {_listed(pair.made)}, and code the "
                                   f"function reaches uses `{word}` (it may make an object "
                                   "of that class)")
-                if isinstance(n, ast.Name) and n.id in pair.constructed:
+                if isinstance(n, ast.Name) and n.id in made_by:
                     raise Refused(f"the class `{n.id}` changed {_listed(pair.made)}, and "
                                   "code the function reaches names it (it may make an "
                                   "object of it)")
