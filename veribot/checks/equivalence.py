@@ -318,6 +318,8 @@ def _decide(
         types = _search_types(fn_a, fn_b, searched_types)
         if guesses:
             notes.append(pyinfer.search_note(guesses))
+        if streams := difftest.stream_note(types):
+            notes.append(streams)
         searched = difftest.search(
             before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline),
             context=context,
