@@ -249,7 +249,10 @@ def lines(stream: t.TextIO, sep: str) -> list[str]:
     stream.seek(0)
     return [line for line in stream]
 '''
-    _neither(check_pair(before, after, "lines", None, budget=SEARCH))
+    result = check_pair(before, after, "lines", None, budget=SEARCH)
+    _neither(result)
+    assert "`stream` (`t.TextIO`): the model has no streams" in result.detail
+    assert any(n.startswith("random testing tried") for n in result.notes)
 
 
 def test_a_stream_left_at_a_different_position_is_refuted() -> None:
@@ -304,3 +307,9 @@ def test_a_test_that_passes_a_stream_gives_a_call() -> None:
     assert [c.args for c in calls] == [("io.StringIO('a\\nb')", "'x'"),
                                        ("io.StringIO()", "'y'"),
                                        ("io.BytesIO(b'z')", "'z'")]
+
+
+def test_dropping_the_contextmanager_decorator_is_never_verified() -> None:
+    after = CM_INT.replace("@contextlib.contextmanager\n", "")
+    _neither(check_pair(CM_INT, after, "scope", None, budget=NO_SEARCH))
+    _refuted(check_pair(CM_INT, after, "scope", None, budget=SEARCH), CM_INT, after, "scope")

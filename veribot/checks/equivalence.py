@@ -49,7 +49,14 @@ from veribot.checks.lang import pyinduct, pyinfer, pyprove, pysignature, pysourc
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
-from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, is_known, parse_type
+from veribot.checks.lang.pytypes import (
+    PyType,
+    StreamT,
+    Unknown,
+    from_annotation,
+    is_known,
+    parse_type,
+)
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
 from veribot.checks.project import modulecheck
 from veribot.checks.project.package import PairContext
@@ -474,6 +481,12 @@ def _prove_with(
         )
     except pyprove.UnknownTypes as err:
         names = ", ".join(f"`{n}`" for n in err.names)
+        if err.types and all(isinstance(t, StreamT) for t in err.types):
+            kinds = ", ".join(dict.fromkeys(f"`{t.text()}`" for t in err.types))
+            return pyprove.Outcome(
+                "unknown-type", f"no proof with {names} ({kinds}): the model has no "
+                "streams, so only executing the versions compares them"
+            )
         return pyprove.Outcome(
             "unknown-type", f"unknown type of {names}: annotate it to get a proof"
         )

@@ -401,13 +401,13 @@ class Entered:
         return text + ">"
 
 
-def _shown(value: object) -> str:
-    """``repr``, but a stream (alone or in a tuple or list) by its contents."""
+def _shown(value: object, depth: int = 0) -> str:
+    """``repr``, but a stream (alone or in tuples and lists) by its contents."""
     if type(value) in (io.StringIO, io.BytesIO):
         return stream_text(value)  # type: ignore[arg-type]
-    if type(value) in (tuple, list):
+    if type(value) in (tuple, list) and depth < 20:
         assert isinstance(value, tuple | list)
-        inner = ", ".join(_shown(v) for v in value)
+        inner = ", ".join(_shown(v, depth + 1) for v in value)
         if type(value) is list:
             return f"[{inner}]"
         return f"({inner}{',' if len(value) == 1 else ''})"
