@@ -8,18 +8,21 @@ modelled: a pair of them is refuted by executing both versions, never verified.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
+import time
 
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang.pyinfer import literal_type
 from veribot.checks.lang.pytypes import StreamT, Unknown, is_known, parse_type
 from veribot.checks.sandbox import Limits
 from veribot.checks.sandbox._child import Entered, canonical, drain, parse_literal
 from veribot.checks.search.differential import confirm
 from veribot.checks.search.difftest import search, stream_note, type_to_json
-from veribot.checks.search.harvest import from_test_file
+from veribot.checks.search.harvest import Call, first_difference, from_test_file
 from veribot.checks.verdict import Result, Verdict
 
 FAST = Limits(call_s=0.5)
@@ -313,3 +316,19 @@ def test_dropping_the_contextmanager_decorator_is_never_verified() -> None:
     after = CM_INT.replace("@contextlib.contextmanager\n", "")
     _neither(check_pair(CM_INT, after, "scope", None, budget=NO_SEARCH))
     _refuted(check_pair(CM_INT, after, "scope", None, budget=SEARCH), CM_INT, after, "scope")
+
+
+def test_a_harvested_stream_argument_types_an_unannotated_parameter() -> None:
+    node = ast.parse("io.BytesIO(b'a')", mode="eval").body
+    assert literal_type(node) == StreamT(True, "io.BytesIO")
+
+
+def test_a_harvested_call_with_a_stream_refutes() -> None:
+    before = "def emit(out, text):\n    out.write(text)\n"
+    after = "def emit(out, text):\n    out.write(text.upper())\n"
+    calls = [Call(("io.StringIO('ab\\n')", "'x'"), "a call in t.py line 3 (after revision)")]
+    found, _ = first_difference(before, after, "emit", calls, limits=FAST,
+                                until=time.monotonic() + 30)
+    assert found is not None
+    assert found.args == ("io.StringIO('ab\\n')", "'x'")
+    assert found.before.args_after != found.after.args_after  # the stream after the call

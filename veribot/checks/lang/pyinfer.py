@@ -6,7 +6,7 @@ A parameter without an annotation in either version gets the union of what is se
   ``x=None`` adds ``None``);
 - the types of the arguments it is given in calls harvested from the repository
   (``veribot.checks.search.harvest``): ``'ABC'`` and ``[1, 2]`` make ``str | list[int]``,
-  ``iter([1])`` an iterator of ints;
+  ``iter([1])`` an iterator of ints, ``io.StringIO('a')`` a text stream (``StreamT``);
 - the types of what the module's own functions pass it (``Callers``), for a helper no
   test calls: ``_window(iter(items), n)`` inside ``window(items, n)`` gives ``_window``'s
   first parameter an iterator over the items ``window`` is called with.
