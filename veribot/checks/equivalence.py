@@ -49,7 +49,14 @@ from veribot.checks.lang import pyinduct, pyinfer, pyprove, pysignature, pysourc
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pysignature import Signature
-from veribot.checks.lang.pytypes import PyType, Unknown, from_annotation, is_known, parse_type
+from veribot.checks.lang.pytypes import (
+    PyType,
+    StreamT,
+    Unknown,
+    from_annotation,
+    is_known,
+    parse_type,
+)
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
 from veribot.checks.project import modulecheck
 from veribot.checks.project.package import PairContext
@@ -318,6 +325,8 @@ def _decide(
         types = _search_types(fn_a, fn_b, searched_types)
         if guesses:
             notes.append(pyinfer.search_note(guesses))
+        if streams := difftest.stream_note(types):
+            notes.append(streams)
         searched = difftest.search(
             before, after, entry, types, deadline_s=remaining - 0.2, limits=_sandbox(deadline),
             context=context,
@@ -472,6 +481,12 @@ def _prove_with(
         )
     except pyprove.UnknownTypes as err:
         names = ", ".join(f"`{n}`" for n in err.names)
+        if err.types and all(isinstance(t, StreamT) for t in err.types):
+            kinds = ", ".join(dict.fromkeys(f"`{t.text()}`" for t in err.types))
+            return pyprove.Outcome(
+                "unknown-type", f"no proof with {names} ({kinds}): the model has no "
+                "streams, so only executing the versions compares them"
+            )
         return pyprove.Outcome(
             "unknown-type", f"unknown type of {names}: annotate it to get a proof"
         )

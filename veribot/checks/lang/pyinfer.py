@@ -6,7 +6,7 @@ A parameter without an annotation in either version gets the union of what is se
   ``x=None`` adds ``None``);
 - the types of the arguments it is given in calls harvested from the repository
   (``veribot.checks.search.harvest``): ``'ABC'`` and ``[1, 2]`` make ``str | list[int]``,
-  ``iter([1])`` an iterator of ints;
+  ``iter([1])`` an iterator of ints, ``io.StringIO('a')`` a text stream (``StreamT``);
 - the types of what the module's own functions pass it (``Callers``), for a helper no
   test calls: ``_window(iter(items), n)`` inside ``window(items, n)`` gives ``_window``'s
   first parameter an iterator over the items ``window`` is called with.
@@ -41,6 +41,7 @@ from veribot.checks.lang.pytypes import (
     NoneT,
     PyType,
     SetT,
+    StreamT,
     StrT,
     TupleT,
     UnionT,
@@ -189,6 +190,11 @@ def literal_type(node: ast.expr) -> PyType | None:
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "iter" and len(node.args) == 1 and not node.keywords):
         return _iterator_of(literal_type(node.args[0]))
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "io"
+            and node.func.attr in ("StringIO", "BytesIO")):
+        # A harvested call's stream (``testcode`` writes every one as ``io.X(...)``).
+        return StreamT(node.func.attr == "BytesIO", f"io.{node.func.attr}")
     if isinstance(node, ast.List | ast.Set):
         elem = _elements(node.elts)
         if elem is None:

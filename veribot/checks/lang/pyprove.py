@@ -211,9 +211,9 @@ def build(
     names, types, notes = parameter_types(fn_a, fn_b, given, module_a, module_b)
     if method_notes:  # the attributes' types are in the method's own assumption
         notes[:] = [*method_notes, *(n for n in notes if not n.startswith("`_vb_self_"))]
-    unknown = [n for n, t in zip(names, types, strict=True) if not is_known(t)]
+    unknown = [(n, t) for n, t in zip(names, types, strict=True) if not is_known(t)]
     if unknown:
-        raise UnknownTypes(unknown)
+        raise UnknownTypes([n for n, _ in unknown], [t for _, t in unknown])
     fresh = Fresh()
     # The typing rules widen each annotation: an int parameter also takes True and False.
     inputs = [fresh.value(domain(t), n) for n, t in zip(names, types, strict=True)]
@@ -307,8 +307,11 @@ DOMAIN_ASSUMPTION = (
 
 
 class UnknownTypes(Exception):
-    def __init__(self, names: list[str]) -> None:
+    """Parameters whose types the model does not know (``types``: as read, by name)."""
+
+    def __init__(self, names: list[str], types: Sequence[PyType] = ()) -> None:
         self.names = names
+        self.types = tuple(types)
         super().__init__(", ".join(names))
 
 

@@ -106,6 +106,22 @@ class IteratorT(PyType):
 
 
 @dataclass(frozen=True)
+class StreamT(PyType):
+    """A text (or ``binary``) stream, as annotated (``source``). Only random testing uses
+    it, with a fresh ``io.StringIO`` (``io.BytesIO``) per call; the model does not
+    (``is_known`` is False)."""
+
+    binary: bool
+    source: str
+
+    def text(self) -> str:
+        return self.source
+
+    def searched_as(self) -> str:
+        return "io.BytesIO" if self.binary else "io.StringIO"
+
+
+@dataclass(frozen=True)
 class UnionT(PyType):
     options: tuple[PyType, ...]
 
@@ -125,7 +141,7 @@ class Unknown(PyType):
 
 def is_known(t: PyType) -> bool:
     """Whether every part of ``t`` is a type the engine can build a domain for."""
-    if isinstance(t, Unknown | IteratorT):
+    if isinstance(t, Unknown | IteratorT | StreamT):
         return False
     if isinstance(t, ListT | SetT):
         return is_known(t.elem)
@@ -138,6 +154,11 @@ def is_known(t: PyType) -> bool:
         return all(is_known(o) for o in t.options)
     return True
 
+
+# Stream annotations, by their last name part: whether the stream is binary. An
+# ``io.StringIO`` is each of the text ones (typeshed), an ``io.BytesIO`` each binary one.
+_STREAMS = {"TextIO": False, "TextIOBase": False, "StringIO": False,
+            "BinaryIO": True, "BytesIO": True}
 
 _SIMPLE: dict[str, PyType] = {
     "int": IntT(),
@@ -177,6 +198,8 @@ def from_annotation(node: ast.expr | None) -> PyType:
             return ListT(Unknown(""))
         if short in ("set", "Set"):
             return SetT(Unknown(""))
+        if short in _STREAMS:
+            return StreamT(_STREAMS[short], source)
         return Unknown(source)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _union([from_annotation(node.left), from_annotation(node.right)])
@@ -198,6 +221,8 @@ def from_annotation(node: ast.expr | None) -> PyType:
             if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
                 return TupleT(items=())
             return TupleT(items=tuple(from_annotation(a) for a in args))
+        if short == "IO" and len(args) == 1 and _dotted_name(args[0]) in ("str", "bytes"):
+            return StreamT(_dotted_name(args[0]) == "bytes", source)
         if short == "Optional" and len(args) == 1:
             return _union([from_annotation(args[0]), NoneT()])
         if short == "Union":

@@ -19,11 +19,13 @@ from __future__ import annotations
 import ast
 import builtins
 import collections.abc
+import contextlib
 import errno
 import functools
 import hashlib
 import importlib
 import importlib.util
+import io
 import itertools
 import json
 import math
@@ -108,7 +110,9 @@ def parse_literal(text: str, *, objects: bool = False) -> object:
     ``-float('inf')``, the bare names ``nan`` and ``inf`` and ``set()``; and, for inputs
     taken from a repository's own tests, ``range(<ints>)`` and ``iter(<literal>)``.
 
-    With ``objects``, also the objects of a call to run in the child: a call of any
+    With ``objects``, also the objects of a call to run in the child: a fresh stream
+    ``io.StringIO('text')`` or ``io.BytesIO(b'data')`` (new at each reading, so no two
+    calls share one), a call of any
     other name, ``Point(1, y=2)`` (a ``Build``: the child calls the class the module
     under review binds to that name, see ``materialize``), and the builtin classes by
     name (``int``, ``str``: a value like any other where a parameter takes any object).
@@ -204,6 +208,10 @@ def _literal(node: ast.expr, objects: bool = False) -> object:
         return node.value
     if objects and isinstance(node, ast.Name) and node.id in _CLASS_NAMES:
         return getattr(builtins, node.id)
+    if objects and isinstance(node, ast.Call):
+        stream = _stream(node)
+        if stream is not None:
+            return stream
     if (objects and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id not in _VALUE_CALLS and not any(k.arg is None for k in node.keywords)):
         # A bare name only: the class the module binds to it (never `os.system(...)`).
@@ -257,6 +265,36 @@ def _literal(node: ast.expr, objects: bool = False) -> object:
             if isinstance(items, list | tuple | str | bytes | set | frozenset | dict | range):
                 return iter(items)
     raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+
+# The streams a call's text may make, by the name it is written with, and what they hold.
+_STREAMS: dict[str, tuple[type, type]] = {"io.StringIO": (io.StringIO, str),
+                                          "io.BytesIO": (io.BytesIO, bytes)}
+
+
+def _stream(node: ast.Call) -> io.StringIO | io.BytesIO | None:
+    """``io.StringIO('ab')`` / ``io.BytesIO(b'ab')`` (or empty) as a fresh stream, at
+    position 0; None if ``node`` is no such call (a stream with other contents is refused)."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    kind = _STREAMS.get(f"{func.value.id}.{func.attr}")
+    if kind is None or node.keywords or len(node.args) > 1:
+        return None
+    content = _literal(node.args[0]) if node.args else kind[1]()
+    if type(content) is not kind[1]:
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+    return kind[0](content)  # type: ignore[no-any-return]
+
+
+def stream_text(value: io.StringIO | io.BytesIO) -> str:
+    """How a stream is written in a call's text (``parse_literal`` reads it back): its
+    contents, from position 0; a closed stream has none to show."""
+    name = "io.StringIO" if isinstance(value, io.StringIO) else "io.BytesIO"
+    if value.closed:
+        return f"<closed {name}>"
+    shown = f"{name}({value.getvalue()!r})"
+    return shown if value.tell() == 0 else f"<{shown} at position {value.tell()}>"
 
 
 _MAX_BUILD_DEPTH = 20
@@ -342,16 +380,66 @@ class Generated:
         return f"<{self.kind} yielding {self.items!r}{more}{end}>"
 
 
-def drain(value: object) -> object:
-    """Run a returned generator or iterator, so what it yields is part of the behaviour.
+class Entered:
+    """What a returned ``@contextmanager`` object did when a ``with`` statement with an
+    empty body used it: ``entered`` is ``("return", value)`` or ``("raise", type name)``
+    for ``__enter__``; ``exited`` the same for ``__exit__(None, None, None)``, or None
+    when ``__enter__`` raised (a ``with`` statement then does not call ``__exit__``)."""
 
-    Called inside the per-call timer: a hang while iterating is the call's. An exception
-    while iterating is kept apart from one the call raised: a function that returns an
-    iterator which raises when it is consumed (``iter(partial(take, -1, it), [])``) does
-    not behave as one that raises at once (a caller may never consume it). Only
-    ``Exception`` is caught: timers and exits stay the call's.
+    def __init__(self, entered: tuple[str, object], exited: tuple[str, object] | None) -> None:
+        self.entered = entered
+        self.exited = exited
+
+    def __repr__(self) -> str:
+        def shown(outcome: tuple[str, object]) -> str:
+            kind, value = outcome
+            return f"raises {value}" if kind == "raise" else f"returns {_shown(value)}"
+
+        text = f"<context manager: entering it {shown(self.entered)}"
+        if self.exited is not None:
+            text += f", leaving it {shown(self.exited)}"
+        return text + ">"
+
+
+def _shown(value: object, depth: int = 0) -> str:
+    """``repr``, but a stream (alone or in tuples and lists) by its contents."""
+    if type(value) in (io.StringIO, io.BytesIO):
+        return stream_text(value)  # type: ignore[arg-type]
+    if type(value) in (tuple, list) and depth < 20:
+        assert isinstance(value, tuple | list)
+        inner = ", ".join(_shown(v, depth + 1) for v in value)
+        if type(value) is list:
+            return f"[{inner}]"
+        return f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)
+
+
+def drain(value: object, enter: bool = True) -> object:
+    """Run a returned generator or iterator, so what it yields is part of the behaviour;
+    and use a returned ``@contextmanager`` object, so what it does is.
+
+    Called inside the per-call timer: a hang while iterating or entering is the call's. An
+    exception while iterating is kept apart from one the call raised: a function that
+    returns an iterator which raises when it is consumed (``iter(partial(take, -1, it),
+    [])``) does not behave as one that raises at once (a caller may never consume it).
+    Only ``Exception`` is caught: timers and exits stay the call's.
+
+    A stream (``io.IOBase``) is an iterator of its lines, but a caller that gets one back
+    reads it as it pleases: it is compared by its state (``canonical``), not read here.
+
+    An object of exactly ``contextlib._GeneratorContextManager`` (what a
+    ``@contextmanager`` function returns) is entered and left at once, as by ``with f():
+    pass``: ``Entered`` holds what ``__enter__`` returned (drained, not entered again)
+    or raised, and what ``__exit__(None, None, None)`` returned or raised. Other context
+    managers are left unused (their ``__enter__`` may be any code). Code a caller runs in
+    the ``with`` body is not modelled: a version that writes before its ``yield`` and one
+    that writes after it look alike here.
     """
     if isinstance(value, str | bytes | bytearray | list | tuple | dict | set | frozenset):
+        return value
+    if enter and type(value) is contextlib._GeneratorContextManager:
+        return _entered(value)
+    if isinstance(value, io.IOBase):
         return value
     if isinstance(value, collections.abc.Iterator):
         items: list[object] = []
@@ -364,6 +452,18 @@ def drain(value: object) -> object:
         complete = raised is not None or len(items) <= MAX_YIELDS
         return Generated(type(value).__name__, items[:MAX_YIELDS], complete, raised)
     return value
+
+
+def _entered(manager: contextlib._GeneratorContextManager[object]) -> Entered:
+    try:
+        inside = drain(manager.__enter__(), enter=False)
+    except Exception as exc:
+        return Entered(("raise", _type_name(type(exc))), None)
+    try:
+        left: tuple[str, object] = ("return", manager.__exit__(None, None, None))
+    except Exception as exc:
+        left = ("raise", _type_name(type(exc)))
+    return Entered(("return", inside), left)
 
 
 def _dumps(encoded: object) -> str:
@@ -413,6 +513,19 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
             return ["generator", "raised", value.raised]
         items = [_encode(v, depth + 1, active) for v in value.items]
         return ["generator", items, value.complete]
+    if tp is Entered:
+        assert isinstance(value, Entered)
+        steps = [value.entered] if value.exited is None else [value.entered, value.exited]
+        return ["entered", *([kind, _encode(v, depth + 1, active) if kind == "return" else v]
+                             for kind, v in steps)]
+    if tp is io.StringIO or tp is io.BytesIO:
+        assert isinstance(value, io.StringIO | io.BytesIO)
+        # Its state is what a caller can read back: the contents and the position (a
+        # closed one raises on both).
+        if value.closed:
+            return [tp.__name__, "closed"]
+        data = value.getvalue()
+        return [tp.__name__, data if isinstance(data, str) else data.hex(), value.tell()]
     if tp is Instance:
         assert isinstance(value, Instance)
         return _encode_instance(value.obj, value.skip, value.properties, depth, active)

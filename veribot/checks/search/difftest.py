@@ -10,7 +10,10 @@ Strategies come from the parameter types (``lang.pytypes``), and every generated
 is of the declared type: a refutation on an input the annotations exclude would say
 nothing about the code's callers. Where a type means "anything" (``Any``, ``object``,
 the elements of a bare ``list``), small numbers, lists, the code's string constants and
-builtin classes are tried. An iterator type (inferred: ``pyinfer``) gets ``iter([...])``.
+builtin classes are tried. An iterator type (inferred: ``pyinfer``) gets ``iter([...])``,
+a stream type (``TextIO``, ``IO[bytes]``) a fresh ``io.StringIO('...')`` /
+``io.BytesIO(b'...')`` in each call of each version, compared after the call by its
+contents, position and whether it is closed.
 A parameter whose type is one of the project's classes (``ctx: Context``) gets objects
 made in each version by its own class, called with generated arguments of the
 constructor's parameter types (``construct.Classes``); objects the two versions make
@@ -44,6 +47,7 @@ from veribot.checks.lang.pytypes import (
     NoneT,
     PyType,
     SetT,
+    StreamT,
     StrT,
     TupleT,
     UnionT,
@@ -131,6 +135,10 @@ def type_to_json(t: PyType, *, top: bool = True, classes: construct.Classes | No
         return {"k": "list", "elem": sub(t.elem)}
     if isinstance(t, IteratorT):
         return {"k": "iter", "elem": sub(t.elem)}
+    if isinstance(t, StreamT):
+        # A class of the project's own under the name (``class TextIO``) is what is meant.
+        own = _object_json(t.source, classes, depth) if classes is not None else None
+        return own or {"k": "stream", "binary": t.binary}
     if isinstance(t, SetT):
         return {"k": "frozenset" if t.frozen else "set", "elem": sub(t.elem)}
     if isinstance(t, TupleT):
@@ -151,6 +159,21 @@ def type_to_json(t: PyType, *, top: bool = True, classes: construct.Classes | No
         if made is not None:
             return made
     return {"k": "any" if anything else "unknown", "source": source}
+
+
+def stream_note(types: Mapping[str, PyType]) -> str:
+    """The note saying which parameters random testing gave streams ("" if none)."""
+    parts = [f"`{name}: {s.text()}` searched as {s.searched_as()}"
+             for name, t in types.items() for s in _streams(t)]
+    return "; ".join(parts)
+
+
+def _streams(t: PyType) -> list[StreamT]:
+    if isinstance(t, StreamT):
+        return [t]
+    if isinstance(t, UnionT):
+        return [s for o in t.options for s in _streams(o)]
+    return []
 
 
 def _object_json(name: str, classes: construct.Classes, depth: int) -> dict[str, object] | None:
@@ -795,6 +818,8 @@ def strat(tj, top=False):
         return st.lists(strat(tj["elem"]), max_size=8)
     if k == "iter":
         return st.lists(strat(tj["elem"]), max_size=8).map(Items)
+    if k == "stream":
+        return stream_contents(tj["binary"]).map(Stream)
     if k in ("set", "frozenset"):
         # Only hashable members exist: with a member type that is not, only the empty set.
         size = 6 if hashable(tj["elem"]) else 0
@@ -828,10 +853,33 @@ class Items:
         self.items = items
 
 
+class Stream:
+    """A stream argument, by its contents: each call gets a fresh stream at position 0."""
+
+    def __init__(self, contents):
+        self.contents = contents
+
+    def open(self):
+        return (io.BytesIO if isinstance(self.contents, bytes) else io.StringIO)(self.contents)
+
+
+def stream_contents(binary):
+    """What a stream holds: often nothing, else lines (non-ASCII too) or any text."""
+    if binary:
+        return st.one_of(st.just(b""), st.binary(max_size=12),
+                         texts().map(lambda s: s.encode("utf-8", "surrogatepass")))
+    line = st.text(alphabet="ab \té€", max_size=4)
+    lines = st.lists(line, min_size=1, max_size=4).map("\n".join)
+    return st.one_of(st.just(""), texts(), lines, lines.map(lambda s: s + "\n"))
+
+
 def fresh(v):
-    """``v`` with each ``Items`` turned into an iterator (after the call's deep copy)."""
+    """``v`` with each ``Items`` turned into an iterator and each ``Stream`` into a
+    stream (after the call's deep copy: no two calls share one)."""
     if isinstance(v, Items):
         return iter(v.items)
+    if isinstance(v, Stream):
+        return v.open()
     if isinstance(v, (list, tuple)):
         return type(v)(fresh(x) for x in v)
     if isinstance(v, Recv):
@@ -1043,6 +1091,8 @@ def lit(v, depth=0):
         return text + "." + NAME if RECV["read"] else text
     if isinstance(v, Items):
         return "iter(" + lit(v.items, depth + 1) + ")"
+    if isinstance(v, Stream):
+        return canon.stream_text(v.open())
     if isinstance(v, canon.Build):
         parts = [lit(x, depth + 1) for x in v.args]
         parts += [k + "=" + lit(x, depth + 1) for k, x in v.kwargs.items()]
@@ -1083,6 +1133,8 @@ def literal_args(args):
     for parsed_value, value in zip(back, values):
         if isinstance(value, Items) and isinstance(parsed_value, collections.abc.Iterator):
             parsed_value, value = list(parsed_value), value.items
+        elif isinstance(value, Stream):
+            value = value.open()
         if canon.canonical(parsed_value) != canon.canonical(value):
             return None
     return lits

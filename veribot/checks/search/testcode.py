@@ -13,7 +13,8 @@ argument expressions into such literals:
 - literals, f-strings of literal strings and ints, ``-x``; ``list``/``tuple`` of literals,
   ``dict(k=v)``, a list comprehension over a literal sequence; ``*args`` and ``**kwargs``
   of literals in a call; ``iter``, ``range``, ``float``, ``set`` and ``frozenset`` calls
-  stay calls (the sandbox builds them);
+  stay calls (the sandbox builds them); so do ``io.StringIO('...')`` and
+  ``io.BytesIO(b'...')`` (also written ``StringIO(...)``, as after ``from io import``);
 - a call of one of the project's classes (``classes`` says which name it refers to)
   stays a call, ``Point(1, 2)``: the sandbox makes the object with each version's class.
 
@@ -42,6 +43,9 @@ _MAX_VISITS = 200_000  # nodes visited in one scope, rows included
 _MAX_RANGE = 32
 # Calls the sandbox reads as builtin values (never a project's class).
 _VALUE_CALLS = frozenset({"float", "set", "frozenset", "range", "iter"})
+# Streams the sandbox makes, by how a test may name them: the name it writes them with.
+_STREAM_CALLS = {"io.StringIO": "StringIO", "StringIO": "StringIO",
+                 "io.BytesIO": "BytesIO", "BytesIO": "BytesIO"}
 
 _Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -493,6 +497,16 @@ def _call(node: ast.Call, env: Env, classes: Classes | None, depth: int,
     if isinstance(func, ast.Name) and isinstance(env.get(func.id), ast.Name):
         func = env[func.id]  # `for wrapper in (list, iter): wrapper(seq)`
     name = func.id if isinstance(func, ast.Name) and func.id not in env else None
+    stream = _STREAM_CALLS.get(_dotted(func) or "")
+    if stream is not None and not (isinstance(func, ast.Name) and func.id in env) and (
+            classes is None or classes(func) is None):
+        if node.keywords or len(node.args) > 1:
+            return None
+        contents = _resolve_all(node.args, env, classes, depth, steps)
+        if contents is None:
+            return None
+        return ast.Call(ast.Attribute(ast.Name("io", ast.Load()), stream, ast.Load()),
+                        contents, [])
     if name not in (*_VALUE_CALLS, "list", "tuple", "dict"):
         # Not a builtin value: one of the project's classes, or no literal at all.
         cls = classes(func) if classes is not None else None
