@@ -243,6 +243,15 @@ def test_a_changed_class_the_method_may_see_is_not_verified(
     assert why in refusal(before, after, "C.m")
 
 
+def test_the_verdict_names_a_changed_constructor_it_assumes_unused() -> None:
+    before, after = pair(("def other(self):\n        return 2",
+                          "def __init__(self):\n        self.a = 1"))
+    result = relational.check(before, after, ast.parse(before), ast.parse(after), "C.m",
+                              relational.Limits(), relative=True)
+    assert result is not None
+    assert any("constructor of the class `C` changed" in a for a in result.assumptions)
+
+
 @pytest.mark.parametrize(("made", "why"), [
     ("return C().step()", "names it"),
     ("return type(self)().step()", "uses `type`"),

@@ -1591,11 +1591,12 @@ def _other_classes(pair: _Pair) -> list[str]:
     versions: any object it handles may be an instance of one (a subclass of its own
     class, an argument), and what it calls on that object runs the class's methods.
 
-    Each such class must differ only as ``_class_delta`` allows (its members), apart from
-    ``__init__``/``__new__``/``__post_init__``, which run only when an object of it is made:
-    code that names the class is the entry's own (a class it reads, compared as such), and
-    code that makes one from an object (``type(o)()``, ``copy``) is refused. Its changed
-    members are then recorded like those of a class the entry reads, for ``_unreached``:
+    Each such class may differ in the names its body binds (``_unread_delta``: not its
+    header, no dunder but ``__init__``/``__new__``/``__post_init__``, which run only when
+    an object of it is made: code that names the class is the entry's own, a class it
+    reads and compares as such, and code that makes one from an object, ``type(o)()`` or
+    ``copy``, is refused). Its changed members are then recorded like those of a class
+    the entry reads, for ``_unreached``:
     an attribute or string of their name in code the entry runs makes the result relative
     to them (a plain method both versions define) or refuses. A class defined more than
     once, or only in one version (its objects come only from code of that version, which
@@ -1777,6 +1778,9 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
         code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
                                                 for cls in pair.unread})
     if pair.made:
+        notes += [f"the constructor of the class `{cls}` changed: code outside the module "
+                  "does not make objects of it from the objects it is given"
+                  for cls in sorted(pair.constructed)]
         # A subclass's constructor runs its base's (``super().__init__``).
         made_by = set(pair.constructed)
         for tree in (pair.a.tree, pair.b.tree):
