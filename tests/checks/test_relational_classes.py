@@ -563,3 +563,31 @@ def test_a_type_checking_block_that_runs_binds_its_names() -> None:
     after = after.replace("Foo = 2\n", head.replace("fractions", "decimal").replace(
         "Fraction", "Decimal"))
     assert "binds `Foo`" in refusal(before, after, "C.m")
+
+
+# ----------------------------------------------------------------------------- type variables
+
+TYPEVAR = ("from __future__ import annotations\nimport typing as t\n"
+           "F = t.TypeVar('F', bound=t.Callable[..., t.Any])\n")
+USES_F = ("def f(g, x):\n    y = x\n    return g(y), F\n",
+          "def f(g, x):\n    return g(x), F\n")
+
+
+def test_a_type_variable_made_by_the_same_statement_is_the_same() -> None:
+    before, after = TYPEVAR + USES_F[0], TYPEVAR + USES_F[1]
+    assert verified(before, after, "f")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("'F'", "'G'"),  # another name
+    ("t.Any]", "Foo]"),  # a name of the module, which may be anything
+    ("t.TypeVar", "t.NewType"),  # not a type variable
+    ("bound=t.Callable[..., t.Any]", "bound=t.cast(t.Any, print('x'))"),  # a call
+])
+def test_a_type_variable_otherwise_is_no_constant(old: str, new: str) -> None:
+    header = TYPEVAR.replace(old, new)
+    if old == "'F'":  # the name differs between the versions
+        before, after = TYPEVAR + USES_F[0], header + USES_F[1]
+    else:
+        before, after = header + USES_F[0], header + USES_F[1]
+    assert "`F` differs or is not a plain literal" in refusal(before, after, "f")

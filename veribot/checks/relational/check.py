@@ -1226,6 +1226,9 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
     if da is None or db is None:
         raise Refused(f"`{name}` is not bound once at module level by a definition or constant")
     if isinstance(da, ast.Assign) and isinstance(db, ast.Assign):
+        if _type_variable(da, pair.a) and pysource.code_key(da) == pysource.code_key(db):
+            pair.same.add(name)  # the same statement, bound once: the same kind of object
+            return
         va, vb = _literal(da.value), _literal(db.value)
         if va is None or vb is None or modulecheck._shown(va[0]) != modulecheck._shown(vb[0]):
             raise Refused(f"the constant `{name}` differs or is not a plain literal")
@@ -1265,6 +1268,38 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         _same_class(pair, name, depth)
         return
     raise Refused(f"`{name}` is bound to another object than a constant, function or class")
+
+
+# What `typing` makes that only annotations and `isinstance` errors use.
+_TYPE_MAKERS = {"TypeVar", "ParamSpec", "TypeVarTuple"}
+
+
+def _type_variable(stmt: ast.Assign, module: _Module) -> bool:
+    """Whether ``stmt`` is ``F = TypeVar("F", ...)`` (``ParamSpec``, ``TypeVarTuple``) from
+    ``typing``, whose arguments read nothing but ``typing`` and unshadowed builtins: the
+    same statement in both versions then makes the same kind of object."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and len(stmt.targets) == 1):
+        return False
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        origin = module.imports.get(f.value.id)
+        maker = origin == ("typing",) and f.attr in _TYPE_MAKERS
+    else:
+        maker = isinstance(f, ast.Name) and module.imports.get(f.id) in {
+            ("typing", m) for m in _TYPE_MAKERS}
+    if not maker or not call.args or not isinstance(call.args[0], ast.Constant):
+        return False
+    for arg in [*call.args[1:], *(k.value for k in call.keywords)]:
+        for n in ast.walk(arg):
+            if isinstance(n, ast.Name) and not (
+                module.imports.get(n.id, ("",))[0] == "typing"
+                or (module.bindings[n.id] == 0 and hasattr(builtins, n.id))
+            ):
+                return False
+            if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, *_COMPREHENSIONS)):
+                return False
+    return True
 
 
 def _header_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
