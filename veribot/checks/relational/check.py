@@ -1732,6 +1732,11 @@ def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
     return changed, frozenset(changed & methods[0] & methods[1] & once)
 
 
+def _word(n: ast.AST) -> str | None:
+    """The name a ``Name`` reads or the attribute an ``Attribute`` reads, else None."""
+    return n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+
+
 def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
                      changed: dict[str, frozenset[str] | set[str]]) -> list[ast.AST]:
     """The unchanged statements of ``classes`` that code reached from ``code`` names (by
@@ -1740,18 +1745,17 @@ def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
     def words(part: ast.AST) -> set[str]:
         out: set[str] = set()
         for n in ast.walk(part):
-            if isinstance(n, ast.Name):
-                out.add(n.id)
-            elif isinstance(n, ast.Attribute):
-                out.add(n.attr)
+            word = _word(n)
+            if word is not None:
+                out.add(word)
             elif isinstance(n, ast.Constant) and isinstance(n.value, str):
                 out.update(_WORD.findall(n.value))
         return out
 
     seen = {w for part in code for w in words(part)}
-    left = [(stmt, _statement_names(node, stmt)) for node in classes for stmt in node.body
-            if not isinstance(stmt, ast.Expr)
-            and not _statement_names(node, stmt) & changed[node.name]]
+    named = [(stmt, _statement_names(node, stmt), node.name) for node in classes
+             for stmt in node.body if not isinstance(stmt, ast.Expr)]
+    left = [(stmt, names) for stmt, names, cls in named if not names & changed[cls]]
     reached: list[ast.AST] = []
     grew = True
     while grew:
@@ -1809,37 +1813,12 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                          and isinstance(node, ast.ClassDef) else [node])
         # A class the entry does not name runs a method of its objects that the code
         # reached so far names (and any dunder): those count as reached in turn.
-        unread = [_module_classes(module.tree)[cls][0] for cls in sorted(pair.unread)]
+        classes = _module_classes(module.tree)
+        unread = [classes[cls][0] for cls in sorted(pair.unread)]
         code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
                                                 for cls in pair.unread})
     if pair.made:
-        notes += [f"the constructor of the class `{cls}` changed: code outside the module "
-                  "does not make objects of it from the objects it is given"
-                  for cls in sorted(pair.constructed)]
-        # A subclass's constructor runs its base's (``super().__init__``).
-        made_by = set(pair.constructed)
-        for tree in (pair.a.tree, pair.b.tree):
-            classes = [n for ns in _module_classes(tree).values() for n in ns]
-            grew = True
-            while grew:
-                grew = False
-                for node in classes:
-                    if node.name not in made_by and any(
-                            isinstance(b, ast.Name) and b.id in made_by for b in node.bases):
-                        made_by.add(node.name)
-                        grew = True
-        for part in code:
-            for n in ast.walk(part):
-                word = n.id if isinstance(n, ast.Name) else (
-                    n.attr if isinstance(n, ast.Attribute) else None)
-                if word in _MAKES_FROM_OBJECTS:
-                    raise Refused(f"a class changed {_listed(pair.made)}, and code the "
-                                  f"function reaches uses `{word}` (it may make an object "
-                                  "of that class)")
-                if isinstance(n, ast.Name) and n.id in made_by:
-                    raise Refused(f"the class `{n.id}` changed {_listed(pair.made)}, and "
-                                  "code the function reaches names it (it may make an "
-                                  "object of it)")
+        notes += _no_object_made(pair, code)
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
     strings: dict[str, set[tuple[str, str]]] = {}
     for cls, changed in members.items():
@@ -1856,8 +1835,7 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
         for n in ast.walk(part):
             if id(n) in unused:
                 continue
-            word = n.id if isinstance(n, ast.Name) else (
-                n.attr if isinstance(n, ast.Attribute) else None)
+            word = _word(n)
             if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
                 raise Refused(f"a class it reads changed ({_listed(every)}), and code the "
                               f"method reaches uses `{word}`")
@@ -1885,6 +1863,38 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                          "and code outside the module does not call them on the objects it "
                          "is given")
     return notes
+
+
+def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
+    """Refuse where ``code`` may make an object of a class whose constructor changed
+    (``pair.made``): by naming it or a subclass of it (whose constructor runs its base's),
+    or from another object (``type(o)()``, ``copy``). Else the assumption that code
+    outside the module does not do it either."""
+    made_by = set(pair.constructed)
+    for tree in (pair.a.tree, pair.b.tree):
+        classes = [n for ns in _module_classes(tree).values() for n in ns]
+        grew = True
+        while grew:
+            grew = False
+            for node in classes:
+                if node.name not in made_by and any(
+                        isinstance(b, ast.Name) and b.id in made_by for b in node.bases):
+                    made_by.add(node.name)
+                    grew = True
+    for part in code:
+        for n in ast.walk(part):
+            word = _word(n)
+            if word in _MAKES_FROM_OBJECTS:
+                raise Refused(f"a class changed {_listed(pair.made)}, and code the "
+                              f"function reaches uses `{word}` (it may make an object "
+                              "of that class)")
+            if isinstance(n, ast.Name) and n.id in made_by:
+                raise Refused(f"the class `{n.id}` changed {_listed(pair.made)}, and "
+                              "code the function reaches names it (it may make an "
+                              "object of it)")
+    return [f"the constructor of the class `{cls}` changed: code outside the module does "
+            "not make objects of it from the objects it is given"
+            for cls in sorted(pair.constructed)]
 
 
 def _mangled(owner: str, name: str) -> str:
