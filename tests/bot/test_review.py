@@ -232,6 +232,18 @@ def test_docstring_and_formatting_only_changes_are_verified_at_once(tmp_path: Pa
     assert g.verdict is Verdict.VERIFIED and g.method == "only formatting and comments changed"
 
 
+def test_an_annotation_only_change_is_verified_at_once(tmp_path: Path) -> None:
+    before = "from __future__ import annotations\n\ndef f(x: int) -> int:\n    'Old.'\n" \
+        "    return x\n"
+    found = _compare(tmp_path, before, before.replace("x: int", "x: int | str"))
+    f = found["f"]
+    assert f.verdict is Verdict.VERIFIED and f.method == "only the annotations changed"
+    assert any("__annotations__" in a for a in f.assumptions)
+    found = _compare(tmp_path, before, before.replace("x: int", "x: int | str").replace(
+        "'Old.'", "'New.'"))
+    assert found["f"].detail.startswith("only the annotations and the docstring changed")
+
+
 def test_a_docstring_the_code_returns_is_not_noise(tmp_path: Path) -> None:
     before = "def f() -> str:\n    'a'\n    return f.__doc__ or ''\n"
     found = _compare(tmp_path, before, before.replace("'a'", "'b'"))

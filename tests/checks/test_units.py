@@ -424,6 +424,8 @@ def test_copying_an_unchanged_docstring_does_not_block_the_shortcut() -> None:
         "def g() -> None:\n    'old words'\n\nX = getattr(g, '__doc__')\n",
         # ... or through a computed name.
         "def g() -> None:\n    'old words'\n\nX = getattr(g, '__d' + 'oc__')\n",
+        # ... or through code given as text.
+        "def g() -> None:\n    'old words'\n\nX = eval('g.__d' + 'oc__')\n",
         # The docstring of `h` is copied from `g`'s by `functools.wraps` or a decorator.
         "import functools\ndef g() -> None:\n    'old words'\n\n"
         "@functools.wraps(g)\ndef h() -> None:\n    'h'\n\nX = h.__doc__\n",
@@ -457,3 +459,79 @@ def test_a_moved_file_gets_no_noise_shortcut() -> None:
     change = FileChange("pkg/m.py", "other/m.py", src(before), src(before.replace("'x'", "'y'")))
     found = {u.entry: u for u in changed_units(change)}
     assert found["f"].kind is UnitKind.CHANGED and found["f"].noise == ""
+
+
+POSTPONED = "from __future__ import annotations\n"
+
+
+def test_an_annotation_only_change_is_a_noise_change() -> None:
+    # click a1d8785: `filenames: cabc.Iterable[str]` became `Iterable[str | PathLike[str]]`.
+    before = POSTPONED + (
+        "import os\nclass Editor:\n    def edit_files(self, filenames: list[str]) -> None:\n"
+        "        'Open files.'\n        print(filenames)\n")
+    after = before.replace("list[str]", "list[str | os.PathLike[str]]")
+    found = units(before, after)
+    assert kinds(found) == {"Editor.edit_files": "changed"}
+    assert found["Editor.edit_files"].noise == "annotations"
+    assert found["Editor.edit_files"].detail == "only the annotations changed"
+    both = units(before, after.replace("'Open files.'", "'Open the files.'"))
+    assert both["Editor.edit_files"].detail == "only the annotations and the docstring changed"
+
+
+def test_string_annotations_need_no_postponed_evaluation() -> None:
+    before = "def f(x: 'int') -> 'int':\n    return x\n"
+    assert units(before, before.replace("'int'", "'str'"))["f"].noise == "annotations"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # Without postponed evaluation the annotation runs when the module does.
+        ("def f(x: int) -> int:\n    return x\n", "def f(x: g()) -> int:\n    return x\n"),
+        ("def f(x: int) -> int:\n    return x\n", "def f(x: str) -> int:\n    return x\n"),
+        # The module reads annotations.
+        (POSTPONED + "import typing\ndef f(x: int) -> int:\n    return x\n"
+         "H = typing.get_type_hints(f)\n", None),
+        (POSTPONED + "def f(x: int) -> int:\n    return x\nA = f.__annotations__\n", None),
+        (POSTPONED + "import inspect\ndef f(x: int) -> int:\n    return x\n"
+         "S = inspect.signature(f)\n", None),
+        (POSTPONED + "def f(x: int) -> int:\n    return x\n"
+         "A = getattr(f, '__annot' + 'ations__')\n", None),
+        (POSTPONED + "def f(x: int) -> int:\n    return x\nA = eval('f.__annot' + 'ations__')\n",
+         None),
+        # singledispatch dispatches on a registered function's annotation.
+        (POSTPONED + "import functools\n@functools.singledispatch\ndef g(x: object) -> str:\n"
+         "    return 'o'\n@g.register\ndef f(x: int) -> str:\n    return 'i'\n", None),
+        # A decorator that may read them (a CLI or validation library).
+        (POSTPONED + "@command()\ndef f(x: int) -> int:\n    return x\n", None),
+        # A base class from elsewhere may read its subclasses' methods in __init_subclass__.
+        (POSTPONED + "from lib import Base\nclass A(Base):\n    def f(self, x: int) -> int:\n"
+         "        return x\n", None),
+        (POSTPONED + "class A(metaclass=M):\n    def f(self, x: int) -> int:\n        return x\n",
+         None),
+        # A local base that a decorator may replace by anything.
+        (POSTPONED + "@wrap\nclass B:\n    pass\nclass A(B):\n    def f(self, x: int) -> int:\n"
+         "        return x\n", None),
+        # A function inside a function: its annotations are evaluated at each call.
+        ("def f() -> int:\n    def g(x: int) -> int:\n        return x\n    return g(1)\n", None),
+        # A real change next to the annotation change.
+        (POSTPONED + "def f(x: int) -> int:\n    return x\n",
+         POSTPONED + "def f(x: str) -> int:\n    return x + 1\n"),
+    ],
+)
+def test_not_only_annotations(before: str, after: str | None) -> None:
+    if after is None:
+        after = before.replace("x: int", "x: str")
+    assert after != before
+    found = units(before, after)
+    assert found, "the change is a unit"
+    assert all(u.noise != "annotations" for u in found.values()), found
+
+
+def test_annotation_change_under_plain_bases_and_known_decorators_is_noise() -> None:
+    before = POSTPONED + (
+        "import typing as t\nclass B(Exception):\n    pass\n"
+        "class A(B, t.Generic[T]):\n    @staticmethod\n    def f(x: int) -> int:\n"
+        "        return x\n")
+    found = units(before, before.replace("x: int", "x: str"))
+    assert found["A.f"].noise == "annotations"

@@ -402,11 +402,17 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
 
 NOISE_METHODS = {
     "docstring": "only the docstring changed",
+    "annotations": "only the annotations changed",
     "formatting": "only formatting and comments changed",
 }
 NOISE_ASSUMPTIONS = {
     "docstring": (
         "the program does not read the function's docstring (`__doc__`)",
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
+    "annotations": (
+        "the program does not read the function's annotations (`__annotations__`, "
+        "`typing.get_type_hints`, `inspect.signature`) or docstring",
         "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
     ),
     "formatting": (
@@ -416,15 +422,16 @@ NOISE_ASSUMPTIONS = {
 
 
 def _noise_result(unit: ChangedUnit) -> Result | None:
-    """Verified at once when only the docstring or the layout changed (``units`` checked
-    that the rest of the module is the same code and that nothing reads docstrings)."""
+    """Verified at once when only the docstring, the annotations or the layout changed
+    (``units`` and ``noise`` checked that the rest of the module is the same code and that
+    nothing of it reads what changed)."""
     if unit.noise not in NOISE_METHODS:
         return None
     method = NOISE_METHODS[unit.noise]
     return Result(
         Verdict.VERIFIED,
         Reason.PROOF,
-        f"{method}; the rest of the module is the same code",
+        f"{unit.detail or method}; the rest of the module is the same code",
         method=method,
         assumptions=NOISE_ASSUMPTIONS[unit.noise],
         line=unit.line,

@@ -138,9 +138,9 @@ def _interference(
     tree: ast.Module, module: Module, entry: str
 ) -> tuple[Interference | None, bool]:
     """``interference``, and whether a parameter's annotation was trusted."""
-    bound = _bound_names(tree)
-    module_bound = _module_bound(tree)
-    hook = pyreflect.hook(tree, bound, module_bound)
+    bound = bound_names(tree)
+    at_top = module_bound(tree)
+    hook = pyreflect.hook(tree, bound, at_top)
     if hook is not None:
         return Interference(hook.what, hook.line), False
     closure, reads = _closure(tree, entry)
@@ -161,11 +161,11 @@ def _interference(
             ), False
     by_class, data, class_data = _class_attributes(tree, closure)
     trusted: list[int] = []
-    found = _targeted(tree, names, module_bound, by_class, data, class_data, trusted)
+    found = _targeted(tree, names, at_top, by_class, data, class_data, trusted)
     if found is not None:
         return found, False
     for scope in pylookups.scopes(tree):
-        found = _reflective_write(scope, module_bound)
+        found = _reflective_write(scope, at_top)
         if found is not None:
             return found, False
     return None, bool(trusted)
@@ -359,7 +359,7 @@ def _free_in(node: ast.AST) -> set[str]:
     return found
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
+def bound_names(tree: ast.Module) -> set[str]:
     """Names the module binds anywhere, in any scope (a call of such a name may not be
     the builtin)."""
     bound: set[str] = set()
@@ -375,7 +375,7 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
-def _module_bound(tree: ast.Module) -> set[str]:
+def module_bound(tree: ast.Module) -> set[str]:
     """Names bound at module level (or declared ``global``): a free name of a function
     that is not one of these is the builtin. Nested scopes' own names are left out."""
     bound: set[str] = set()
@@ -509,7 +509,7 @@ def _targeted(
     on_self, on_cls = _writes_on_self(tree, by_class)
     hidden = _hiding(tree, by_class)
     plain = _plain_writes(tree)
-    once = _bound_once(tree)
+    once = bound_once(tree)
     imported = {(a.asname or a.name).split(".")[0] for n in tree.body
                if isinstance(n, ast.Import) for a in n.names} & once
     on_instance = _writes_on_instances(tree)
@@ -750,7 +750,7 @@ def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
     does not rebind: by its annotation an instance, whose own attributes are its state
     (not a class, whose attributes all its instances read); mapped to that class."""
     local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    once = _bound_once(tree)
+    once = bound_once(tree)
     plain = {name for name, cls in local.items() if name in once and _known_bases(cls, tree)}
     found: dict[int, str] = {}
     for fn in ast.walk(tree):
@@ -805,7 +805,7 @@ def _writes_on_instances(tree: ast.Module) -> dict[int, str]:
     return found
 
 
-def _bound_once(tree: ast.Module) -> set[str]:
+def bound_once(tree: ast.Module) -> set[str]:
     """Names the module binds exactly once, in any scope (a class name that is also
     assigned elsewhere may name something else when an annotation is read)."""
     counts: dict[str, int] = {}

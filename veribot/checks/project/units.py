@@ -26,10 +26,11 @@ from __future__ import annotations
 import ast
 import enum
 import importlib.util
-from collections.abc import Iterator, Set
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from veribot.checks.lang import pylookups, pysource
+from veribot.checks.lang import pysource
+from veribot.checks.project import noise
 from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
@@ -107,8 +108,9 @@ class ChangedUnit:
     level: UnitLevel = UnitLevel.FUNCTION
     # Each version's package from its own revision, for loading it in the sandbox.
     context: PairContext | None = None
-    # "docstring" / "formatting": the only change is the docstring, or the layout and
-    # comments, and the rest of the module is the same code (see ``_noise``); "" otherwise.
+    # "docstring" / "annotations" / "formatting": the only change is the docstring, the
+    # annotations (and perhaps the docstring), or the layout and comments, and the rest of
+    # the module is the same code (see ``noise``); "" otherwise.
     noise: str = ""
 
     @property
@@ -409,14 +411,13 @@ def _pair(
             noise=noise,
         )
 
-    noise_ok = False
+    mode = ""  # what the whole module may differ in and stay the same code (`noise`)
     by_constant: dict[str, str] = {}
     if before.tree is not None and after.tree is not None:
         # A moved file is another module (its name, its relative imports): no shortcut.
-        noise_ok = change.before_path == change.after_path and _same_but_docstrings(
-            before, after
-        )
-        if not noise_ok:
+        if change.before_path == change.after_path:
+            mode = noise.module_noise(before.tree, after.tree)
+        if not mode:
             by_constant = _constant_dependents(before.tree, after.tree)
 
     units: list[ChangedUnit] = []
@@ -498,10 +499,12 @@ def _pair(
         elif b.is_class:
             units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
         elif _code_key(b.node) != _code_key(a.node):
-            if noise_ok and _docstring_only_safe(entry, b_defs, a_defs):
-                units.append(
-                    unit(UnitKind.CHANGED, entry, "only the docstring changed", noise="docstring")
-                )
+            assert after.tree is not None
+            kind = noise.function_noise(
+                mode, _chain(entry, b_defs), _chain(entry, a_defs), after.tree
+            )
+            if kind:
+                units.append(unit(UnitKind.CHANGED, entry, _noise_detail(kind, b, a), noise=kind))
             elif entry in by_constant:
                 units.append(
                     unit(
@@ -512,7 +515,7 @@ def _pair(
                 )
             else:
                 units.append(unit(UnitKind.CHANGED, entry))
-        elif noise_ok and _text(before, b) != _text(after, a):
+        elif mode and _text(before, b) != _text(after, a):
             units.append(
                 unit(
                     UnitKind.CHANGED,
@@ -541,242 +544,19 @@ def _pair(
     return units
 
 
-# Names whose presence in a module means it may read docstrings, its own source or line
-# numbers: a docstring or layout change may then change what the code does, so it is
-# checked as usual, never verified at once.
-_READS_DOCSTRINGS = (
-    "__doc__",
-    "getdoc",
-    "doctest",
-    "pydoc",
-    "lineno",  # f_lineno, co_firstlineno, tb_lineno, frame info
-    "getsource",
-    "_getframe",
-    "currentframe",
-    "getframeinfo",
-    "__code__",
-    "getmembers",  # inspect.getmembers(f) has f.__doc__ among them
-)
-# Names of what copies a docstring from one function to another (``functools.wraps``).
-_COPIES_DOCSTRINGS = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS")
-
-# Decorators known not to read the function's docstring (by their last dotted name part).
-_DOC_SAFE_DECORATORS = frozenset(
-    {
-        "staticmethod",
-        "classmethod",
-        "property",
-        "setter",
-        "getter",
-        "deleter",
-        "abstractmethod",
-        "overload",
-        "override",
-        "cache",
-        "lru_cache",
-        "cached_property",
-        "dataclass",
-        "total_ordering",
-        "contextmanager",  # wraps the generator function: copies its docstring, never reads it
-        "asynccontextmanager",
-        "wraps",
-        "singledispatch",
-        "singledispatchmethod",
-        "final",
-        "unique",
-    }
-)
-
-
-def _key_without_docstrings(tree: ast.Module) -> str:
-    """The code key of ``tree`` without the docstrings of the module, its classes and its
-    functions. Only a string constant as the *first* statement of a body is a docstring.
-    (The docstrings are taken out and put back: a deep copy would recurse on deep trees.)"""
-    taken: list[tuple[list[ast.stmt], ast.stmt]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                taken.append((body, body.pop(0)))
-    try:
-        return _code_key(tree)
-    finally:
-        for body, doc in taken:
-            body.insert(0, doc)
-
-
-def _same_but_docstrings(before: _Module, after: _Module) -> bool:
-    """Whether the two versions are the same code once docstrings are removed, and neither
-    names anything that reads docstrings, source text or line numbers (``__doc__``,
-    ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
-    assert before.tree is not None and after.tree is not None
-    if _key_without_docstrings(before.tree) != _key_without_docstrings(after.tree):
-        return False
-    trees = (before.tree, after.tree)
-    if any(_computed_lookup(t) for t in trees):
-        return False  # `getattr(f, "__d" + "oc__")` reads a docstring without its name
-    kept = _same_docstring_reads(before.tree, after.tree)
-    words = "\n".join(w for t in trees for w in _code_words(t, kept))
-    if kept and any(n in words for n in _COPIES_DOCSTRINGS):
-        return False  # a copied docstring is read as another function's own
-    return not any(n in words for n in _READS_DOCSTRINGS) and not any(
-        _calls_builtin_help(t) for t in trees)
-
-
-def _computed_lookup(tree: ast.Module) -> bool:
-    """Whether the module looks an attribute up by a name that is not a literal (a relay
-    in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which every
-    class has)."""
-    relayed = pylookups.relays(tree)
-    return any(
-        isinstance(n, ast.Call) and id(n) not in relayed
-        and any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
-                for k in pylookups.lookup_keys(n) or [])
-        for n in ast.walk(tree))
-
-
-def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
-    """``id()`` of the ``N.__doc__`` nodes that read or write a docstring no version changed.
-
-    ``batched.__doc__ = _batched.__doc__`` copies the docstring of ``_batched``: harmless
-    when ``N`` can only be a module-level definition whose docstring is the same in both
-    versions. So ``N`` must be bound by nothing but ``def N``/``class N`` statements of the
-    module's own body (not nested in a function or class, where a parameter or local of
-    that name could hold any function, the changed one too). A write (``f.__doc__ = s``)
-    reads nothing; what ``s`` reads is checked as any code is.
-    """
-    kept: set[int] = set()
-    docs_b, docs_a = _docstrings_by_name(before), _docstrings_by_name(after)
-    for tree in (before, after):
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Attribute) and node.attr == "__doc__"):
-                continue
-            writes = not isinstance(node.ctx, ast.Load)
-            if writes or (isinstance(node.value, ast.Name) and node.value.id in docs_b
-                          and docs_b[node.value.id] == docs_a.get(node.value.id)):
-                kept.add(id(node))
-    return kept
-
-
-def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:
-    """Module-level names bound only by top-level, undecorated ``def``/``class``
-    statements, with their docstrings in order (a name bound any other way is left out:
-    a decorator may hand back another object, with another docstring)."""
-    top: dict[str, list[str | None]] = {}
-    stack: list[ast.stmt] = list(tree.body)
-    top_defs: set[int] = set()
-    while stack:  # statements of the module's body, through `if`/`try` blocks
-        stmt = stack.pop(0)
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not (
-                stmt.decorator_list):
-            top.setdefault(stmt.name, []).append(ast.get_docstring(stmt, clean=False))
-            top_defs.add(id(stmt))
-        elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
-            for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                stack.extend(block)
-            for handler in getattr(stmt, "handlers", []):
-                stack.extend(handler.body)
-    other: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if id(node) not in top_defs:
-                other.add(node.name)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, ast.alias):
-            other.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            other.update(node.names)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            other.add(node.rest)
-    return {name: docs for name, docs in top.items() if name not in other}
-
-
-def _calls_builtin_help(tree: ast.Module) -> bool:
-    """Whether the code may call the builtin ``help`` (it prints docstrings): a load of
-    ``help`` where the module binds that name nowhere."""
-    bound = any(
-        (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == "help")
-        or (isinstance(n, ast.arg) and n.arg == "help")
-        or (isinstance(n, ast.alias) and (n.asname or n.name) == "help")
-        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            and n.name == "help")
-        for n in ast.walk(tree))
-    return not bound and any(isinstance(n, ast.Name) and n.id == "help" for n in ast.walk(tree))
-
-
-def _docstring_nodes(tree: ast.Module) -> set[int]:
-    """``id()`` of the docstring constants of the module, its classes and functions."""
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                found.add(id(body[0].value))
-    return found
-
-
-def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]:
-    """The names, attributes, imported names and strings the code uses, docstrings left out
-    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings), and
-    the attributes in ``kept`` (``id()`` of nodes shown harmless) too."""
-    docstrings = _docstring_nodes(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            yield node.id
-        elif isinstance(node, ast.Attribute):
-            if id(node) not in kept:
-                yield node.attr
-        elif isinstance(node, ast.alias):
-            yield node.name
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
-        elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-        ):
-            yield node.value
-
-
-def _decorator_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
-
-
-def _docstring_only_safe(entry: str, b_defs: dict[str, _Def], a_defs: dict[str, _Def]) -> bool:
-    """Whether no decorator of the function or of its enclosing classes may read its
-    docstring, and no enclosing class has keywords (a metaclass may read it)."""
+def _chain(entry: str, defs: dict[str, _Def]) -> list[_FunctionNode | ast.ClassDef]:
+    """The enclosing classes of ``entry``, outermost first, then its own definition."""
     parts = entry.split(".")
-    for defs in (b_defs, a_defs):
-        for i in range(1, len(parts) + 1):
-            node = defs[".".join(parts[:i])].node
-            if any(_decorator_name(d) not in _DOC_SAFE_DECORATORS for d in node.decorator_list):
-                return False
-            if isinstance(node, ast.ClassDef) and node.keywords:
-                return False
-    return True
+    return [defs[".".join(parts[:i])].node for i in range(1, len(parts) + 1)]
+
+
+def _noise_detail(kind: str, before: _Def, after: _Def) -> str:
+    if kind == noise.DOCSTRING:
+        return "only the docstring changed"
+    docstrings = (ast.get_docstring(d.node, clean=False) for d in (before, after))
+    if len(set(docstrings)) > 1:
+        return "only the annotations and the docstring changed"
+    return "only the annotations changed"
 
 
 def _text(module: _Module, d: _Def) -> str:

@@ -1,0 +1,478 @@
+"""Noise: changes to a function that cannot change what any code computes, found without
+running anything.
+
+``units`` pairs the functions of two versions of a module; where the whole module is the
+same code but for noise, a changed function is verified at once, with the assumptions its
+kind of noise needs (``bot.review``). Two kinds are decided here (formatting, the third,
+is the same code with other text, which ``units`` sees by itself):
+
+- *docstring*: the module is the same code once docstrings are taken out, and no code of
+  it may read a docstring that changed, source text or line numbers;
+- *annotations*: the module is the same code once docstrings and the parameter and return
+  annotations of its functions and methods are taken out (not those of functions inside
+  functions: those are evaluated each time the enclosing function runs); no code of it may
+  read annotations (``__annotations__``, ``typing.get_type_hints``, ``inspect.signature``
+  ...) or docstrings; and no changed annotation is evaluated when the module runs: the
+  module postpones evaluation (``from __future__ import annotations``), or the annotation
+  is a string in both versions. For each function, its decorators and enclosing classes
+  must be known not to read it: a decorator of a validation or command-line library turns
+  annotations into behaviour, as a metaclass or ``__init_subclass__`` of a base may.
+
+Code outside the module reading a function's docstring or annotations is a listed
+assumption of the verdict (``bot.review.NOISE_ASSUMPTIONS``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator, Sequence, Set
+
+from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
+
+__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "module_noise"]
+
+DOCSTRING = "docstring"
+ANNOTATIONS = "annotations"
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def module_noise(before: ast.Module, after: ast.Module) -> str:
+    """``DOCSTRING`` when the versions may differ only in docstrings that no code reads,
+    ``ANNOTATIONS`` when they may differ in annotations too (see above), else ``""``."""
+    if _docstrings_only(before, after):
+        return DOCSTRING
+    if _key_without(before, annotations=True) != _key_without(after, annotations=True):
+        return ""
+    if not _reads_no_docstring(before, after):
+        return ""
+    words = "\n".join(w for t in (before, after) for w in _code_words(t))
+    if any(n in words for n in _READS_ANNOTATIONS):
+        return ""
+    return ANNOTATIONS if _never_evaluated(before, after) else ""
+
+
+def function_noise(
+    mode: str, before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
+) -> str:
+    """The kind of noise that is all one function's change, or ``""`` to check it as usual.
+
+    ``mode`` is ``module_noise`` of the two versions; ``before``/``after`` are the
+    function's enclosing classes, outermost first, and the function itself, in each
+    version; ``tree`` is the after version of the module."""
+    if mode not in (DOCSTRING, ANNOTATIONS):
+        return ""
+    b, a = before[-1], after[-1]
+    if not _decorators_safe([*before, *after], _DOC_SAFE_DECORATORS):
+        return ""
+    if mode == DOCSTRING or not isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) or not (
+            isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)):
+        return DOCSTRING if mode == DOCSTRING else ""
+    if _annotation_keys(b) == _annotation_keys(a):
+        return DOCSTRING
+    if not _decorators_safe([*before, *after], _ANNOTATION_SAFE_DECORATORS):
+        return ""
+    classes = [n for n in (*before[:-1], *after[:-1]) if isinstance(n, ast.ClassDef)]
+    if not all(_plain_bases(c, tree) for c in classes):
+        return ""
+    return ANNOTATIONS
+
+
+# Names whose presence in a module means it may read annotations (as words: an attribute,
+# a name, an imported name or a string).
+_READS_ANNOTATIONS = (
+    "__annotations__",
+    "__annotate__",  # Python 3.14's lazy annotations
+    "annotationlib",
+    "get_type_hints",
+    "get_annotations",
+    "get_overloads",
+    "signature",  # inspect.signature, Signature, __signature__
+    "getfullargspec",
+    "getargspec",
+    "getmembers",
+    "register",  # functools.singledispatch dispatches on a registered function's annotations
+    "__init_subclass__",  # a base may look at its subclasses' methods
+    "get_referents",  # gc hands out the annotations dict of a function
+    "typeguard",
+    "beartype",
+    "pydantic",
+    "validate_call",
+    "validate_arguments",
+)
+
+
+def _annotated(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions whose annotations are evaluated once, when the module runs: those in
+    the module's body and in the bodies of its classes (nested classes too)."""
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            todo.extend(node.body)
+
+
+def _slots(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.AST, str]]:
+    """Where a function's annotations are held: each parameter's, then the return's."""
+    args = function.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    params += [p for p in (args.vararg, args.kwarg) if p is not None]
+    return [*((p, "annotation") for p in params), (function, "returns")]
+
+
+def _annotation_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [pysource.code_key(v) if (v := getattr(h, f)) is not None else ""
+            for h, f in _slots(function)]
+
+
+def _postponed(tree: ast.Module) -> bool:
+    """Whether the module has ``from __future__ import annotations``."""
+    return any(
+        isinstance(s, ast.ImportFrom) and s.module == "__future__"
+        and any(a.name == "annotations" for a in s.names)
+        for s in tree.body)
+
+
+def _never_evaluated(before: ast.Module, after: ast.Module) -> bool:
+    """Whether no annotation that differs between the versions is evaluated when the module
+    runs: both versions postpone evaluation, or each such annotation is absent or a string
+    in both. (The versions are the same code but for docstrings and annotations, so their
+    functions pair in order, and so do their parameters.)"""
+    if _postponed(before) and _postponed(after):
+        return True
+    pairs = zip(_annotated(before), _annotated(after), strict=True)
+    for b, a in pairs:
+        for (bh, bf), (ah, af) in zip(_slots(b), _slots(a), strict=True):
+            bv, av = getattr(bh, bf), getattr(ah, af)
+            same = (bv is None) == (av is None) and (
+                bv is None or pysource.code_key(bv) == pysource.code_key(av))
+            if not same and not (_inert(bv) and _inert(av)):
+                return False
+    return True
+
+
+def _inert(annotation: ast.expr | None) -> bool:
+    return annotation is None or (
+        isinstance(annotation, ast.Constant) and isinstance(annotation.value, str))
+
+
+def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
+    """Whether every base of ``cls`` is known to run no code when a subclass is made: a
+    builtin class the module does not rebind, ``typing.Generic``/``Protocol``, or an
+    undecorated class of the module's own body, bound once, with such bases (a metaclass
+    or ``__init_subclass__`` of any other base may read the methods' annotations)."""
+    if depth > 20 or cls.keywords:
+        return False
+    bound = pyinterfere.bound_names(tree)
+    local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        name = base.id if isinstance(base, ast.Name) else None
+        if name is not None and name not in bound and isinstance(
+                getattr(builtins, name, None), type):
+            continue
+        if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
+                not local[name].decorator_list and _plain_bases(local[name], tree, depth + 1)):
+            continue
+        if _typing_name(base, tree) in ("Generic", "Protocol"):
+            continue
+        return False
+    return True
+
+
+def _typing_name(node: ast.expr, tree: ast.Module) -> str | None:
+    """The name in ``typing`` (or ``typing_extensions``) that ``node`` reads, where the
+    module imports it from there and binds it nowhere else."""
+    typing_modules = ("typing", "typing_extensions")
+    once = pyinterfere.bound_once(tree)
+    for stmt in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(stmt, ast.ImportFrom) and (
+                stmt.module in typing_modules and stmt.level == 0):
+            for alias in stmt.names:
+                if (alias.asname or alias.name) == node.id and node.id in once:
+                    return alias.name
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                isinstance(stmt, ast.Import)):
+            for alias in stmt.names:
+                if alias.name in typing_modules and (
+                        (alias.asname or alias.name) == node.value.id) and (
+                        node.value.id in once):
+                    return node.attr
+    return None
+
+
+def _runs_code(tree: ast.Module) -> bool:
+    """Whether the module may run code given as text (``eval("f.__d" + "oc__")``) or
+    install an interpreter-wide hook: a code runner named (``compile`` only as a free name:
+    ``re.compile`` is another), or what ``pyreflect.hook`` finds."""
+    bound = pyinterfere.bound_names(tree)
+    for node in ast.walk(tree):
+        word = node.id if isinstance(node, ast.Name) else (
+            node.attr if isinstance(node, ast.Attribute) else None)
+        if word in pylookups.CODE_RUNNERS and (
+                word != "compile" or (isinstance(node, ast.Name) and word not in bound)):
+            return True
+    return pyreflect.hook(tree, bound, pyinterfere.module_bound(tree)) is not None
+
+
+# Names whose presence in a module means it may read docstrings, its own source or line
+# numbers: a docstring or layout change may then change what the code does, so it is
+# checked as usual, never verified at once.
+_READS_DOCSTRINGS = (
+    "__doc__",
+    "getdoc",
+    "doctest",
+    "pydoc",
+    "lineno",  # f_lineno, co_firstlineno, tb_lineno, frame info
+    "getsource",
+    "_getframe",
+    "currentframe",
+    "getframeinfo",
+    "__code__",
+    "getmembers",  # inspect.getmembers(f) has f.__doc__ among them
+)
+# Names of what copies a docstring from one function to another (``functools.wraps``).
+_COPIES_DOCSTRINGS = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS")
+
+# Decorators known not to read the function's docstring (by their last dotted name part).
+_DOC_SAFE_DECORATORS = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "property",
+        "setter",
+        "getter",
+        "deleter",
+        "abstractmethod",
+        "overload",
+        "override",
+        "cache",
+        "lru_cache",
+        "cached_property",
+        "dataclass",
+        "total_ordering",
+        "contextmanager",  # wraps the generator function: copies its docstring, never reads it
+        "asynccontextmanager",
+        "wraps",
+        "singledispatch",
+        "singledispatchmethod",
+        "final",
+        "unique",
+    }
+)
+
+
+# Decorators known not to read the function's annotations: the docstring-safe ones but
+# those that dispatch or build fields on annotations.
+_ANNOTATION_SAFE_DECORATORS = _DOC_SAFE_DECORATORS - {
+    "singledispatch", "singledispatchmethod", "dataclass"}
+
+
+def _key_without(tree: ast.Module, annotations: bool = False) -> str:
+    """The code key of ``tree`` without the docstrings of the module, its classes and its
+    functions, and with ``annotations`` without the annotations of the functions
+    ``_annotated`` finds. Only a string constant as the *first* statement of a body is a
+    docstring. (The parts are taken out and put back: a deep copy would recurse on deep
+    trees.)"""
+    taken: list[tuple[list[ast.stmt], ast.stmt]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                taken.append((body, body.pop(0)))
+    slots: list[tuple[ast.AST, str, ast.expr]] = []
+    if annotations:
+        for function in _annotated(tree):
+            for holder, field in _slots(function):
+                value = getattr(holder, field)
+                if value is not None:
+                    slots.append((holder, field, value))
+                    setattr(holder, field, None)
+    try:
+        return pysource.code_key(tree)
+    finally:
+        for body, doc in taken:
+            body.insert(0, doc)
+        for holder, field, value in slots:
+            setattr(holder, field, value)
+
+
+def _docstrings_only(before: ast.Module, after: ast.Module) -> bool:
+    """Whether the two versions are the same code once docstrings are removed, and neither
+    names anything that reads docstrings, source text or line numbers (``__doc__``,
+    ``inspect.getdoc``, doctest, ``f_lineno``, ``inspect.getsource``, ...)."""
+    if _key_without(before) != _key_without(after):
+        return False
+    return _reads_no_docstring(before, after)
+
+
+def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
+    """Whether no code of either version may read a docstring that changed, its source
+    text or its line numbers."""
+    trees = (before, after)
+    if any(_computed_lookup(t) or _runs_code(t) for t in trees):
+        return False  # `getattr(f, "__d" + "oc__")` reads a docstring without its name
+    kept = _same_docstring_reads(before, after)
+    words = "\n".join(w for t in trees for w in _code_words(t, kept))
+    if kept and any(n in words for n in _COPIES_DOCSTRINGS):
+        return False  # a copied docstring is read as another function's own
+    return not any(n in words for n in _READS_DOCSTRINGS) and not any(
+        _calls_builtin_help(t) for t in trees)
+
+
+def _computed_lookup(tree: ast.Module) -> bool:
+    """Whether the module looks an attribute up by a name that is not a literal (a relay
+    in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which every
+    class has)."""
+    relayed = pylookups.relays(tree)
+    return any(
+        isinstance(n, ast.Call) and id(n) not in relayed
+        and any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
+                for k in pylookups.lookup_keys(n) or [])
+        for n in ast.walk(tree))
+
+
+def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
+    """``id()`` of the ``N.__doc__`` nodes that read or write a docstring no version changed.
+
+    ``batched.__doc__ = _batched.__doc__`` copies the docstring of ``_batched``: harmless
+    when ``N`` can only be a module-level definition whose docstring is the same in both
+    versions. So ``N`` must be bound by nothing but ``def N``/``class N`` statements of the
+    module's own body (not nested in a function or class, where a parameter or local of
+    that name could hold any function, the changed one too). A write (``f.__doc__ = s``)
+    reads nothing; what ``s`` reads is checked as any code is.
+    """
+    kept: set[int] = set()
+    docs_b, docs_a = _docstrings_by_name(before), _docstrings_by_name(after)
+    for tree in (before, after):
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr == "__doc__"):
+                continue
+            writes = not isinstance(node.ctx, ast.Load)
+            if writes or (isinstance(node.value, ast.Name) and node.value.id in docs_b
+                          and docs_b[node.value.id] == docs_a.get(node.value.id)):
+                kept.add(id(node))
+    return kept
+
+
+def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:
+    """Module-level names bound only by top-level, undecorated ``def``/``class``
+    statements, with their docstrings in order (a name bound any other way is left out:
+    a decorator may hand back another object, with another docstring)."""
+    top: dict[str, list[str | None]] = {}
+    stack: list[ast.stmt] = list(tree.body)
+    top_defs: set[int] = set()
+    while stack:  # statements of the module's body, through `if`/`try` blocks
+        stmt = stack.pop(0)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not (
+                stmt.decorator_list):
+            top.setdefault(stmt.name, []).append(ast.get_docstring(stmt, clean=False))
+            top_defs.add(id(stmt))
+        elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
+            for block in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                stack.extend(block)
+            for handler in getattr(stmt, "handlers", []):
+                stack.extend(handler.body)
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if id(node) not in top_defs:
+                other.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return {name: docs for name, docs in top.items() if name not in other}
+
+
+def _calls_builtin_help(tree: ast.Module) -> bool:
+    """Whether the code may call the builtin ``help`` (it prints docstrings): a load of
+    ``help`` where the module binds that name nowhere."""
+    bound = any(
+        (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == "help")
+        or (isinstance(n, ast.arg) and n.arg == "help")
+        or (isinstance(n, ast.alias) and (n.asname or n.name) == "help")
+        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name == "help")
+        for n in ast.walk(tree))
+    return not bound and any(isinstance(n, ast.Name) and n.id == "help" for n in ast.walk(tree))
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    """``id()`` of the docstring constants of the module, its classes and functions."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.add(id(body[0].value))
+    return found
+
+
+def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]:
+    """The names, attributes, imported names and strings the code uses, docstrings left out
+    (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings), and
+    the attributes in ``kept`` (``id()`` of nodes shown harmless) too."""
+    docstrings = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            if id(node) not in kept:
+                yield node.attr
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node.value
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _decorators_safe(chain: Sequence[Definition], safe: frozenset[str]) -> bool:
+    """Whether every decorator of the function and of its enclosing classes is one of
+    ``safe`` (by its last dotted name part), and no enclosing class has keywords (a
+    metaclass may read anything)."""
+    for node in chain:
+        if any(_decorator_name(d) not in safe for d in node.decorator_list):
+            return False
+        if isinstance(node, ast.ClassDef) and node.keywords:
+            return False
+    return True
