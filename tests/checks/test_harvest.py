@@ -7,7 +7,18 @@ import ast
 import pytest
 
 from veribot.checks.lang import pyinfer, pystrings
-from veribot.checks.lang.pytypes import BoolT, IntT, IteratorT, ListT, NoneT, StrT, UnionT
+from veribot.checks.lang.pytypes import (
+    BoolT,
+    DictT,
+    FloatT,
+    IntT,
+    IteratorT,
+    ListT,
+    NoneT,
+    StrT,
+    TupleT,
+    UnionT,
+)
 from veribot.checks.project.package import Package, PairContext, SourceFile
 from veribot.checks.sandbox._child import parse_literal, split_arguments
 from veribot.checks.search import construct
@@ -164,12 +175,25 @@ def test_types_are_inferred_from_defaults_and_calls_and_say_from_where() -> None
     assert got["strict"].type == BoolT()
     assert "key" not in got  # None alone says nothing
     assert "tag" not in got  # annotated
-    # The iterator of the doctest is for random testing only (the model has no such type).
-    assert got["items"].search == UnionT((StrT(), ListT(IntT()), IteratorT(IntT())))
+    # The iterator of the doctest is for random testing only (the model has no such type),
+    # which draws the items seen as ints as floats too.
+    num = UnionT((IntT(), FloatT()))
+    assert got["items"].search == UnionT((StrT(), ListT(num), IteratorT(num)))
+    assert got["n"].search == UnionT((IntT(), NoneT()))  # an argument that is an int stays one
     assert got["items"].sources == ("2 call(s) in tests/t.py", "a call in doctests")
     assert got["strict"].sources == ("the default False",)
     text = pyinfer.assumption(got)
     assert "`items: str | list[int]` (inferred from 2 call(s) in tests/t.py" in text
+
+
+def test_ints_seen_inside_containers_are_drawn_as_floats_too() -> None:
+    num = UnionT((IntT(), FloatT()))
+    assert pyinfer.widened(IntT()) == IntT()
+    assert pyinfer.widened(ListT(IntT())) == ListT(num)
+    assert pyinfer.widened(DictT(StrT(), TupleT((IntT(), StrT())))) == DictT(
+        StrT(), TupleT((num, StrT())))
+    assert pyinfer.widened(ListT(UnionT((IntT(), FloatT())))) == ListT(num)
+    assert pyinfer.widened(ListT(BoolT())) == ListT(BoolT())
 
 
 def test_nothing_is_inferred_when_the_parameters_differ_or_an_annotation_exists() -> None:
@@ -408,7 +432,8 @@ def test_an_iterator_argument_is_a_type_for_the_search_only() -> None:
     calls = [Call(("iter([1, 2])",), "a call in tests/t.py line 3 (after revision)"),
              Call(("[3]",), "a call in tests/t.py line 4 (after revision)")]
     got = pyinfer.infer(f, f, calls)
-    assert got["it"].search == UnionT((IteratorT(IntT()), ListT(IntT())))
+    num = UnionT((IntT(), FloatT()))
+    assert got["it"].search == UnionT((IteratorT(num), ListT(num)))
     assert got["it"].type == ListT(IntT())  # what the model may assume
     assert "Iterator" not in pyinfer.assumption(got)
 
@@ -438,12 +463,13 @@ def test_a_helper_gets_types_from_what_the_modules_functions_pass_it() -> None:
     got = pyinfer.infer(helper, helper, [], callers=callers)
     # `window` passes `iter(items)` (items: list[int] from its doctest) and its `n`;
     # `other` passes `iter(k)` (k: str, annotated) and 3.
-    assert got["iterator"].search == UnionT((IteratorT(IntT()), IteratorT(StrT())))
+    num = UnionT((IntT(), FloatT()))
+    assert got["iterator"].search == UnionT((IteratorT(num), IteratorT(StrT())))
     assert got["iterator"].type is None  # no type the model knows
     assert got["maxlen"].search == UnionT((NoneT(), IntT()))
     assert got["iterator"].sources == ("the call in `window`, the call in `other`",)
     note = pyinfer.search_note(got)
-    assert "`iterator: Iterator[int] | Iterator[str]` (from the call in `window`" in note
+    assert "`iterator: Iterator[int | float] | Iterator[str]` (from the call in `window`" in note
 
 
 @pytest.mark.parametrize(("body", "anything"), [
@@ -523,4 +549,5 @@ def test_no_type_is_inferred_from_a_call_that_must_raise_a_type_error() -> None:
     calls = from_test_file(NEGATIVE, "join", "pkg.mod", "t.py", "after")
     got = pyinfer.infer(f, f, calls)
     # `1` and `None` come from TypeError tests; `[1]` from a ValueError test still counts.
-    assert got["xs"].search == ListT(IntT())
+    assert got["xs"].type == ListT(IntT())
+    assert got["xs"].search == ListT(UnionT((IntT(), FloatT())))

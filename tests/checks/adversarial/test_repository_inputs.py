@@ -202,3 +202,30 @@ def test_a_callers_negative_test_gives_the_helper_no_wrong_type() -> None:
             "    def test_wrong(self):\n        self.assertRaises(TypeError, lambda: spread(1))\n")
     r = check(module, after, test, entry="_pairs")
     assert r.verdict is not Verdict.REFUTED, r.detail
+
+
+RUNNING = '''def running_min(iterable, maxlen):
+    """>>> list(running_min([4, 3, 7, 0, 8], 3))
+    [4, 3, 3, 0, 0]
+    """
+    return _windowed(iter(iterable), maxlen)
+
+
+def _windowed(iterator, maxlen):
+    s = []
+    for value in iterator:
+        while s and not s[-1] <= value:
+            s.pop()
+        s.append(value)
+        yield s[0]
+'''
+
+
+def test_ints_of_an_example_stand_for_numbers_nan_included() -> None:
+    # more-itertools 7c17fc6: `not s[-1] <= value` became `value < s[-1]`, the same on
+    # every int, not on NaN. The helper's type comes from the doctest of its caller.
+    after = RUNNING.replace("not s[-1] <= value", "value < s[-1]")
+    r = check(RUNNING, after, "", entry="_windowed", budget=SURE)
+    assert r.verdict is Verdict.REFUTED, r.detail
+    assert r.counterexample is not None and "nan" in r.counterexample.args[0]
+    assert any("Iterator[int | float]" in n for n in r.notes), r.notes

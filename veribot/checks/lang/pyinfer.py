@@ -11,6 +11,9 @@ A parameter without an annotation in either version gets the union of what is se
   test calls: ``_window(iter(items), n)`` inside ``window(items, n)`` gives ``_window``'s
   first parameter an iterator over the items ``window`` is called with.
 
+Random testing draws the ``int`` items of a container seen as ``int | float``
+(``widened``): the numbers of an example are samples of data, not a declaration.
+
 Nothing is inferred from ``None`` alone, where an argument's type is not one the engine
 knows (``range(...)``, an empty ``[]`` adds nothing), or from a call the test expects to
 raise ``TypeError`` (``assertRaises(TypeError, lambda: f(1))``: a type it rejects).
@@ -52,7 +55,7 @@ from veribot.checks.lang.pytypes import (
 from veribot.checks.search.harvest import Call
 
 __all__ = ["ANYTHING", "Callers", "Inferred", "assumption", "infer", "literal_type",
-           "search_note", "takes_anything"]
+           "search_note", "takes_anything", "widened"]
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 # The type of a parameter that takes any object (random testing draws anything).
@@ -154,8 +157,33 @@ def _inferred(types: list[PyType], anything: bool, sources: list[str]) -> Inferr
         return None  # None alone says nothing
     known = [t for t in types if is_known(t)]
     model = _union(known) if known and any(not isinstance(t, NoneT) for t in known) else None
-    search = ANYTHING if anything else _union(types)
+    search = ANYTHING if anything else widened(_union(types))
     return Inferred(model, search, tuple(dict.fromkeys(s for s in sources if s)))
+
+
+def widened(t: PyType, inside: bool = False) -> PyType:
+    """What random testing draws for a type seen in examples: ``t`` with every ``int``
+    item of a container or iterator an ``int | float``. Integers in a doctest's list are
+    samples of data, not a declaration: an unannotated function given ``[4, 3, 7]`` is as
+    much a function of floats, NaN and the infinities included (where ``not a <= b`` and
+    ``b < a`` part). An ``int`` argument itself stays one: it is most often a count, a
+    size or an index. A proof still assumes only what was seen (``Inferred.type``)."""
+    if isinstance(t, IntT):
+        return UnionT((IntT(), FloatT())) if inside else t
+    if isinstance(t, ListT):
+        return ListT(widened(t.elem, True))
+    if isinstance(t, IteratorT):
+        return IteratorT(widened(t.elem, True))
+    if isinstance(t, SetT):
+        return SetT(widened(t.elem, True), t.frozen)
+    if isinstance(t, TupleT):
+        return TupleT(tuple(widened(i, True) for i in t.items),
+                      None if t.homogeneous is None else widened(t.homogeneous, True))
+    if isinstance(t, DictT):
+        return DictT(widened(t.key, True), widened(t.value, True))
+    if isinstance(t, UnionT):
+        return _union([widened(o, inside) for o in t.options])
+    return t
 
 
 def search_note(inferred: Mapping[str, Inferred]) -> str:
