@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence, Set
 
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
-__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "module_noise"]
+__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -71,12 +71,46 @@ def function_noise(
         return DOCSTRING if mode == DOCSTRING else ""
     if _annotation_keys(b) == _annotation_keys(a):
         return DOCSTRING
+    return ANNOTATIONS if _annotations_unread(before, after, tree) else ""
+
+
+def header_unread(
+    before: ast.Module, after: ast.Module, before_chain: Sequence[Definition],
+    after_chain: Sequence[Definition],
+) -> bool:
+    """Whether one function's docstring and annotations may differ between the versions
+    while the rest of the module changes too: no code of either version may read
+    docstrings or annotations (as ``module_noise`` asks), a differing annotation is never
+    evaluated (postponed evaluation, or a string in both), and the function's decorators
+    and enclosing classes are known not to read them. The code itself is compared by the
+    caller (the relational check)."""
+    b, a = before_chain[-1], after_chain[-1]
+    if not isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(
+            a, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    if not _reads_no_docstring(before, after):
+        return False
+    words = "\n".join(w for t in (before, after) for w in _code_words(t))
+    if any(n in words for n in _READS_ANNOTATIONS):
+        return False
+    if not _decorators_safe([*before_chain, *after_chain], _DOC_SAFE_DECORATORS):
+        return False
+    if _annotation_keys(b) == _annotation_keys(a):
+        return True
+    postponed = _postponed(before) and _postponed(after)
+    return (postponed or _slots_inert(b, a)) and _annotations_unread(
+        before_chain, after_chain, after)
+
+
+def _annotations_unread(
+    before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
+) -> bool:
+    """Whether the function's decorators and enclosing classes are known not to read its
+    annotations."""
     if not _decorators_safe([*before, *after], _ANNOTATION_SAFE_DECORATORS):
-        return ""
+        return False
     classes = [n for n in (*before[:-1], *after[:-1]) if isinstance(n, ast.ClassDef)]
-    if not all(_plain_bases(c, tree) for c in classes):
-        return ""
-    return ANNOTATIONS
+    return all(_plain_bases(c, tree) for c in classes)
 
 
 # Names whose presence in a module means it may read annotations (as words: an attribute,
@@ -140,17 +174,26 @@ def _never_evaluated(before: ast.Module, after: ast.Module) -> bool:
     """Whether no annotation that differs between the versions is evaluated when the module
     runs: both versions postpone evaluation, or each such annotation is absent or a string
     in both. (The versions are the same code but for docstrings and annotations, so their
-    functions pair in order, and so do their parameters.)"""
+    functions pair in order.)"""
     if _postponed(before) and _postponed(after):
         return True
-    pairs = zip(_annotated(before), _annotated(after), strict=True)
-    for b, a in pairs:
-        for (bh, bf), (ah, af) in zip(_slots(b), _slots(a), strict=True):
-            bv, av = getattr(bh, bf), getattr(ah, af)
-            same = (bv is None) == (av is None) and (
-                bv is None or pysource.code_key(bv) == pysource.code_key(av))
-            if not same and not (_inert(bv) and _inert(av)):
-                return False
+    return all(_slots_inert(b, a)
+               for b, a in zip(_annotated(before), _annotated(after), strict=True))
+
+
+def _slots_inert(b: ast.FunctionDef | ast.AsyncFunctionDef,
+                 a: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether each annotation that differs between two versions of a function with the
+    same parameters is absent or a string in both."""
+    slots_b, slots_a = _slots(b), _slots(a)
+    if len(slots_b) != len(slots_a):
+        return False
+    for (bh, bf), (ah, af) in zip(slots_b, slots_a, strict=True):
+        bv, av = getattr(bh, bf), getattr(ah, af)
+        same = (bv is None) == (av is None) and (
+            bv is None or pysource.code_key(bv) == pysource.code_key(av))
+        if not same and not (_inert(bv) and _inert(av)):
+            return False
     return True
 
 

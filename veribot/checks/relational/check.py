@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from veribot.checks.hints import reorder
 from veribot.checks.lang import pygen, pyinterfere, pysource
 from veribot.checks.lang.pymodule import overload_stubs
-from veribot.checks.project import modulecheck
+from veribot.checks.project import modulecheck, noise
 from veribot.checks.project.package import Package, PairContext
 from veribot.checks.relational import opaque, walker
 from veribot.checks.sandbox import Limits, package_files, run_script
@@ -487,8 +487,22 @@ class _Module:
         return f"{top}.py" in paths or any(p.startswith(top + "/") for p in paths)
 
 
-def _without_body(node: ast.ClassDef, method: str, tree: ast.Module) -> ast.ClassDef:
-    """The class with the body of ``method`` left out; it must be bound once in the class.
+def _unannotated(args: ast.arguments) -> ast.arguments:
+    """A copy of ``args`` without annotations (defaults kept)."""
+    def bare(p: ast.arg) -> ast.arg:
+        return ast.arg(arg=p.arg, annotation=None, type_comment=None)
+
+    return ast.arguments(
+        posonlyargs=[bare(p) for p in args.posonlyargs], args=[bare(p) for p in args.args],
+        vararg=bare(args.vararg) if args.vararg else None,
+        kwonlyargs=[bare(p) for p in args.kwonlyargs], kw_defaults=args.kw_defaults,
+        kwarg=bare(args.kwarg) if args.kwarg else None, defaults=args.defaults)
+
+
+def _without_body(node: ast.ClassDef, method: str, tree: ast.Module,
+                  bare: bool = False) -> ast.ClassDef:
+    """The class with the body of ``method`` left out (with ``bare``, its annotations
+    too); it must be bound once in the class.
 
     ``@typing.overload`` stubs before it (``pymodule.overload_stubs``: typing's decorator
     alone, followed by a real definition of the name) are bindings the real definition
@@ -507,8 +521,9 @@ def _without_body(node: ast.ClassDef, method: str, tree: ast.Module) -> ast.Clas
     if any(isinstance(n, ast.ClassDef) for s in node.body for n in ast.walk(s)):
         raise Refused("a class nested in a class")
     fn = defs[0]
-    stub = type(fn)(name=fn.name, args=fn.args, body=[ast.Pass()],
-                    decorator_list=fn.decorator_list, returns=fn.returns, type_comment=None)
+    args = _unannotated(fn.args) if bare else fn.args
+    stub = type(fn)(name=fn.name, args=args, body=[ast.Pass()], decorator_list=fn.decorator_list,
+                    returns=None if bare else fn.returns, type_comment=None)
     body = [stub if s is fn else s for s in node.body]
     return ast.ClassDef(name=node.name, bases=node.bases, keywords=node.keywords, body=body,
                         decorator_list=node.decorator_list)
@@ -931,6 +946,9 @@ class _Pair:
     unread: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
     constructed: set[str] = field(default_factory=set)  # classes whose constructor changed
+    # The method under review differs in its docstring or annotations, shown unread
+    # (``noise.header_unread``): its class is compared without them.
+    bare_header: bool = False
 
 
 def plan(
@@ -963,9 +981,17 @@ def plan(
     # reach the object (by its name, or through `self` for a method) may read them.
     same_doc = _header_key(fn_a) == _header_key(fn_b)
     written_a = fn_a  # as written: a hint's statement lines refer to it
-    fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     if classes and not same_doc:
-        raise Refused("a method whose docstring or annotations changed")
+        # Through `self`, any code may reach the method: only where none reads docstrings
+        # or annotations, and none is evaluated, may they differ (the class is then
+        # compared without them).
+        chains = [[module.defs.get(classes[0]), fn]
+                  for module, fn in ((pair.a, fn_a), (pair.b, fn_b))]
+        if not all(isinstance(c, ast.ClassDef) for c, _ in chains) or not noise.header_unread(
+                tree_a, tree_b, *chains):  # type: ignore[arg-type]
+            raise Refused("a method whose docstring or annotations changed")
+        pair.bare_header = True
+    fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     # Code of the module that can change, after import, what the function reads (a
     # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
     # then the same code in the same environment at import is not the same later on.
@@ -1059,6 +1085,9 @@ def plan(
                            "each other shown to commute; code outside the function does not "
                            "read its local variables through frames (a traceback's, a "
                            "tracer's)")
+    if not same_doc:
+        assumptions.append("code outside this module does not read the function's docstring "
+                           "or annotations")
     if renamed or matched is not None:
         assumptions.append("code outside this module does not read local variables' names "
                            "(through callers' frames, or the code objects of functions it "
@@ -1329,7 +1358,7 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
         if not isinstance(node, ast.ClassDef):
             raise Refused(f"`{name}` is not a class bound once at module level")
         if method is not None:
-            node = _without_body(node, method, module.tree)
+            node = _without_body(node, method, module.tree, bare=pair.bare_header)
         nodes.append(node)
     da, db = nodes
     changed: frozenset[str] = frozenset()
