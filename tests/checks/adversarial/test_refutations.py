@@ -39,7 +39,7 @@ def _undecided(result: Result, reason: str) -> None:
 def _refuted(result: Result) -> None:
     assert result.verdict is Verdict.REFUTED, (result.reason, result.detail, result.notes)
     assert result.counterexample is not None
-    assert "seen in each of 3 runs" in result.counterexample.difference
+    assert "seen in each of 5 runs" in result.counterexample.difference
 
 
 # -- nondeterministic versions: not refuted -------------------------------------------------

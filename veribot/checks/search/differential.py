@@ -93,8 +93,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _FINISHED = (BehaviourKind.RETURNED, BehaviourKind.RAISED)
-# Runs of each version on a candidate input that differed, the first one included.
-RUNS = 3
+# Runs of each version on a candidate input that differed, the first one included: a
+# coin flip drawn otherwise by each version repeats its value in all of them, and passes
+# for a difference, once in 2 * 2**(2 * (RUNS - 1)) tries (1 in 512 with 5).
+RUNS = 5
+# Runs of each version under each hash seed, where its behaviour followed the seed.
+SEEDED_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -633,7 +637,7 @@ def _under_one_seed(
     """A difference shown under one ``PYTHONHASHSEED``, when a version's behaviour changed
     with the seed (the order of a set of strings follows it).
 
-    Each version runs ``RUNS - 1`` more times in fresh children under each seed it ran
+    Each version runs ``SEEDED_RUNS - 1`` more times in fresh children under each seed it ran
     with; only if every version behaved the same every time under each seed (its
     behaviour is a function of the seed: random numbers or the clock would not repeat)
     is the first seed under which the versions differed taken. The seed is part of the
@@ -641,7 +645,7 @@ def _under_one_seed(
     behave differently under one seed, each reproducibly, are different code.
     """
     pa, pb = (context.before, context.after) if context is not None else (None, None)
-    jobs = [(i, source, package) for i, _ in enumerate(seeds) for _ in range(RUNS - 1)
+    jobs = [(i, source, package) for i, _ in enumerate(seeds) for _ in range(SEEDED_RUNS - 1)
             for source, package in ((before_src, pa), (after_src, pb))]
     with ThreadPoolExecutor(max_workers=min(len(jobs), 6),
                             thread_name_prefix="veribot-seeded") as pool:
@@ -660,7 +664,7 @@ def _under_one_seed(
         call = [str(x) for x in calls[-1]]
         receiver = call[0][1:] if call and call[0].startswith("@") else ""
         sentence = (f"{shown.difference} (with PYTHONHASHSEED={seed}; under each of "
-                    f"{len(seeds)} seeds each version behaved the same in {RUNS} runs, and "
+                    f"{len(seeds)} seeds each version behaved the same in {SEEDED_RUNS} runs, and "
                     "differently from one seed to another)")
         return Confirmation(Counterexample(
             args=tuple(call[1:] if receiver else call), before=b, after=a,
