@@ -165,6 +165,8 @@ class _Side:
     entry: tuple[str, int] = ("", 0)  # qualname and line of the entry's definition
     method: tuple[str, str] | None = None  # the entry's class and name, for a method
     functions: dict[str, tuple[str, int]] = field(default_factory=dict)  # name: (qual, line)
+    # Those of ``functions`` bound to what `contextlib.contextmanager` makes of them.
+    wrapped: set[str] = field(default_factory=set)
     relative: dict[str, tuple[str, int]] = field(default_factory=dict)
     constants: set[str] = field(default_factory=set)
     classes: dict[str, int] = field(default_factory=dict)  # name: line of its definition
@@ -178,6 +180,7 @@ class _Side:
             "entry": self.entry,
             "method": self.method,
             "functions": sorted(self.functions.items()),
+            "wrapped": sorted(self.wrapped),
             "relative": sorted(self.relative.items()),
             "constants": sorted(self.constants),
             "classes": sorted(self.classes.items()),
@@ -1268,8 +1271,11 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
     if isinstance(da, ast.FunctionDef) and isinstance(db, ast.FunctionDef):
         line_a = da.decorator_list[0].lineno if da.decorator_list else da.lineno
         line_b = db.decorator_list[0].lineno if db.decorator_list else db.lineno
-        if da.decorator_list or db.decorator_list:
+        wrapped = bool(da.decorator_list or db.decorator_list)
+        if wrapped and not (_context_manager(da, pair.a) and _context_manager(db, pair.b)):
             raise Refused(f"the function `{name}` is decorated")
+        if wrapped and pysource.code_key(da) != pysource.code_key(db):
+            raise Refused(f"the `@contextmanager` function `{name}` changed")
         if pysource.code_key(da) != pysource.code_key(db):
             # A changed unit of this review: the result is relative to it, unless it can
             # see its caller's names.
@@ -1287,6 +1293,9 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
             raise Refused(f"`{name}` reads names that resolve differently")
         pair.side_a.functions[name] = (name, line_a)
         pair.side_b.functions[name] = (name, line_b)
+        if wrapped:
+            pair.side_a.wrapped.add(name)
+            pair.side_b.wrapped.add(name)
         sa, sb = _Side(), _Side()
         sub = _Pair(pair.a, pair.b, pair.entry, sa, sb, pair.relative, pair.same,
                     members=pair.members, kept=pair.kept)
@@ -1297,6 +1306,20 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         _same_class(pair, name, depth)
         return
     raise Refused(f"`{name}` is bound to another object than a constant, function or class")
+
+
+def _context_manager(fn: ast.FunctionDef, module: _Module) -> bool:
+    """Whether ``fn``'s one decorator is `contextlib.contextmanager`, by a name the module
+    imports from there (the child confirms the name is that function once loaded, and that
+    the module binds what it made of the definition)."""
+    if len(fn.decorator_list) != 1:
+        return False
+    d = fn.decorator_list[0]
+    if isinstance(d, ast.Name):
+        return module.imports.get(d.id) == ("contextlib", "contextmanager")
+    return (isinstance(d, ast.Attribute) and d.attr == "contextmanager"
+            and isinstance(d.value, ast.Name)
+            and module.imports.get(d.value.id) == ("contextlib",))
 
 
 # What `typing` makes that only annotations and `isinstance` errors use.
@@ -1951,6 +1974,7 @@ def _listed(names: frozenset[str] | set[str]) -> str:
 def _merge(pair: _Pair, sub: _Pair) -> None:
     for side, other in ((pair.side_a, sub.side_a), (pair.side_b, sub.side_b)):
         side.functions.update(other.functions)
+        side.wrapped |= other.wrapped
         side.relative.update(other.relative)
         side.constants |= other.constants
         side.classes.update(other.classes)
@@ -1998,6 +2022,8 @@ def _collect(code):
             _codes[(c.co_qualname, c.co_firstlineno)] = c
             _collect(c)
 _collect(_compiled)
+# What `contextlib.contextmanager` makes of a function: a closure over it, running this code.
+_cm_code = __import__("contextlib").contextmanager(lambda: None).__code__
 
 %(shown)s
 
@@ -2099,6 +2125,16 @@ def _function_at(key, qual, line, docs, obj=_missing):
         _prints["function " + key] = (_defaults(obj.__defaults__), _defaults(obj.__kwdefaults__),
                                       _shown(_dict(obj.__dict__)), obj.__name__,
                                       obj.__qualname__, _shown(obj.__doc__) if docs else "")
+
+def _unwrapped(key):
+    # The function `contextlib.contextmanager` wrapped, where `key` is bound to its wrapper.
+    obj = _globals.get(key, _missing)
+    if _type(obj) is not _function or obj.__code__ is not _cm_code:
+        return _missing
+    try:
+        return obj.__closure__[obj.__code__.co_freevars.index("func")].cell_contents
+    except BaseException:
+        return _missing
 
 _property = property
 _sha = __import__("hashlib").sha256
@@ -2218,7 +2254,10 @@ if _globals is not None:
     else:
         _function_at(_qual, _qual, _line, False, _entry_fn)
     for _key, (_qual, _line) in _expect["functions"]:
-        _function_at(_key, _qual, _line, True)
+        if _key in _expect["wrapped"]:
+            _function_at(_key, _qual, _line, True, _unwrapped(_key))
+        else:
+            _function_at(_key, _qual, _line, True)
     for _key, (_qual, _line) in _expect["relative"]:
         _function_at(_key, _qual, _line, None)
     for _key in _expect["constants"]:
