@@ -916,6 +916,145 @@ def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Functio
     return copied if changed else None
 
 
+def _extend_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | None:
+    """A copy of ``fn`` with each ``for x in it: out.append(x)`` written ``out.extend(it)``
+    where that is the same; None if there is none.
+
+    ``list.extend`` of an iterable that is not a list or tuple calls ``iter(it)`` once and
+    its ``__next__`` until it stops, appending each item as it comes (the items before an
+    exception stay). So the two agree when ``out`` is a list no other code can see while
+    the loop runs and ``x`` is dead after it:
+
+    - ``out`` is a local bound once, by ``out = [...]`` in a statement that runs before the
+      loop (a statement before it in the same body or an enclosing one), named by no
+      nested scope, and read nowhere before the loop ends (after, at a later line, outside
+      any loop around it), so nothing holds the list yet: ``it`` cannot be ``out`` itself;
+    - ``x`` is named only by the loop (``for x`` and ``out.append(x)``);
+    - the loop has no ``else``, and ``it`` does not name ``out``.
+
+    What ``extend`` does besides: it asks ``it`` for its length (``__len__`` or
+    ``__length_hint__``) first, which the verdict lists as an assumption
+    (``EXTEND_PROBE``).
+    """
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return None
+    copied = copy.deepcopy(fn)
+    named = Counter(n.id for n in ast.walk(copied) if isinstance(n, ast.Name))
+    bound = Counter(name for n in ast.walk(copied) for name in _binds(n))
+    shared = {n.id for inner in ast.walk(copied) if inner is not copied and isinstance(
+        inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp)
+        for n in ast.walk(inner) if isinstance(n, ast.Name)}
+    shared |= {g for n in ast.walk(copied) if isinstance(n, ast.Global | ast.Nonlocal)
+               for g in n.names}
+    loads: dict[str, list[ast.Name]] = {}
+    for n in ast.walk(copied):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            loads.setdefault(n.id, []).append(n)
+    changed = False
+
+    def fresh_list(stmt: ast.stmt) -> str | None:
+        """The name ``stmt`` binds to a new list (``out = []``), if that is all it does."""
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.List)
+                and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)):
+            return stmt.targets[0].id
+        return None
+
+    def rewrite(body: list[ast.stmt], ready: frozenset[str], loops: tuple[ast.stmt, ...]
+                ) -> None:
+        nonlocal changed
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ast.For) and not stmt.orelse and isinstance(
+                    stmt.target, ast.Name) and len(stmt.body) == 1:
+                x, only = stmt.target.id, stmt.body[0]
+                call = only.value if isinstance(only, ast.Expr) else None
+                receiver = (call.func.value if isinstance(call, ast.Call)
+                            and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == "append" and not call.keywords
+                            and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+                            and call.args[0].id == x else None)
+                out = receiver.id if isinstance(receiver, ast.Name) else None
+                if out is not None and out != x and out in ready and out not in shared \
+                        and bound[out] == 1 and x not in shared and named[x] == 2 \
+                        and x not in {n.id for n in ast.walk(stmt.iter)
+                                      if isinstance(n, ast.Name)} \
+                        and out not in {n.id for n in ast.walk(stmt.iter)
+                                        if isinstance(n, ast.Name)} \
+                        and _unseen_until(loads.get(out, []), receiver, stmt, loops):
+                    extend = ast.Attribute(value=ast.Name(out, ast.Load()), attr="extend",
+                                           ctx=ast.Load())
+                    body[i] = ast.copy_location(ast.Expr(ast.copy_location(ast.Call(
+                        ast.copy_location(extend, stmt), [stmt.iter], []), stmt)), stmt)
+                    changed = True
+                    continue
+            inner = (*loops, stmt) if isinstance(stmt, ast.For | ast.While) else loops
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    rewrite(sub, ready, inner)
+            for handler in getattr(stmt, "handlers", []):
+                rewrite(handler.body, ready, inner)
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    rewrite(case.body, ready, inner)
+            made = fresh_list(stmt)
+            if made is not None:
+                ready = ready | {made}
+
+    rewrite(copied.body, frozenset(), ())
+    return copied if changed else None
+
+
+def _binds(node: ast.AST) -> list[str]:
+    """The names ``node`` binds by itself, in any form (``except E as e``, an import, a
+    definition, a pattern capture, a parameter, a store or ``del``)."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    return []
+
+
+def _loops(fn: ast.FunctionDef | ast.AsyncFunctionDef
+           ) -> tuple[ast.FunctionDef | None, bool, bool]:
+    """``fn`` with its loops written as what they are the same as (``_yield_from_loops``,
+    then ``_extend_loops``), or None if none was; and whether each rewrite applied."""
+    yields = _yield_from_loops(fn)
+    extends = _extend_loops(yields or fn)
+    return extends or yields, yields is not None, extends is not None
+
+
+def _unseen_until(reads: list[ast.Name], own: ast.expr | None, loop: ast.For,
+                  around: tuple[ast.stmt, ...]) -> bool:
+    """Whether every read of a name but ``own`` comes after ``loop`` ends, and none lies
+    in a loop around it (which would run it before the loop's next run)."""
+    end = loop.end_lineno or loop.lineno
+    for read in reads:
+        if read is own:
+            continue
+        if read.lineno <= end:
+            return False
+        for outer in around:
+            if outer.lineno <= read.lineno <= (outer.end_lineno or outer.lineno):
+                return False
+    return True
+
+
+# What the verdict says when a loop of appends was compared as `extend`.
+EXTEND_PROBE = ("`list.extend(it)` asks `it` for its length (`__len__` or `__length_hint__`) "
+                "before iterating, where a loop of appends does not: that has no effect and "
+                "raises nothing")
+
+
 def _shape(args: ast.arguments) -> str:
     """The parameters' names and kinds, and which have defaults (dumped where evaluated)."""
     names = [[p.arg for p in group] for group in (args.posonlyargs, args.args, args.kwonlyargs)]
@@ -1014,7 +1153,9 @@ def plan(
         pair.side_a.method = pair.side_b.method = (classes[0], name)
     method = bool(classes)
     # `for x in it: yield x` is `yield from it` for a generator driven by next alone.
-    loops_a, loops_b = _yield_from_loops(fn_a), _yield_from_loops(fn_b)
+    # `for x in it: out.append(x)` is `out.extend(it)` for a list no one else holds yet.
+    loops_a, driven_a, extended_a = _loops(fn_a)
+    loops_b, driven_b, extended_b = _loops(fn_b)
     canon_a = _Canon(loops_a or fn_a, pair.a, method)
     canon_b = _Canon(loops_b or fn_b, pair.b, method)
     reordered = False
@@ -1023,7 +1164,7 @@ def plan(
             moved = _nested_with(reorder.reorder(written_a, tree_a, statements))
         except reorder.NotShown as why:
             raise Refused(f"the statement correspondence: {why}") from None
-        loops_a = _yield_from_loops(moved)
+        loops_a, driven_a, extended_a = _loops(moved)
         canon_a = _Canon(loops_a or moved, pair.a, method)
         reordered = True
     matched: opaque.Matched | None = None
@@ -1096,8 +1237,10 @@ def plan(
                            "(through callers' frames, or the code objects of functions it "
                            "is given)")
     assumptions += trusted
-    if loops_a is not None or loops_b is not None:
+    if driven_a or driven_b:
         assumptions.append(pygen.DRIVEN)
+    if extended_a or extended_b:
+        assumptions.append(EXTEND_PROBE)
     if pair.chains:
         assumptions.append("modules' attributes are not reassigned after import")
     if pair.local_imports:
