@@ -2152,6 +2152,8 @@ _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, 
 _hex, _getattr, _str, _len, _import = hex, getattr, str, len, importlib.import_module
 _id = id
 _module, _function = types.ModuleType, types.FunctionType
+_object = object
+_PLAIN_OBJECT = %(plain_object)r
 _plain = (type(None), bool, int, float, str, bytes, complex)
 _missing = object()
 with open(%(expect)r, encoding="utf-8") as handle:
@@ -2176,6 +2178,8 @@ def _fp(v):
         return s
     if _type(v) is _module:
         return "<module " + _str(_vars(v).get("__name__")) + ">"
+    if _type(v) is _object:
+        return _PLAIN_OBJECT
     try:
         return ("<" + _type(v).__qualname__ + " " + _str(_getattr(v, "__module__", None)) + "."
                 + _str(_getattr(v, "__qualname__", _getattr(v, "__name__", None))) + ">")
@@ -2455,7 +2459,8 @@ def _load(source: str, request: dict[str, object], limits: Limits,
         files = {**tree_files, _EXPECT: files[_EXPECT]}
         where = (posixpath.join(_PACKAGE, package.root), package.module)
     script = _SCRIPT % {"expect": _EXPECT, "subject": subject, "marker": marker,
-                        "shown": modulecheck._SHOWN, "package": where}
+                        "shown": modulecheck._SHOWN, "package": where,
+                        "plain_object": PLAIN_OBJECT}
     run = run_script(script, files, limits=limits,
                      readonly=(_PACKAGE,) if package is not None else ())
     if run.timed_out:
@@ -2577,6 +2582,10 @@ def _callees(
         _CHECKING.reset(token)
 
 
+# How the child shows an object of exactly `object` (a sentinel such as `_marker = object()`).
+PLAIN_OBJECT = "<a plain object()>"
+
+
 def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | None:
     """Why the loaded modules do not confirm the plan, or None if they do."""
     for label, r in (("before", ra), ("after", rb)):
@@ -2593,7 +2602,9 @@ def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | No
         if key.startswith(("function ", "constant ")) and "'<" in text:
             return f"{key} holds objects that cannot be compared"
         internal = isinstance(value, tuple) and value[-1] is False
-        if internal and "'<" in text and not _files_same(context):
+        # A bare `object()` (a sentinel) has no state and no code: only its identity.
+        sentinel = isinstance(value, tuple) and len(value) == 3 and value[1] == PLAIN_OBJECT
+        if internal and not sentinel and "'<" in text and not _files_same(context):
             return f"{key} is an object of the project, whose other files changed"
     return None
 

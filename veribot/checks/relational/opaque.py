@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -149,6 +150,10 @@ class _Loop:
     classes: dict[tuple[str, Slot], int] = field(default_factory=dict)  # generalized slots
     backs: list[dict[tuple[str, Slot], tuple[Term, ...]]] = field(default_factory=list)
     unbound: set[tuple[str, Slot]] = field(default_factory=set)  # locals that may be unbound
+    # Locals dead at the head in both versions (``Head.dead``), by group, paired by their
+    # order in the group: each group compared as a multiset at the loop's entry and each
+    # back edge, not one by one (see ``refine``). Values: (group, index).
+    dead: dict[tuple[str, Slot], tuple[int, int]] = field(default_factory=dict)
 
     @classmethod
     def at(cls, uid: int, head_a: Head, head_b: Head) -> _Loop:
@@ -156,9 +161,15 @@ class _Loop:
         slots.update({("b", s): v for s, v in head_b.slots.items()})
         loop = cls(uid, slots)
         loop.unbound = {k for k, v in slots.items() if _unbound(v)}
+        for g, (group_a, group_b) in enumerate(zip(head_a.dead, head_b.dead, strict=False)):
+            dead_a = sorted(s for s in group_a if s in head_a.slots)
+            dead_b = sorted(s for s in group_b if s in head_b.slots)
+            if len(dead_a) == len(group_a) and len(dead_b) == len(group_b) == len(dead_a):
+                loop.dead.update({("a", s): (g, i) for i, s in enumerate(dead_a)})
+                loop.dead.update({("b", s): (g, i) for i, s in enumerate(dead_b)})
         # Locals the loop binds are generalized from the start; fresh lists only once an
         # iteration changes them (most are only read, or not touched at all).
-        loop._regroup({k for k in slots if k[1][0] == "var"})
+        loop._regroup({k for k in slots if k[1][0] == "var" and k not in loop.dead})
         return loop
 
     def _regroup(self, keys: Iterable[tuple[str, Slot]]) -> None:
@@ -175,6 +186,11 @@ class _Loop:
 
     def answer(self, side: str) -> dict[Slot, tuple[Term, ...]]:
         out: dict[Slot, tuple[Term, ...]] = {}
+        # A dead local holds, at the head, one of the objects the group holds; which one
+        # is never read, only when it is let go of (when the next item comes, in both).
+        for (which, slot), (group, index) in self.dead.items():
+            if which == side:
+                out[slot] = (Sym(self.uid, -1 - 1000 * group - index),)
         for (which, slot), cls in self.classes.items():
             if which != side:
                 continue
@@ -189,7 +205,7 @@ class _Loop:
 
     def refine(self) -> bool:
         """Weaken the equalities the back edges broke; whether anything changed."""
-        changed_lists = {k for k in self.slots if k not in self.classes
+        changed_lists = {k for k in self.slots if k not in self.classes and k not in self.dead
                          and any(back[k] != self.slots[k] for back in self.backs)}
         # A local an iteration may leave unbound (`except ... as e` deletes `e`) may be
         # unbound at the head: reading it there is refused.
@@ -197,8 +213,27 @@ class _Loop:
                                   if _unbound(v)}
         before = len(set(self.classes.values())), len(self.classes), len(self.unbound)
         self.unbound = unbound
-        self._regroup(changed_lists)
+        regroup = set(changed_lists)
+        if self.dead and not self._same_dead():
+            # The versions hold other objects in their dead locals: compared one by one.
+            regroup |= set(self.dead)
+            self.dead = {}
+            self._regroup(regroup)
+            return True
+        self._regroup(regroup)
         return (len(set(self.classes.values())), len(self.classes), len(self.unbound)) != before
+
+    def _same_dead(self) -> bool:
+        """Whether at the loop's entry and at each back edge the dead locals of both
+        versions hold the same objects, counted with their multiplicity: then both let go
+        of the same objects when the next item comes, or when the frame ends."""
+        for group in {g for g, _ in self.dead.values()}:
+            a = [k for k, (g, _) in self.dead.items() if g == group and k[0] == "a"]
+            b = [k for k, (g, _) in self.dead.items() if g == group and k[0] == "b"]
+            for values in (self.slots, *self.backs):
+                if Counter(values[k] for k in a) != Counter(values[k] for k in b):
+                    return False
+        return True
 
 
 def _unbound(value: tuple[Term, ...]) -> bool:

@@ -70,6 +70,9 @@ Slot = tuple[str, int, str]  # ("var", frame depth, name) or ("list", serial, ""
 class Head:
     slots: dict[Slot, tuple[Term, ...]]  # a local: (its term,); a fresh list: its items
     deaths: Deaths = ()
+    # Groups of locals dead at the head, each rebound all at once before any is read
+    # (``Walker._dead``): what they hold is let go of together, never read.
+    dead: tuple[frozenset[Slot], ...] = ()
 
 
 @dataclass(frozen=True)

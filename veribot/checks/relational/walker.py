@@ -363,11 +363,13 @@ class Walker(Expressions):
 
     # ------------------------------------------------------------------ loops
 
-    def head(self, stored: set[tuple[int, str]]) -> Walk:
+    def head(self, stored: set[tuple[int, str]],
+             dead: tuple[frozenset[tuple[int, str]], ...] = ()) -> Walk:
         """At a loop head: report what the loop carries, take the generalized values."""
         deaths = self.life.sync()
         slots = self._slots(stored)
-        answer = yield Head(slots, deaths)
+        groups = tuple(frozenset(("var", d, n) for d, n in group) for group in dead)
+        answer = yield Head(slots, deaths, groups)
         for slot, value in answer.items():
             kind, key, name = slot
             if kind == "var":
@@ -435,6 +437,35 @@ class Walker(Expressions):
                     out.add((0, n.target.id))
         return out
 
+    def _dead(self, loop: ast.For) -> tuple[frozenset[tuple[int, str]], ...]:
+        """The groups of locals dead at ``loop``'s head, each rebound all at once before
+        any is read: the names of the loop's target (bound when the next item comes), and
+        those a first statement of the body assigns from other names. No code after the
+        loop reads what they held: every mention of such a name in its scope is in this
+        loop's target or body, or (for the target's names) in the target or body of
+        another `for` loop, not around this one, whose target rebinds the whole group;
+        never inside a nested scope (a closure may run after the loop), and the scope binds
+        the name in no other way (`except ... as`, an import, a definition, a parameter)."""
+        first = loop.body[0] if loop.body else None
+        fresh: set[str] = set()
+        if isinstance(first, ast.Assign) and all(
+                isinstance(n, ast.Name | ast.Tuple | ast.List | ast.Store)
+                for t in first.targets for n in ast.walk(t)):
+            fresh = {n.id for t in first.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            fresh -= {n.id for n in ast.walk(first.value) if isinstance(n, ast.Name)}
+        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        groups: list[frozenset[tuple[int, str]]] = []
+        for names, others in ((targets, True), (fresh - targets, False)):
+            group = frozenset(self._depth(n) for n in names)
+            if len({d for d, _ in group}) != 1:
+                groups.append(frozenset())
+                continue
+            scope = self.frames[next(iter(group))[0]].scope.node
+            whole = {n for _, n in group}
+            ok = all(_dead_in(scope, loop, n, whole if others else None) for n in whole)
+            groups.append(group if ok else frozenset())
+        return tuple(groups)
+
     def _depth(self, name: str) -> tuple[int, str]:
         for depth in range(len(self.frames) - 1, -1, -1):
             if self.frames[depth].scope.binds(name):
@@ -449,7 +480,7 @@ class Walker(Expressions):
         iterable = yield from self.expr(node.iter)
         iterator = yield from self.event("iter", iterable, mark=m)
         life.pending.append(iterator)
-        slots = yield from self.head(self._stored([node.target, *node.body]))
+        slots = yield from self.head(self._stored([node.target, *node.body]), self._dead(node))
         item = yield from self.event("next", iterator)
         if (yield from self.decide(Flag(item.event, "stop"))):
             life.cut(m)
@@ -498,6 +529,49 @@ def _body(fn: ast.FunctionDef) -> list[ast.stmt]:
     ):
         body = body[1:]
     return body
+
+
+def _dead_in(scope: ast.AST, loop: ast.For, name: str, group: set[str] | None) -> bool:
+    """Whether every mention of ``name`` in ``scope`` lies in ``loop`` (its target or
+    body), or, with ``group``, in the target or body of another `for` that does not hold
+    ``loop`` and whose target binds every name of ``group``; none inside a nested scope;
+    and ``scope`` binds the name in no other way than by a name (no ``except ... as``,
+    import, definition, parameter or pattern) nor declares it ``global``/``nonlocal``."""
+    nested: set[int] = set()
+    places: list[set[int]] = []
+    around = {id(n) for n in ast.walk(scope) if isinstance(n, ast.For) and any(
+        m is loop for m in ast.walk(n))}
+    for node in ast.walk(scope):
+        if node is not scope and isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+                | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            nested |= {id(m) for m in ast.walk(node)}
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return False
+        if not isinstance(node, ast.Name) and name in _bound_by(node):
+            return False
+        if isinstance(node, ast.For) and (node is loop or (
+                group is not None and id(node) not in around
+                and group <= {m.id for m in ast.walk(node.target) if isinstance(m, ast.Name)})):
+            places.append({id(m) for part in (node.target, *node.body)
+                           for m in ast.walk(part)})
+    mentions = [m for m in ast.walk(scope) if isinstance(m, ast.Name) and m.id == name]
+    return all(id(m) not in nested and any(id(m) in p for p in places) for m in mentions)
+
+
+def _bound_by(node: ast.AST) -> list[str]:
+    """The names a node that is no ``ast.Name`` binds by itself."""
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    return []
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:

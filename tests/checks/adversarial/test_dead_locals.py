@@ -1,0 +1,103 @@
+"""Locals dead at a loop head, compared as a multiset (more-itertools f7b44bb, `minmax`).
+
+`if y < x: x, y = y, x` and then reading `x` and `y` is the same as two branches reading
+them the other way round: only which local holds which item differs, and the locals are
+dead at the loop head (the next item rebinds both before any read). What each version
+holds there is the same multiset of objects, let go of at the same point. Each pair below
+breaks that (a local read after the loop, rebound alone elsewhere, bound another way,
+captured by a closure) and must not be verified; the swap shapes keep their proof.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=10, search=False)
+
+SWAP = '''def f(it, lo, hi):
+    for x, y in it:
+        if y < x:
+            x, y = y, x
+        if x < lo:
+            lo = x
+        if hi < y:
+            hi = y
+{tail}    return lo, hi
+'''
+BRANCHES = '''def f(it, lo, hi):
+    for x, y in it:
+        if y < x:
+            if y < lo:
+                lo = y
+            if hi < x:
+                hi = x
+        else:
+            if x < lo:
+                lo = x
+            if hi < y:
+                hi = y
+{tail}    return lo, hi
+'''
+KEYED_SWAP = '''def f(it, lo, hi, key):
+    lo_key = hi_key = key(lo)
+    for x, y in it:
+        x_key, y_key = key(x), key(y)
+        if y_key < x_key:
+            x, y, x_key, y_key = y, x, y_key, x_key
+        if x_key < lo_key:
+            lo, lo_key = x, x_key
+        if hi_key < y_key:
+            hi, hi_key = y, y_key
+    return lo, hi
+'''
+KEYED_BRANCHES = '''def f(it, lo, hi, key):
+    lo_key = hi_key = key(lo)
+    for x, y in it:
+        x_key, y_key = key(x), key(y)
+        if y_key < x_key:
+            if y_key < lo_key:
+                lo, lo_key = y, y_key
+            if hi_key < x_key:
+                hi, hi_key = x, x_key
+        else:
+            if x_key < lo_key:
+                lo, lo_key = x, x_key
+            if hi_key < y_key:
+                hi, hi_key = y, y_key
+    return lo, hi
+'''
+
+
+def test_a_swap_of_dead_locals_is_two_branches() -> None:
+    r = check_pair(SWAP.format(tail=""), BRANCHES.format(tail=""), "f", budget=BUDGET)
+    assert r.verdict is Verdict.VERIFIED, r.detail
+    r = check_pair(KEYED_SWAP, KEYED_BRANCHES, "f", budget=BUDGET)
+    assert r.verdict is Verdict.VERIFIED, r.detail
+
+
+NOT_VERIFIED = [
+    # Read after the loop: the last pair, swapped or not.
+    ("read-after-the-loop", "    lo = (lo, x)\n"),
+    # Rebound alone by another loop: one object let go of there, another in the other.
+    ("rebound-alone-by-another-loop", "    for x in (0,):\n        pass\n"),
+    # Bound otherwise after the loop: `except ... as x` lets go of what `x` held.
+    ("bound-by-an-except", "    try:\n        raise ValueError\n    except ValueError as x:\n"
+     "        pass\n"),
+    # A closure made after the loop reads the last `y`.
+    ("read-by-a-closure", "    g = lambda: y\n    lo = (lo, g())\n"),
+]
+
+
+@pytest.mark.parametrize("tail", [t for _, t in NOT_VERIFIED], ids=[n for n, _ in NOT_VERIFIED])
+def test_not_verified(tail: str) -> None:
+    r = check_pair(SWAP.format(tail=tail), BRANCHES.format(tail=tail), "f", budget=BUDGET)
+    assert r.verdict is not Verdict.VERIFIED, r.detail
+
+
+def test_a_group_rebound_whole_by_another_loop_keeps_the_proof() -> None:
+    tail = "    for x, y in ((0, 1),):\n        lo = (lo, x, y)\n"
+    r = check_pair(SWAP.format(tail=tail), BRANCHES.format(tail=tail), "f", budget=BUDGET)
+    assert r.verdict is Verdict.VERIFIED, r.detail
