@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.project.package import Package, PairContext
 from veribot.checks.verdict import Verdict
 
 BUDGET = Budget(timeout_s=10, search=False)
@@ -101,3 +102,35 @@ def test_a_group_rebound_whole_by_another_loop_keeps_the_proof() -> None:
     tail = "    for x, y in ((0, 1),):\n        lo = (lo, x, y)\n"
     r = check_pair(SWAP.format(tail=tail), BRANCHES.format(tail=tail), "f", budget=BUDGET)
     assert r.verdict is Verdict.VERIFIED, r.detail
+
+
+SENTINEL_A = ("from .sent import _marker\n\n\ndef f(it, default=_marker):\n"
+              "    x = default\n    if x is _marker:\n        return list(it)\n    return x\n")
+SENTINEL_B = ("from .sent import _marker\n\n\ndef f(it, default=_marker):\n"
+              "    if default is _marker:\n        return list(it)\n    return default\n")
+
+
+def sentinel_context(sent: str, init: str = "from . import mod\n") -> PairContext:
+    files = (("pkg/__init__.py", init), ("pkg/sent.py", sent))
+    package = Package("pkg.mod", "pkg/mod.py", "", files)
+    return PairContext(package, package)
+
+
+def test_a_sentinel_of_another_file_is_compared_by_identity() -> None:
+    # more-itertools' `_marker = object()` in recipes.py, read by more.py, which the
+    # package's `__init__` imports: an object of the project, but one without state.
+    r = check_pair(SENTINEL_A, SENTINEL_B, "f", budget=BUDGET,
+                   context=sentinel_context("_marker = object()\n"))
+    assert r.verdict is Verdict.VERIFIED, r.detail
+
+
+@pytest.mark.parametrize("sent", [
+    # The sentinel's file imports the module under review: it may be one of its objects.
+    "from . import mod\n_marker = object()\n",
+    # Bound twice, or not by `object()`.
+    "_marker = object()\n_marker = mod_marker = object()\n",
+    "class Marker:\n    pass\n\n\n_marker = Marker()\n",
+])
+def test_other_sentinels_need_the_same_files(sent: str) -> None:
+    r = check_pair(SENTINEL_A, SENTINEL_B, "f", budget=BUDGET, context=sentinel_context(sent))
+    assert r.verdict is not Verdict.VERIFIED or "relational" not in r.method, r.detail

@@ -2602,11 +2602,70 @@ def _mismatch(ra: _Report, rb: _Report, context: PairContext | None) -> str | No
         if key.startswith(("function ", "constant ")) and "'<" in text:
             return f"{key} holds objects that cannot be compared"
         internal = isinstance(value, tuple) and value[-1] is False
-        # A bare `object()` (a sentinel) has no state and no code: only its identity.
-        sentinel = isinstance(value, tuple) and len(value) == 3 and value[1] == PLAIN_OBJECT
+        sentinel = (isinstance(value, tuple) and len(value) == 3 and value[1] == PLAIN_OBJECT
+                    and key.startswith("chain ")
+                    and _unshared_sentinel(key.removeprefix("chain "), context))
         if internal and not sentinel and "'<" in text and not _files_same(context):
             return f"{key} is an object of the project, whose other files changed"
     return None
+
+
+def _unshared_sentinel(dotted: str, context: PairContext | None) -> bool:
+    """Whether the project object at ``dotted`` (found as a bare ``object()`` once loaded)
+    is a sentinel no changed code can reach: the project's other files are the same in
+    both revisions; the file of its module binds the name once, at module level, by
+    ``NAME = object()``, and imports nothing of the module under review; and no file of
+    the project assigns an attribute of that name. A bare object has no state and no code,
+    so such a sentinel is compared by its identity alone."""
+    if context is None or context.before is None or context.after is None:
+        return False
+    a, b = context.before, context.after
+    if dict(a.files) != dict(b.files) or a.left_out or b.left_out:
+        return False
+    module, _, name = dotted.rpartition(".")
+    wanted = (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py")
+    texts = [(path, text) for path, text in a.files
+             if any(path == w or path.endswith("/" + w) for w in wanted)]
+    if len(texts) != 1:
+        return False
+    reviewed = a.module.rpartition(".")[2]
+    try:
+        tree = pysource.parse(texts[0][1])
+        others = [pysource.parse(text) for _, text in a.files]
+    except SyntaxError:
+        return False
+    bindings = _bound_names_anywhere(tree)
+    if bindings.count(name) != 1 or "object" in bindings:
+        return False
+    if not any(isinstance(s, ast.Assign) and len(s.targets) == 1
+               and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name
+               and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name)
+               and s.value.func.id == "object" and not s.value.args and not s.value.keywords
+               for s in tree.body):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names]
+            if any(reviewed in n.split(".") for n in names):
+                return False
+    return not any(isinstance(n, ast.Attribute) and n.attr == name
+                   and not isinstance(n.ctx, ast.Load)
+                   for other in others for n in ast.walk(other))
+
+
+def _bound_names_anywhere(tree: ast.Module) -> list[str]:
+    """Every binding of a name in ``tree``, in any scope, once per binding."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        out += _node_bindings(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append(node.name)
+        elif isinstance(node, ast.arg):
+            out.append(node.arg)
+        elif isinstance(node, ast.Nonlocal):
+            out += node.names
+    return out
 
 
 def _files_same(context: PairContext | None) -> bool:
