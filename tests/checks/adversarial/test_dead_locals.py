@@ -134,3 +134,4 @@ def test_a_sentinel_of_another_file_is_compared_by_identity() -> None:
 def test_other_sentinels_need_the_same_files(sent: str) -> None:
     r = check_pair(SENTINEL_A, SENTINEL_B, "f", budget=BUDGET, context=sentinel_context(sent))
     assert r.verdict is not Verdict.VERIFIED or "relational" not in r.method, r.detail
+

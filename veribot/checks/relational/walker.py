@@ -453,7 +453,9 @@ class Walker(Expressions):
                 for t in first.targets for n in ast.walk(t)):
             fresh = {n.id for t in first.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             fresh -= {n.id for n in ast.walk(first.value) if isinstance(n, ast.Name)}
-        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        # A target that reads as it binds (`for d[x], x in ...`) may read what a name held.
+        targets = ({n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+                   if _plain_target(loop.target) else set())
         groups: list[frozenset[tuple[int, str]]] = []
         for names, others in ((targets, True), (fresh - targets, False)):
             group = frozenset(self._depth(n) for n in names)
@@ -462,7 +464,9 @@ class Walker(Expressions):
                 continue
             scope = self.frames[next(iter(group))[0]].scope.node
             whole = {n for _, n in group}
-            ok = all(_dead_in(scope, loop, n, whole if others else None) for n in whole)
+            ok = all(_dead_in(scope, loop, n, whole if others else None) for n in whole) and (
+                others or not whole & {m.id for m in ast.walk(loop.target)
+                                       if isinstance(m, ast.Name)})
             groups.append(group if ok else frozenset())
         return tuple(groups)
 
@@ -551,12 +555,18 @@ def _dead_in(scope: ast.AST, loop: ast.For, name: str, group: set[str] | None) -
         if not isinstance(node, ast.Name) and name in _bound_by(node):
             return False
         if isinstance(node, ast.For) and (node is loop or (
-                group is not None and id(node) not in around
+                group is not None and id(node) not in around and _plain_target(node.target)
                 and group <= {m.id for m in ast.walk(node.target) if isinstance(m, ast.Name)})):
             places.append({id(m) for part in (node.target, *node.body)
                            for m in ast.walk(part)})
     mentions = [m for m in ast.walk(scope) if isinstance(m, ast.Name) and m.id == name]
     return all(id(m) not in nested and any(id(m) in p for p in places) for m in mentions)
+
+
+def _plain_target(target: ast.expr) -> bool:
+    """Whether a loop's target only binds names (``x``, ``x, (y, *z)``), reading nothing."""
+    return all(isinstance(n, ast.Name | ast.Tuple | ast.List | ast.Starred | ast.Store)
+               for n in ast.walk(target))
 
 
 def _bound_by(node: ast.AST) -> list[str]:
