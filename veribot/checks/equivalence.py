@@ -624,9 +624,17 @@ def _first_shown(
     return None
 
 
+# The share of the budget kept from the solver for running the code: random testing finds
+# many differences with its first inputs (an empty list), where a solver that is stuck would
+# otherwise spend the whole budget.
+SEARCH_RESERVE = 0.25
+
+
 def _solver(budget: Budget, deadline: float, cap_ms: int | None = None) -> SolverLimits:
-    """Limits for the next solver query; none are left once the budget is spent."""
-    left_ms = int((deadline - time.monotonic()) * 1000 * 0.5)
+    """Limits for the next solver query; none are left once the solver's share of the
+    budget is spent (all but ``SEARCH_RESERVE`` of it where random testing follows)."""
+    reserve = budget.timeout_s * SEARCH_RESERVE if budget.search and budget.execute else 0.0
+    left_ms = int((deadline - reserve - time.monotonic()) * 1000 * 0.5)
     if left_ms < 100:
         raise OutOfTime("the solver's share of the budget is spent")
     timeout = min(budget.solver_timeout_ms, left_ms, cap_ms or budget.solver_timeout_ms)
