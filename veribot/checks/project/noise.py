@@ -323,15 +323,10 @@ def _key_without(tree: ast.Module, annotations: bool = False) -> str:
     trees.)"""
     taken: list[tuple[list[ast.stmt], ast.stmt]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                taken.append((body, body.pop(0)))
+        if _docstring(node) is not None:
+            assert isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                              | ast.AsyncFunctionDef)
+            taken.append((node.body, node.body.pop(0)))
     slots: list[tuple[ast.AST, str, ast.expr]] = []
     if annotations:
         for function in _annotated(tree):
@@ -460,20 +455,21 @@ def _calls_builtin_help(tree: ast.Module) -> bool:
     return not bound and any(isinstance(n, ast.Name) and n.id == "help" for n in ast.walk(tree))
 
 
+def _docstring(node: ast.AST) -> ast.Constant | None:
+    """The docstring constant of a module, class or function: a string constant as the
+    first statement of its body."""
+    if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+            first.value.value, str):
+        return first.value
+    return None
+
+
 def _docstring_nodes(tree: ast.Module) -> set[int]:
     """``id()`` of the docstring constants of the module, its classes and functions."""
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (
-                body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                found.add(id(body[0].value))
-    return found
+    return {id(doc) for node in ast.walk(tree) if (doc := _docstring(node)) is not None}
 
 
 def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]:

@@ -873,13 +873,7 @@ def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Functio
                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
     named = Counter(n.id for n in ast.walk(copied) if isinstance(n, ast.Name))
     bound.update(a.arg for a in ast.walk(copied.args) if isinstance(a, ast.arg))
-    # A name a nested scope reads (a closure called later) or that is not a local.
-    shared = {n.id for inner in ast.walk(copied) if inner is not copied and isinstance(
-        inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-        | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp)
-        for n in ast.walk(inner) if isinstance(n, ast.Name)}
-    shared |= {g for n in ast.walk(copied) if isinstance(n, ast.Global | ast.Nonlocal)
-               for g in n.names}
+    shared = _shared(copied)
     changed = False
 
     def rewrite(body: list[ast.stmt], top: bool, in_finally: bool) -> None:
@@ -902,15 +896,8 @@ def _yield_from_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Functio
                     continue
             guarded = in_finally or (isinstance(stmt, ast.Try | ast.TryStar)
                                      and bool(stmt.finalbody))
-            for name in ("body", "orelse", "finalbody"):
-                sub = getattr(stmt, name, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                    rewrite(sub, False, guarded)
-            for handler in getattr(stmt, "handlers", []):
-                rewrite(handler.body, False, guarded)
-            if isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    rewrite(case.body, False, guarded)
+            for sub in _nested_blocks(stmt):
+                rewrite(sub, False, guarded)
 
     rewrite(copied.body, True, False)
     return copied if changed else None
@@ -941,12 +928,7 @@ def _extend_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef
     copied = copy.deepcopy(fn)
     named = Counter(n.id for n in ast.walk(copied) if isinstance(n, ast.Name))
     bound = Counter(name for n in ast.walk(copied) for name in _binds(n))
-    shared = {n.id for inner in ast.walk(copied) if inner is not copied and isinstance(
-        inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-        | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp)
-        for n in ast.walk(inner) if isinstance(n, ast.Name)}
-    shared |= {g for n in ast.walk(copied) if isinstance(n, ast.Global | ast.Nonlocal)
-               for g in n.names}
+    shared = _shared(copied)
     loads: dict[str, list[ast.Name]] = {}
     for n in ast.walk(copied):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
@@ -989,15 +971,8 @@ def _extend_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef
                     changed = True
                     continue
             inner = (*loops, stmt) if isinstance(stmt, ast.For | ast.While) else loops
-            for name in ("body", "orelse", "finalbody"):
-                sub = getattr(stmt, name, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                    rewrite(sub, ready, inner)
-            for handler in getattr(stmt, "handlers", []):
-                rewrite(handler.body, ready, inner)
-            if isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    rewrite(case.body, ready, inner)
+            for sub in _nested_blocks(stmt):
+                rewrite(sub, ready, inner)
             made = fresh_list(stmt)
             if made is not None:
                 ready = ready | {made}
@@ -1006,22 +981,35 @@ def _extend_loops(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef
     return copied if changed else None
 
 
+def _shared(fn: ast.FunctionDef) -> set[str]:
+    """The names a nested scope of ``fn`` mentions (a closure may run later) and those it
+    declares ``global`` or ``nonlocal`` (not locals)."""
+    shared = {n.id for inner in ast.walk(fn) if inner is not fn and isinstance(
+        inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp)
+        for n in ast.walk(inner) if isinstance(n, ast.Name)}
+    return shared | {g for n in ast.walk(fn) if isinstance(n, ast.Global | ast.Nonlocal)
+                     for g in n.names}
+
+
 def _binds(node: ast.AST) -> list[str]:
     """The names ``node`` binds by itself, in any form (``except E as e``, an import, a
     definition, a pattern capture, a parameter, a store or ``del``)."""
     if isinstance(node, ast.Name):
         return [] if isinstance(node.ctx, ast.Load) else [node.id]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-        return [node.name] if node.name else []
-    if isinstance(node, ast.MatchMapping):
-        return [node.rest] if node.rest else []
-    if isinstance(node, ast.alias):
-        return [(node.asname or node.name).split(".")[0]]
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [node.name]
-    return []
+    return walker.bound_by(node)
+
+
+def _nested_blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested directly in ``stmt``: its body, ``else``, ``finally``,
+    handlers' bodies and ``match`` cases' bodies."""
+    out = [sub for name in ("body", "orelse", "finalbody")
+           if isinstance(sub := getattr(stmt, name, None), list) and sub
+           and isinstance(sub[0], ast.stmt)]
+    out += [handler.body for handler in getattr(stmt, "handlers", [])]
+    if isinstance(stmt, ast.Match):
+        out += [case.body for case in stmt.cases]
+    return out
 
 
 def _loops(fn: ast.FunctionDef | ast.AsyncFunctionDef

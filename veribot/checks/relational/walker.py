@@ -552,7 +552,7 @@ def _dead_in(scope: ast.AST, loop: ast.For, name: str, group: set[str] | None) -
             nested |= {id(m) for m in ast.walk(node)}
         if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
             return False
-        if not isinstance(node, ast.Name) and name in _bound_by(node):
+        if not isinstance(node, ast.Name) and name in bound_by(node):
             return False
         if isinstance(node, ast.For) and (node is loop or (
                 group is not None and id(node) not in around and _plain_target(node.target)
@@ -569,7 +569,7 @@ def _plain_target(target: ast.expr) -> bool:
                for n in ast.walk(target))
 
 
-def _bound_by(node: ast.AST) -> list[str]:
+def bound_by(node: ast.AST) -> list[str]:
     """The names a node that is no ``ast.Name`` binds by itself."""
     if isinstance(node, ast.arg):
         return [node.arg]
