@@ -16,7 +16,9 @@ is the same code with other text, which ``units`` sees by itself):
   module postpones evaluation (``from __future__ import annotations``), or the annotation
   is a string in both versions. For each function, its decorators and enclosing classes
   must be known not to read it: a decorator of a validation or command-line library turns
-  annotations into behaviour, as a metaclass or ``__init_subclass__`` of a base may.
+  annotations into behaviour, as a metaclass or ``__init_subclass__`` of a base may. A
+  method's classes must have such plain bases for a docstring change too (``cmd.Cmd``
+  prints a ``do_*`` method's docstring as its help).
 
 Code outside the module reading a function's docstring or annotations is a listed
 assumption of the verdict (``bot.review.NOISE_ASSUMPTIONS``).
@@ -64,7 +66,8 @@ def function_noise(
     if mode not in (DOCSTRING, ANNOTATIONS):
         return ""
     b, a = before[-1], after[-1]
-    if not _decorators_safe([*before, *after], _DOC_SAFE_DECORATORS):
+    if not _decorators_safe([*before, *after], _DOC_SAFE_DECORATORS) or not _plain_classes(
+            before, after, tree):
         return ""
     if mode == DOCSTRING or not isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) or not (
             isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)):
@@ -93,7 +96,8 @@ def header_unread(
     words = "\n".join(w for t in (before, after) for w in _code_words(t))
     if any(n in words for n in _READS_ANNOTATIONS):
         return False
-    if not _decorators_safe([*before_chain, *after_chain], _DOC_SAFE_DECORATORS):
+    if not _decorators_safe([*before_chain, *after_chain], _DOC_SAFE_DECORATORS) or not (
+            _plain_classes(before_chain, after_chain, after)):
         return False
     if _annotation_keys(b) == _annotation_keys(a):
         return True
@@ -105,10 +109,17 @@ def header_unread(
 def _annotations_unread(
     before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
 ) -> bool:
-    """Whether the function's decorators and enclosing classes are known not to read its
-    annotations."""
-    if not _decorators_safe([*before, *after], _ANNOTATION_SAFE_DECORATORS):
-        return False
+    """Whether the function's decorators are known not to read its annotations (its
+    enclosing classes are checked by ``_plain_classes``)."""
+    return _decorators_safe([*before, *after], _ANNOTATION_SAFE_DECORATORS)
+
+
+def _plain_classes(
+    before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
+) -> bool:
+    """Whether the function's enclosing classes have only bases that run no code of their
+    own on a subclass (``_plain_bases``): a base from elsewhere may read its methods'
+    docstrings or annotations (``cmd.Cmd`` prints a ``do_*`` method's docstring as help)."""
     classes = [n for n in (*before[:-1], *after[:-1]) if isinstance(n, ast.ClassDef)]
     return all(_plain_bases(c, tree) for c in classes)
 
