@@ -130,6 +130,8 @@ def test_a_sentinel_of_another_file_is_compared_by_identity() -> None:
     # Bound twice, or not by `object()`.
     "_marker = object()\n_marker = mod_marker = object()\n",
     "class Marker:\n    pass\n\n\n_marker = Marker()\n",
+    # A dynamic import may reach the module under review.
+    "import importlib\n_marker = object()\nM = importlib.import_module('pkg.mod')\n",
 ])
 def test_other_sentinels_need_the_same_files(sent: str) -> None:
     r = check_pair(SENTINEL_A, SENTINEL_B, "f", budget=BUDGET, context=sentinel_context(sent))

@@ -2619,7 +2619,6 @@ def _unshared_sentinel(dotted: str, context: PairContext | None) -> bool:
     reviewed = a.module.rpartition(".")[2]
     try:
         tree = pysource.parse(texts[0][1])
-        others = [pysource.parse(text) for _, text in a.files]
     except SyntaxError:
         return False
     bindings = _bound_names_anywhere(tree)
@@ -2635,25 +2634,36 @@ def _unshared_sentinel(dotted: str, context: PairContext | None) -> bool:
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             names += [alias.name for alias in node.names]
-            if any(reviewed in n.split(".") for n in names):
+            # A star import may rebind the name; the module under review may be imported.
+            if any(n == "*" or reviewed in n.split(".") for n in names):
                 return False
-    return not any(isinstance(n, ast.Attribute) and n.attr == name
-                   and not isinstance(n.ctx, ast.Load)
-                   for other in others for n in ast.walk(other))
+        elif isinstance(node, ast.Name | ast.Attribute) and (
+                node.id if isinstance(node, ast.Name) else node.attr) in _REBINDERS:
+            return False
+    # No file writes the name into a module: as an attribute, or by a string key.
+    for _, text in a.files:
+        try:
+            other = pysource.parse(text)
+        except SyntaxError:
+            return False
+        for n in ast.walk(other):
+            if (isinstance(n, ast.Attribute) and n.attr == name
+                    and not isinstance(n.ctx, ast.Load)) or (
+                    isinstance(n, ast.Constant) and n.value == name):
+                return False
+    return True
+
+
+# What binds a module's names other than its statements: a dynamic import (which could
+# be of the module under review), its namespace, `setattr`.
+_REBINDERS = {"import_module", "__import__", "globals", "vars", "__dict__", "setattr",
+              "exec", "eval"}
 
 
 def _bound_names_anywhere(tree: ast.Module) -> list[str]:
     """Every binding of a name in ``tree``, in any scope, once per binding."""
-    out: list[str] = []
-    for node in ast.walk(tree):
-        out += _node_bindings(node)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.append(node.name)
-        elif isinstance(node, ast.arg):
-            out.append(node.arg)
-        elif isinstance(node, ast.Nonlocal):
-            out += node.names
-    return out
+    return [b for n in ast.walk(tree) for b in _binds(n)] + [
+        g for n in ast.walk(tree) if isinstance(n, ast.Global | ast.Nonlocal) for g in n.names]
 
 
 def _files_same(context: PairContext | None) -> bool:
