@@ -79,7 +79,7 @@ _POKING_MODULES = {"ctypes", "gc"}
 _GC_SAFE = {"collect", "enable", "disable", "isenabled", "get_count", "get_threshold",
             "set_threshold", "freeze", "unfreeze", "get_freeze_count", "get_stats"}
 # Methods that only read a mapping (globals(), a module's __dict__).
-_READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__"}
+READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__"}
 # Builtins that neither keep nor change their arguments.
 _READ_CALLS = {
     "len", "isinstance", "issubclass", "hasattr", "repr", "str", "bool", "id", "type",
@@ -164,8 +164,9 @@ def _interference(
     found = _targeted(tree, names, at_top, by_class, data, class_data, trusted)
     if found is not None:
         return found, False
+    chosen = pylookups.caller_dicts(tree)
     for scope in pylookups.scopes(tree):
-        found = _reflective_write(scope, at_top)
+        found = _reflective_write(scope, at_top, chosen)
         if found is not None:
             return found, False
     return None, bool(trusted)
@@ -917,11 +918,16 @@ def _setattr_name(call: ast.Call) -> str | None:
     return None
 
 
-def _reflective_write(scope: pylookups.Scope, bound: set[str]) -> Interference | None:
-    """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...)."""
+def _reflective_write(scope: pylookups.Scope, bound: set[str],
+                      chosen: set[int]) -> Interference | None:
+    """A write through a reflective view of a namespace (``globals()``, ``sys.modules``...).
+    A pickling helper may write into the ``__dict__`` of an object its caller chose
+    (``chosen``, ``pylookups.caller_dicts``)."""
     views = pylookups.Views(scope, bound)
-    reflective, written = views.reflective, views.written
-    aliases = views.aliases
+    reflective, aliases = views.reflective, views.aliases
+
+    def written(e: ast.expr) -> bool:
+        return views.written(e) and id(e) not in chosen
 
     for n in scope.nodes:
         line = getattr(n, "lineno", 0)
@@ -937,7 +943,7 @@ def _reflective_write(scope: pylookups.Scope, bound: set[str]) -> Interference |
                                 line)
         if isinstance(n, ast.Call):
             func = n.func
-            if isinstance(func, ast.Attribute) and func.attr not in _READ_METHODS and (
+            if isinstance(func, ast.Attribute) and func.attr not in READ_METHODS and (
                 written(func.value)
             ):
                 return Interference(f"a call of `.{func.attr}` on a reflective view of a "

@@ -31,6 +31,19 @@ through; a computed access is harmless, and let through, when
   getattr(obj, part, None)`` down a dotted name, as a pickling helper does), never
   called, passed on, returned or kept.
 
+A *pickling helper* (``reduce_helpers``) is a module-level function that only the pickle
+and copy protocols call: the module names it nowhere but in what a ``__reduce__`` or
+``__reduce_ex__`` method returns, and names those methods nowhere but in their
+definitions. It rebuilds an object from data its caller chose (``_restore_curry(cls,
+"pkg.mod:name", ...)``), as the unpickler's own ``find_class`` does, so what it does with
+that data is the caller's doing, as if done by code outside the module: there, the value
+of a lookup may also be *handed back*, returned or passed to a call of one of the
+helper's parameters, and ``pyinterfere`` lets it write into the ``__dict__`` of an object
+that only its parameters (or what calling one returned) may be.
+
+A value is followed through the locals it is assigned to, to the reads that assignment
+may reach (``pyflow``; every read of the local where that is unknown).
+
 ``sys.modules[k]`` is no computed access (its values are modules, which need one more
 step); the module's own ``globals()`` is a namespace like any other (``__builtins__``
 is in it).
@@ -41,6 +54,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from veribot.checks.lang import pyflow
 
 # Interpreter-wide hooks and settings that change what any function does (``pyreflect``).
 INTERPRETER_HOOKS = {
@@ -73,6 +88,17 @@ KEY_READS = {"get", "__getitem__"}
 _VALUE_READS = {"values", "items", "copy"}
 # The relays Python calls for an attribute lookup.
 _RELAYS = {"__getattr__", "__getattribute__"}
+# The methods through which the pickle and copy protocols reach a pickling helper.
+_REDUCERS = {"__reduce__", "__reduce_ex__"}
+# What unpickles or copies an object (so calls a pickling helper and returns its result),
+# or reaches such a module: where module code names one, it has no pickling helpers.
+DRIVERS = {
+    "copy", "deepcopy", "_reconstruct", "pickle", "_pickle", "cPickle", "copyreg",
+    "shelve", "multiprocessing", "concurrent", "dill", "cloudpickle", "joblib", "loads",
+    "load", "Unpickler", "modules",
+}  # fmt: skip
+# Functions that import a module by name.
+_IMPORTERS = {"import_module", "__import__"}
 # Builtins that only test a value (do not call it or keep it).
 _TESTS = {"isinstance", "callable", "hasattr"}
 # Methods of the *other* operand (or of the class in `isinstance`) that a test hands the
@@ -245,9 +271,11 @@ def computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     relayable = _relayable(tree, parents)
     receivers = {name for n in ast.walk(tree) if (name := _receiver(n)) is not None}
+    helpers = reduce_helpers(tree)
     for scope in scopes(tree):
         views = Views(scope, module_bound)
-        names = _Names(scope, parents, relayable, receivers)
+        names = _Names(scope, parents, relayable, receivers, id(scope.fn) in helpers,
+                       bool(helpers))
         for node in scope.nodes:
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Call):
@@ -332,8 +360,10 @@ class _Names:
     """What the names of one scope's lookups can be, and what is done with the values."""
 
     def __init__(self, scope: Scope, parents: dict[int, ast.AST], relayable: bool,
-                 receivers: set[str]) -> None:
+                 receivers: set[str], helper: bool = False, drivers: bool = False) -> None:
         self.fn = scope.fn
+        self.helper = helper  # a pickling helper: a value may be handed back
+        self.drivers = drivers  # the module has pickling helpers: DRIVERS are unsafe too
         self.receivers = receivers
         self.parents = parents
         self.relay = _relay_name(scope.fn, parents) if relayable else None
@@ -365,7 +395,8 @@ class _Names:
             return True
         values = self.values(key, 0)
         return values is not None and not any(
-            v in INTERPRETER_HOOKS or v in CODE_RUNNERS or v in RESOLVERS for v in values)
+            v in INTERPRETER_HOOKS or v in CODE_RUNNERS or v in RESOLVERS
+            or (self.drivers and v in DRIVERS) for v in values)
 
     def values(self, e: ast.expr, depth: int) -> set[str] | None:
         """The strings ``e`` may be, when finitely many are known (see above)."""
@@ -415,45 +446,70 @@ class _Names:
 
     def tested(self, value: ast.expr, bound: set[str]) -> bool:
         """Whether the value of ``value`` is only tested or walked (see above), never
-        called, passed on, returned or kept."""
-        if self._test_use(value, bound):
+        called, passed on, returned or kept (a pickling helper may hand it back)."""
+        if self._test_use(value, bound) or self._handed_back(value):
             return True
         first = self._local_of(value)
         if first is None:
             return False
-        todo, seen = [first], {first}
+        todo, seen = [first], {(first[0], id(first[1]))}
         while todo:
-            name = todo.pop()
+            name, binding = todo.pop()
             assert self.fn is not None
             if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names
                    for n in ast.walk(self.fn)) or any(
                     isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
                     and n.target.id == name for n in ast.walk(self.fn)):
                 return False
-            for use in (n for n in ast.walk(self.fn) if isinstance(n, ast.Name)
-                        and n.id == name and isinstance(n.ctx, ast.Load)):
-                if self._test_use(use, bound):
+            for use in self._uses(name, binding):
+                if self._test_use(use, bound) or self._handed_back(use):
                     continue
                 step = self._walked(use, bound)
                 if step is None:
                     return False
-                if self._test_use(step, bound):
+                if self._test_use(step, bound) or self._handed_back(step):
                     continue
                 local = self._local_of(step)
                 if local is None:
                     return False
-                if local not in seen:
-                    seen.add(local)
+                if (local[0], id(local[1])) not in seen:
+                    seen.add((local[0], id(local[1])))
                     todo.append(local)
         return True
 
-    def _local_of(self, value: ast.expr) -> str | None:
-        """The local variable ``value`` is assigned to alone (``x = value``), or None."""
+    def _uses(self, name: str, binding: ast.stmt) -> list[ast.Name]:
+        """The reads of local ``name`` that ``binding`` may reach (all, where unknown)."""
+        fn = self.fn
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            found = pyflow.reached(fn, binding, name)
+            if found is not None:
+                return found
+        assert fn is not None
+        return [n for n in ast.walk(fn)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+    def _handed_back(self, value: ast.expr) -> bool:
+        """In a pickling helper: ``value`` returned, or passed to a call of one of its
+        parameters (which nothing in it binds again)."""
+        if not self.helper or self.fn is None:
+            return False
+        parent = self.parents.get(id(value))
+        if isinstance(parent, ast.Return):
+            return True
+        if isinstance(parent, ast.Starred | ast.keyword):
+            parent = self.parents.get(id(parent))
+        if not isinstance(parent, ast.Call) or parent.func is value:
+            return False
+        return isinstance(parent.func, ast.Name) and caller_given(self.fn, parent.func.id)
+
+    def _local_of(self, value: ast.expr) -> tuple[str, ast.Assign] | None:
+        """The local variable ``value`` is assigned to alone (``x = value``), and that
+        assignment, or None."""
         parent = self.parents.get(id(value))
         if (isinstance(parent, ast.Assign) and parent.value is value
                 and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
                 and self.fn is not None):
-            return parent.targets[0].id
+            return parent.targets[0].id, parent
         return None
 
     def _walked(self, use: ast.Name, bound: set[str]) -> ast.expr | None:
@@ -486,6 +542,146 @@ class _Names:
         ):
             return parent.func.id != "isinstance" or not self.receivers & _INSTANCE_RECEIVERS
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
+
+
+def reduce_helpers(tree: ast.Module) -> set[int]:
+    """The pickling helpers of a module (see above), by ``id`` of their definitions."""
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    for n in ast.walk(tree):
+        if _mentions(n) & _REDUCERS and not (
+            isinstance(n, ast.FunctionDef) and isinstance(parents.get(id(n)), ast.ClassDef)
+        ):
+            return set()
+    defs = {n.name: n for n in tree.body
+            if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    returned: set[str] = set()  # by a `__reduce__`
+    for n in ast.walk(tree):
+        for name in _mentions(n) & defs.keys():
+            if n is defs[name]:
+                continue
+            if not _reduced(n, parents):
+                del defs[name]
+            elif isinstance(n, ast.Name):
+                returned.add(name)
+    helpers = {id(d) for name, d in defs.items() if name in returned}
+    return helpers if helpers and not _drives(tree, helpers, parents) else set()
+
+
+def _drives(tree: ast.Module, helpers: set[int], parents: dict[int, ast.AST]) -> bool:
+    """Whether code of the module outside its pickling helpers may itself unpickle or copy
+    an object (and so call a helper, with data it chose, and use what it returns): it
+    names a module or function that does (``DRIVERS``), or imports a module by a computed
+    name and does more with it than test or walk it (``import_module(n).copy``)."""
+    bound = {name for stmt in tree.body for n in ast.walk(stmt) for name in _bound_names(n)
+             if not isinstance(n, ast.arg)}
+    receivers = {name for n in ast.walk(tree) if (name := _receiver(n)) is not None}
+    for scope in scopes(tree):
+        if id(scope.fn) in helpers:
+            continue
+        names = _Names(scope, parents, False, receivers)
+        for n in scope.nodes:
+            if _mentions(n) & DRIVERS:
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute) and (
+                (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in _IMPORTERS
+            ) and not (n.args and isinstance(n.args[0], ast.Constant) and isinstance(
+                    n.args[0].value, str) and n.args[0].value.split(".")[0] not in DRIVERS
+            ) and not names.tested(n, bound):
+                return True
+    return False
+
+
+def caller_dicts(tree: ast.Module) -> set[int]:
+    """The ``x.__dict__`` reads (by ``id``) in pickling helpers where ``x`` is an object of
+    the caller's choosing (``caller_made``): writes into it are the caller's doing."""
+    found: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and id(fn) in reduce_helpers(tree):
+            found |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                      and n.attr == "__dict__" and isinstance(n.value, ast.Name)
+                      and caller_made(fn, n.value)}
+    return found
+
+
+def _mentions(n: ast.AST) -> set[str]:
+    """The names ``n`` binds or mentions: as a name, an attribute, a string."""
+    found = set(_bound_names(n))
+    if isinstance(n, ast.Name):
+        found.add(n.id)
+    elif isinstance(n, ast.Attribute):
+        found.add(n.attr)
+    elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+        found.add(n.value)
+    return found
+
+
+def _reduced(n: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``n`` is a read of a name that a ``__reduce__``/``__reduce_ex__`` method
+    returns (alone or in the tuple it returns), or a string of a module-level
+    ``__all__``."""
+    up = parents.get(id(n))
+    if isinstance(n, ast.Constant):
+        while isinstance(up, ast.List | ast.Tuple | ast.BinOp):
+            up = parents.get(id(up))
+        return isinstance(up, ast.Assign | ast.AugAssign) and isinstance(
+            parents.get(id(up)), ast.Module) and all(
+            isinstance(t, ast.Name) and t.id == "__all__"
+            for t in (up.targets if isinstance(up, ast.Assign) else [up.target]))
+    if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)):
+        return False
+    if isinstance(up, ast.Tuple) and isinstance(up.ctx, ast.Load):
+        up = parents.get(id(up))
+    if not isinstance(up, ast.Return):
+        return False
+    while up is not None and not isinstance(up, ast.FunctionDef | ast.AsyncFunctionDef
+                                            | ast.Lambda | ast.ClassDef):
+        up = parents.get(id(up))
+    return isinstance(up, ast.FunctionDef) and up.name in _REDUCERS and isinstance(
+        parents.get(id(up)), ast.ClassDef)
+
+
+def caller_given(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> bool:
+    """Whether ``name`` is a parameter of ``fn`` that nothing in it binds again."""
+    return any(p.arg == name for p in _all_params(fn)) and not any(
+        name in _bound_names(n) for n in ast.walk(fn) if not isinstance(n, ast.arg))
+
+
+def caller_made(fn: ast.FunctionDef | ast.AsyncFunctionDef, read: ast.Name) -> bool:
+    """Whether every value ``read`` may see is a parameter's, or what calling one
+    returned (``obj = cls(...)``): an object of the caller's choosing."""
+    name = read.id
+    for n in ast.walk(fn):
+        if isinstance(n, ast.arg):
+            if n.arg == name and n not in _all_params(fn):
+                return False  # a nested function's parameter of that name
+            continue
+        if name not in _bound_names(n):
+            continue
+        if isinstance(n, ast.Name) and isinstance(parent := _statement_of(fn, n), ast.Assign):
+            found = pyflow.reached(fn, parent, name)
+            if found is not None and not any(r is read for r in found):
+                continue  # it never reaches the read
+            value = parent.value
+            if (len(parent.targets) == 1 and parent.targets[0] is n
+                    and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                    and caller_given(fn, value.func.id)):
+                continue
+        return False
+    return any(p.arg == name for p in _all_params(fn)) or any(
+        name in _bound_names(n) for n in ast.walk(fn))
+
+
+def _statement_of(fn: ast.AST, target: ast.Name) -> ast.stmt | None:
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and any(t is target for t in n.targets):
+            return n
+    return None
+
+
+def _all_params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else []), *a.kwonlyargs,
+            *([a.kwarg] if a.kwarg else [])]
 
 
 def _receiver(n: ast.AST) -> str | None:

@@ -64,7 +64,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks.hints import reorder
-from veribot.checks.lang import pygen, pyinterfere, pysource
+from veribot.checks.lang import pygen, pyinterfere, pylookups, pysource
 from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.project import modulecheck, noise
 from veribot.checks.project.package import Package, PairContext
@@ -1342,7 +1342,11 @@ def _no_attribute_writes(
     if not attrs:
         return
     for tree in (tree_a, tree_b):
+        chosen = pylookups.caller_dicts(tree)  # a pickling helper's, on the caller's object
+        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
         for node in ast.walk(tree):
+            if id(node) in chosen or _dict_read(node, parents):
+                continue
             if (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
                     and node.attr in attrs):
                 raise Refused(f"code of the module assigns an attribute `{node.attr}` "
@@ -1352,6 +1356,22 @@ def _no_attribute_writes(
                         and node.attr in ("__dict__", "__setattr__", "__delattr__"))):
                 raise Refused(f"code of the module may assign attributes by name "
                               f"(line {node.lineno})")
+
+
+def _dict_read(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """``x.__dict__`` only read: the receiver of a method that reads a mapping, indexed
+    for a read, or the right operand of ``in``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__dict__"
+            and isinstance(node.ctx, ast.Load)):
+        return False
+    up = parents.get(id(node))
+    if isinstance(up, ast.Attribute) and up.attr in pyinterfere.READ_METHODS:
+        call = parents.get(id(up))
+        return isinstance(call, ast.Call) and call.func is up
+    if isinstance(up, ast.Subscript):
+        return up.value is node and isinstance(up.ctx, ast.Load)
+    return isinstance(up, ast.Compare) and all(
+        isinstance(op, ast.In | ast.NotIn) for op in up.ops) and up.left is not node
 
 
 def _confirm_reads(pair: _Pair, reads_a: _Reads, reads_b: _Reads) -> None:
