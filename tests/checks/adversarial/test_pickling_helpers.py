@@ -233,6 +233,10 @@ def test_reads_a_binding_reaches() -> None:
     closure = ast.parse("def g(b):\n    a = b\n    return lambda: a\n").body[0]
     assert isinstance(closure, ast.FunctionDef)
     assert pyflow.reached(closure, closure.body[0], "a") is None
+    lazy = ast.parse("def g(b, n):\n    it = (a() for _ in n)\n    a = b\n    return it\n"
+                     ).body[0]
+    assert isinstance(lazy, ast.FunctionDef)
+    assert pyflow.reached(lazy, lazy.body[1], "a") is None  # the generator reads it later
     inside = ast.parse("def g(b):\n    with b:\n        a = b\n    return a\n").body[0]
     assert isinstance(inside, ast.FunctionDef) and isinstance(inside.body[0], ast.With)
     assert pyflow.reached(inside, inside.body[0].body[0], "a") is None

@@ -13,8 +13,9 @@ up (``None``) wherever the answer would need more than a walk of the statement t
   has ``break`` or ``continue`` (a path may skip it);
 - a binding inside ``try`` or ``with`` gives up: an exception, or a context manager that
   swallows it, can carry the value past any later assignment;
-- so does a name that a nested function, lambda or class mentions (it reads the name
-  when it is called, not where it is written), or that ``global``/``nonlocal`` declares.
+- so does a name that a nested function, lambda, class or generator expression mentions
+  (it reads the name when it runs, not where it is written), or that
+  ``global``/``nonlocal`` declares.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ __all__ = ["reached"]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# What reads a name when it runs, later than where it is written: a generator expression's
+# items are computed as it is iterated.
+_LAZY = (*_SCOPES, ast.GeneratorExp)
 
 
 def reached(fn: _Function, binding: ast.stmt | None, name: str) -> list[ast.Name] | None:
@@ -98,7 +102,7 @@ def _nested_mention(fn: _Function, name: str) -> bool:
     for n in ast.walk(fn):
         if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
             return True
-        if n is not fn and isinstance(n, _SCOPES) and any(
+        if n is not fn and isinstance(n, _LAZY) and any(
             isinstance(m, ast.Name) and m.id == name for m in ast.walk(n)
         ):
             return True

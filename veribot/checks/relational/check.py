@@ -1121,6 +1121,12 @@ def plan(
                 tree_a, tree_b, *chains):  # type: ignore[arg-type]
             raise Refused("a method whose docstring or annotations changed")
         pair.bare_header = True
+    elif not same_doc and not noise.header_unread(tree_a, tree_b, [fn_a], [fn_b]):
+        # A module's function: code of the module may read its docstring or annotations
+        # by name (`f.__doc__`), a decorator may (`@click.command` makes help of it), and
+        # an annotation may be evaluated when the definition runs.
+        raise Refused("a function whose docstring or annotations changed, which code of "
+                      "the module or a decorator may read, or an annotation that is evaluated")
     fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
     # Code of the module that can change, after import, what the function reads (a
     # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
