@@ -595,8 +595,11 @@ def caller_dicts(tree: ast.Module) -> set[int]:
     """The ``x.__dict__`` reads (by ``id``) in pickling helpers where ``x`` is an object of
     the caller's choosing (``caller_made``): writes into it are the caller's doing."""
     found: set[int] = set()
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and id(fn) in reduce_helpers(tree):
+    helpers = reduce_helpers(tree)
+    if not helpers:
+        return found
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and id(fn) in helpers:
             found |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.Attribute)
                       and n.attr == "__dict__" and isinstance(n.value, ast.Name)
                       and caller_made(fn, n.value)}
