@@ -539,3 +539,76 @@ def test_annotation_change_under_plain_bases_and_known_decorators_is_noise() -> 
         "        return x\n")
     found = units(before, before.replace("x: int", "x: str"))
     assert found["A.f"].noise == "annotations"
+
+
+# click aef225d: instance attributes annotated in the class body instead of in `__init__`.
+TYPED_BOX = POSTPONED + (
+    "class Box:\n{notes}    def __init__(self, width: int) -> None:\n"
+    "        self.width{local} = width\n        self.items{local_items} = []\n\n"
+    "    def size(self) -> int:\n        return self.width\n")
+
+
+def test_annotated_assignments_moved_to_the_class_body_are_noise() -> None:
+    before = TYPED_BOX.format(notes="", local=": int", local_items=": list[int]")
+    after = TYPED_BOX.format(notes="    width: int\n    items: list[int]\n\n", local="",
+                             local_items="")
+    found = units(before, after)
+    assert found["Box.__init__"].noise == "annotations", found
+    assert found["Box.__init__"].detail == "only the annotations changed"
+    # Without postponed evaluation the class-level annotations run: not noise there, but a
+    # local's annotation never runs.
+    plain = units(before.replace(POSTPONED, ""), after.replace(POSTPONED, ""))
+    assert all(u.noise != "annotations" for u in plain.values()), plain
+    local_only = units(before.replace(POSTPONED, ""),
+                       before.replace(POSTPONED, "").replace("self.width: int", "self.width"))
+    assert local_only["Box.__init__"].noise == "annotations", local_only
+
+
+CLASS_NOTES_READ = [
+    # `__annotations__` of the class is read, or handed out with the rest of its namespace.
+    "B = vars(Box)\n",
+    "B = Box.__dict__\n",
+    "B = dir(Box)\n",
+    "import typing\nH = typing.get_type_hints(Box)\n",
+]
+
+
+@pytest.mark.parametrize("tail", CLASS_NOTES_READ)
+def test_class_annotations_that_code_may_read_are_not_noise(tail: str) -> None:
+    before = TYPED_BOX.format(notes="", local=": int", local_items="") + tail
+    after = TYPED_BOX.format(notes="    width: int\n\n", local="", local_items="") + tail
+    found = units(before, after)
+    assert all(u.noise != "annotations" for u in found.values()), found
+
+
+@pytest.mark.parametrize(("head", "deco", "bases"), [
+    # Each makes something of a class's annotations.
+    ("import dataclasses\n", "@dataclasses.dataclass\n", ""),
+    ("import typing\n", "@typing.runtime_checkable\n", "(typing.Protocol)"),
+    ("import typing\n", "", "(typing.NamedTuple)"),
+    ("import enum\n", "", "(enum.Enum)"),
+    ("", "", "(metaclass=Meta)"),
+])
+def test_class_annotations_of_classes_that_read_them_are_not_noise(
+        head: str, deco: str, bases: str) -> None:
+    box = TYPED_BOX.replace("class Box:", deco + "class Box" + bases + ":").replace(
+        POSTPONED, POSTPONED + head)
+    # `__init__` changes too (a local's annotation only), so its verdict hangs on the class.
+    before = box.format(notes="    depth: int = 0\n", local=": int", local_items="")
+    after = box.format(notes="    depth: str = 0\n", local="", local_items="")
+    found = units(before, after)
+    assert "Box.__init__" in found
+    assert all(u.noise != "annotations" for u in found.values()), found
+    # The same change in a plain class is noise.
+    plain = TYPED_BOX.format(notes="    depth: int = 0\n", local=": int", local_items="")
+    noisy = units(plain, plain.replace("depth: int", "depth: str").replace(
+        "self.width: int", "self.width"))
+    assert noisy["Box.__init__"].noise == "annotations", noisy
+
+
+def test_a_bare_local_annotation_is_not_noise() -> None:
+    # `x: int` alone makes `x` local to the function: removing it reads the global.
+    before = "x = 1\ndef f():\n    x: int\n    return x\n"
+    after = "x = 1\ndef f():\n    return x\n"
+    found = units(before, after)
+    assert found["f"].noise == "", found

@@ -45,12 +45,16 @@ def module_noise(before: ast.Module, after: ast.Module) -> str:
     ``ANNOTATIONS`` when they may differ in annotations too (see above), else ``""``."""
     if _docstrings_only(before, after):
         return DOCSTRING
-    if _key_without(before, annotations=True) != _key_without(after, annotations=True):
+    postponed = _postponed(before) and _postponed(after)
+    if _key_without(before, annotations=True, postponed=postponed) != _key_without(
+            after, annotations=True, postponed=postponed):
         return ""
     if not _reads_no_docstring(before, after):
         return ""
     words = "\n".join(w for t in (before, after) for w in _code_words(t))
     if any(n in words for n in _READS_ANNOTATIONS):
+        return ""
+    if not _scope_notes_unread(before, after, words):
         return ""
     return ANNOTATIONS if _never_evaluated(before, after) else ""
 
@@ -73,7 +77,9 @@ def function_noise(
             isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)):
         return DOCSTRING if mode == DOCSTRING else ""
     if _annotation_keys(b) == _annotation_keys(a):
-        return DOCSTRING
+        # Annotations of its locals and attributes (`self.x: int = 0`) are never evaluated
+        # nor kept: nothing can read them.
+        return DOCSTRING if _body_notes(b) == _body_notes(a) else ANNOTATIONS
     return ANNOTATIONS if _annotations_unread(before, after, tree) else ""
 
 
@@ -326,12 +332,12 @@ _ANNOTATION_SAFE_DECORATORS = _DOC_SAFE_DECORATORS - {
     "singledispatch", "singledispatchmethod", "dataclass"}
 
 
-def _key_without(tree: ast.Module, annotations: bool = False) -> str:
+def _key_without(tree: ast.Module, annotations: bool = False, postponed: bool = False) -> str:
     """The code key of ``tree`` without the docstrings of the module, its classes and its
     functions, and with ``annotations`` without the annotations of the functions
-    ``_annotated`` finds. Only a string constant as the *first* statement of a body is a
-    docstring. (The parts are taken out and put back: a deep copy would recurse on deep
-    trees.)"""
+    ``_annotated`` finds and those of annotated assignments (``_plain_statements``). Only a
+    string constant as the *first* statement of a body is a docstring. (The parts are taken
+    out and put back: a deep copy would recurse on deep trees.)"""
     taken: list[tuple[list[ast.stmt], ast.stmt]] = []
     for node in ast.walk(tree):
         if _docstring(node) is not None:
@@ -339,6 +345,7 @@ def _key_without(tree: ast.Module, annotations: bool = False) -> str:
                               | ast.AsyncFunctionDef)
             taken.append((node.body, node.body.pop(0)))
     slots: list[tuple[ast.AST, str, ast.expr]] = []
+    swapped: list[tuple[list[ast.stmt], list[ast.stmt]]] = []
     if annotations:
         for function in _annotated(tree):
             for holder, field in _slots(function):
@@ -346,13 +353,121 @@ def _key_without(tree: ast.Module, annotations: bool = False) -> str:
                 if value is not None:
                     slots.append((holder, field, value))
                     setattr(holder, field, None)
+        for body, in_function in _bodies(tree):
+            plain = _plain_statements(body, in_function, postponed)
+            if plain is not None:
+                swapped.append((body, body[:]))
+                body[:] = plain
     try:
         return pysource.code_key(tree)
     finally:
+        for body, old in reversed(swapped):
+            body[:] = old
         for body, doc in taken:
             body.insert(0, doc)
         for holder, field, value in slots:
             setattr(holder, field, value)
+
+
+def _bodies(tree: ast.AST) -> Iterator[tuple[list[ast.stmt], bool]]:
+    """Every statement list of a module (or a definition), and whether a function's scope
+    holds it (a class body inside a function is a class scope)."""
+    todo: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while todo:
+        node, in_function = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            in_function = True
+        elif isinstance(node, ast.ClassDef):
+            in_function = False
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block, in_function
+                todo.extend((stmt, in_function) for stmt in block)
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            yield part.body, in_function
+            todo.extend((stmt, in_function) for stmt in part.body)
+
+
+def _plain_statements(body: list[ast.stmt], in_function: bool,
+                      postponed: bool) -> list[ast.stmt] | None:
+    """``body`` with its annotated assignments as Python runs them, or None where it has
+    none that can be written otherwise: in a function, ``x: T = v`` is ``x = v`` (a local's
+    or an attribute's annotation is never evaluated nor kept; a bare ``x: T`` makes ``x``
+    local, so it stays); in a class or module that postpones evaluation, ``x: T = v`` is
+    ``x = v`` and a bare ``x: T`` nothing, but for ``__annotations__``, which the caller
+    must show nobody reads."""
+    if not any(isinstance(s, ast.AnnAssign) for s in body):
+        return None
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if not isinstance(stmt, ast.AnnAssign) or not (in_function or postponed):
+            out.append(stmt)
+        elif stmt.value is not None:
+            out.append(ast.copy_location(
+                ast.Assign(targets=[stmt.target], value=stmt.value, type_comment=None), stmt))
+        elif in_function or not isinstance(stmt.target, ast.Name):
+            out.append(stmt)
+    return out
+
+
+def _body_notes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The annotations of the annotated assignments in a function's own scope (with
+    their targets), in order."""
+    return [pysource.code_key(s) for body, in_function in _bodies(function)
+            for s in body if in_function and isinstance(s, ast.AnnAssign)]
+
+
+def _scope_notes_unread(before: ast.Module, after: ast.Module, words: str) -> bool:
+    """Where the annotations of a class or of the module differ (``__annotations__``
+    only, under postponed evaluation), whether nothing can read them: no code hands out a
+    namespace wholesale (``vars``, ``__dict__``, ``dir``, ``globals``), and each such class
+    is known to make nothing of them (``_annotation_plain``: no ``dataclass``, no
+    ``NamedTuple`` or ``Protocol`` base, no metaclass)."""
+    changed = _scope_notes(before.body) != _scope_notes(after.body)
+    classes_b = [n for n in ast.walk(before) if isinstance(n, ast.ClassDef)]
+    classes_a = [n for n in ast.walk(after) if isinstance(n, ast.ClassDef)]
+    if len(classes_b) != len(classes_a):
+        return False
+    for b, a in zip(classes_b, classes_a, strict=True):
+        if _scope_notes(b.body) != _scope_notes(a.body):
+            if not (_annotation_plain(b, before) and _annotation_plain(a, after)):
+                return False
+            changed = True
+    return not changed or not any(n in words for n in _NAMESPACE_READS)
+
+
+def _scope_notes(body: list[ast.stmt]) -> list[str]:
+    return [pysource.code_key(s) for s in body if isinstance(s, ast.AnnAssign)]
+
+
+# What hands out a namespace wholesale, `__annotations__` among its items.
+_NAMESPACE_READS = ("vars", "__dict__", "dir", "globals", "locals", "getmembers")
+
+
+def _annotation_plain(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
+    """Whether making ``cls`` reads no annotations of its body: no decorator (``dataclass``
+    makes fields of them, ``runtime_checkable`` checks them), no keywords (a metaclass),
+    and only builtin, ``Generic`` or such local bases (not ``Protocol``, whose
+    ``isinstance`` checks annotated members, nor ``NamedTuple``/``TypedDict``)."""
+    if depth > 20 or cls.decorator_list or cls.keywords:
+        return False
+    bound = pyinterfere.bound_names(tree)
+    local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        name = base.id if isinstance(base, ast.Name) else None
+        if name is not None and name not in bound and isinstance(
+                getattr(builtins, name, None), type):
+            continue
+        if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
+                _annotation_plain(local[name], tree, depth + 1)):
+            continue
+        if _typing_name(base, tree) == "Generic":
+            continue
+        return False
+    return True
 
 
 def _docstrings_only(before: ast.Module, after: ast.Module) -> bool:
