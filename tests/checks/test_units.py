@@ -612,3 +612,24 @@ def test_a_bare_local_annotation_is_not_noise() -> None:
     after = "x = 1\ndef f():\n    return x\n"
     found = units(before, after)
     assert found["f"].noise == "", found
+
+
+def test_type_checking_imports_and_bare_attribute_annotations_are_noise() -> None:
+    before = POSTPONED + (
+        "import typing as t\nimport abc\n\nclass Box(abc.ABC):\n"
+        "    def __init__(self, width: int) -> None:\n        self.width: int\n"
+        "        self.width = width\n\n    def me(self) -> 'Box':\n        return self\n")
+    after = POSTPONED + (
+        "import typing as t\nimport abc\nif t.TYPE_CHECKING:\n    from x import Self\n\n"
+        "class Box(abc.ABC):\n    width: int\n\n"
+        "    def __init__(self, width: int) -> None:\n        self.width = width\n\n"
+        "    def me(self) -> Self:\n        return self\n")
+    found = units(before, after)
+    assert found["Box.__init__"].noise == "annotations", found
+    assert found["Box.me"].noise == "annotations", found
+    # Code that runs in the block, or a bare annotation of a name that may be unbound
+    # (it raises), is no annotation.
+    runs = after.replace("if t.TYPE_CHECKING:", "if True:")
+    assert all(u.noise != "annotations" for u in units(before, runs).values())
+    unbound = before.replace("self.width: int\n", "other.width: int\n")
+    assert units(before, unbound)["Box.__init__"].noise == "", units(before, unbound)

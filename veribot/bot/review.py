@@ -411,8 +411,10 @@ NOISE_ASSUMPTIONS = {
         "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
     ),
     "annotations": (
-        "the program does not read the function's annotations (`__annotations__`, "
-        "`typing.get_type_hints`, `inspect.signature`) or docstring",
+        "the program does not read the annotations of the function, its class or its "
+        "module (`__annotations__`, `typing.get_type_hints`, `inspect.signature`) or the "
+        "function's docstring",
+        "`typing.TYPE_CHECKING` is false when the program runs",
         "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
     ),
     "formatting": (

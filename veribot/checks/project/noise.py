@@ -18,7 +18,12 @@ is the same code with other text, which ``units`` sees by itself):
   must be known not to read it: a decorator of a validation or command-line library turns
   annotations into behaviour, as a metaclass or ``__init_subclass__`` of a base may. A
   method's classes must have such plain bases for a docstring change too (``cmd.Cmd``
-  prints a ``do_*`` method's docstring as its help).
+  prints a ``do_*`` method's docstring as its help). Annotated assignments are
+  annotations too (``_plain_statements``): in a function, ``self.x: int = 0`` is
+  ``self.x = 0``; under postponed evaluation, a class's or the module's ``x: int = 0`` is
+  ``x = 0`` and a bare ``x: int`` nothing but an entry of ``__annotations__``, where no
+  code reads a namespace wholesale and each such class makes nothing of its annotations
+  (``_annotation_plain``); and the body of ``if TYPE_CHECKING:`` never runs.
 
 Code outside the module reading a function's docstring or annotations is a listed
 assumption of the verdict (``bot.review.NOISE_ASSUMPTIONS``).
@@ -38,6 +43,7 @@ DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def module_noise(before: ast.Module, after: ast.Module) -> str:
@@ -51,10 +57,9 @@ def module_noise(before: ast.Module, after: ast.Module) -> str:
         return ""
     if not _reads_no_docstring(before, after):
         return ""
-    words = "\n".join(w for t in (before, after) for w in _code_words(t))
-    if any(n in words for n in _READS_ANNOTATIONS):
+    if _reads_annotations(before, after):
         return ""
-    if not _scope_notes_unread(before, after, words):
+    if not _scope_notes_unread(before, after):
         return ""
     return ANNOTATIONS if _never_evaluated(before, after) else ""
 
@@ -99,8 +104,7 @@ def header_unread(
         return False
     if not _reads_no_docstring(before, after):
         return False
-    words = "\n".join(w for t in (before, after) for w in _code_words(t))
-    if any(n in words for n in _READS_ANNOTATIONS):
+    if _reads_annotations(before, after):
         return False
     if not _decorators_safe([*before_chain, *after_chain], _DOC_SAFE_DECORATORS) or not (
             _plain_classes(before_chain, after_chain, after)):
@@ -238,16 +242,22 @@ def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
         if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
                 not local[name].decorator_list and _plain_bases(local[name], tree, depth + 1)):
             continue
-        if _typing_name(base, tree) in ("Generic", "Protocol"):
+        if _typing_name(base, tree) in ("Generic", "Protocol") or _abc(base, tree):
             continue
         return False
     return True
 
 
-def _typing_name(node: ast.expr, tree: ast.Module) -> str | None:
-    """The name in ``typing`` (or ``typing_extensions``) that ``node`` reads, where the
-    module imports it from there and binds it nowhere else."""
-    typing_modules = ("typing", "typing_extensions")
+def _abc(base: ast.expr, tree: ast.Module) -> bool:
+    """``abc.ABC``: its metaclass collects abstract methods, and reads no docstring or
+    annotation."""
+    return _typing_name(base, tree, ("abc",)) == "ABC"
+
+
+def _typing_name(node: ast.expr, tree: ast.Module,
+                 typing_modules: tuple[str, ...] = ("typing", "typing_extensions")) -> str | None:
+    """The name in ``typing`` (or ``typing_extensions``, or ``typing_modules``) that
+    ``node`` reads, where the module imports it from there and binds it nowhere else."""
     once = pyinterfere.bound_once(tree)
     for stmt in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(stmt, ast.ImportFrom) and (
@@ -353,8 +363,8 @@ def _key_without(tree: ast.Module, annotations: bool = False, postponed: bool = 
                 if value is not None:
                     slots.append((holder, field, value))
                     setattr(holder, field, None)
-        for body, in_function in _bodies(tree):
-            plain = _plain_statements(body, in_function, postponed)
+        for body, scope in _bodies(tree):
+            plain = _plain_statements(body, scope, postponed, tree)
             if plain is not None:
                 swapped.append((body, body[:]))
                 body[:] = plain
@@ -369,56 +379,87 @@ def _key_without(tree: ast.Module, annotations: bool = False, postponed: bool = 
             setattr(holder, field, value)
 
 
-def _bodies(tree: ast.AST) -> Iterator[tuple[list[ast.stmt], bool]]:
-    """Every statement list of a module (or a definition), and whether a function's scope
-    holds it (a class body inside a function is a class scope)."""
-    todo: list[tuple[ast.AST, bool]] = [(tree, False)]
+def _bodies(tree: ast.AST) -> Iterator[tuple[list[ast.stmt], _Function | None]]:
+    """Every statement list of a module (or a definition), and the function whose scope
+    holds it, if one does (a class body inside a function is a class scope)."""
+    todo: list[tuple[ast.AST, _Function | None]] = [(tree, None)]
     while todo:
-        node, in_function = todo.pop()
+        node, function = todo.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            in_function = True
+            function = node
         elif isinstance(node, ast.ClassDef):
-            in_function = False
+            function = None
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield block, in_function
-                todo.extend((stmt, in_function) for stmt in block)
+                yield block, function
+                todo.extend((stmt, function) for stmt in block)
         for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
-            yield part.body, in_function
-            todo.extend((stmt, in_function) for stmt in part.body)
+            yield part.body, function
+            todo.extend((stmt, function) for stmt in part.body)
 
 
-def _plain_statements(body: list[ast.stmt], in_function: bool,
-                      postponed: bool) -> list[ast.stmt] | None:
+def _plain_statements(body: list[ast.stmt], function: _Function | None, postponed: bool,
+                      tree: ast.Module) -> list[ast.stmt] | None:
     """``body`` with its annotated assignments as Python runs them, or None where it has
-    none that can be written otherwise: in a function, ``x: T = v`` is ``x = v`` (a local's
-    or an attribute's annotation is never evaluated nor kept; a bare ``x: T`` makes ``x``
-    local, so it stays); in a class or module that postpones evaluation, ``x: T = v`` is
-    ``x = v`` and a bare ``x: T`` nothing, but for ``__annotations__``, which the caller
-    must show nobody reads."""
-    if not any(isinstance(s, ast.AnnAssign) for s in body):
+    none that can be written otherwise: in a ``function``, ``x: T = v`` is ``x = v`` (a
+    local's or an attribute's annotation is never evaluated nor kept), a bare ``p.a: T``
+    of a parameter ``p`` it never deletes is nothing (it only loads ``p``), and a bare
+    ``x: T`` makes ``x`` local, so it stays; in a class or module that postpones
+    evaluation, ``x: T = v`` is ``x = v`` and a bare ``x: T`` nothing, but for
+    ``__annotations__``, which the caller must show nobody reads. The body of ``if
+    TYPE_CHECKING:`` (``typing``'s, bound once) never runs: the statement is its ``else``.
+    (The statements of such an ``else`` are not normalized themselves.)"""
+    if not any(isinstance(s, ast.AnnAssign | ast.If) for s in body):
         return None
     out: list[ast.stmt] = []
     for stmt in body:
-        if not isinstance(stmt, ast.AnnAssign) or not (in_function or postponed):
+        if isinstance(stmt, ast.If) and _typing_name(stmt.test, tree) == "TYPE_CHECKING":
+            out.extend(stmt.orelse)  # (reading the flag does nothing else)
+        elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed):
             out.append(stmt)
         elif stmt.value is not None:
             out.append(ast.copy_location(
                 ast.Assign(targets=[stmt.target], value=stmt.value, type_comment=None), stmt))
-        elif in_function or not isinstance(stmt.target, ast.Name):
+        elif function is not None and _loads_a_parameter(stmt.target, function):
+            continue
+        elif function is not None or not isinstance(stmt.target, ast.Name):
             out.append(stmt)
     return out
+
+
+def _loads_a_parameter(target: ast.expr, function: _Function) -> bool:
+    """Whether ``target`` is ``p.a`` for a parameter ``p`` of ``function`` that nothing in
+    it deletes: all a bare annotation of it runs is a load of ``p``, which cannot fail."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+        return False
+    name = target.value.id
+    a = function.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+    return any(p is not None and p.arg == name for p in params) and not any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Del)
+        for n in ast.walk(function))
 
 
 def _body_notes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The annotations of the annotated assignments in a function's own scope (with
     their targets), in order."""
-    return [pysource.code_key(s) for body, in_function in _bodies(function)
-            for s in body if in_function and isinstance(s, ast.AnnAssign)]
+    return [pysource.code_key(s) for body, scope in _bodies(function)
+            for s in body if scope is not None and isinstance(s, ast.AnnAssign)]
 
 
-def _scope_notes_unread(before: ast.Module, after: ast.Module, words: str) -> bool:
+def _reads_annotations(before: ast.Module, after: ast.Module) -> bool:
+    """Whether code of either version names something that reads annotations
+    (``_READS_ANNOTATIONS``, as part of a word; ``register``, singledispatch's, only as an
+    attribute, an imported name or a string, not as a local of that name)."""
+    for tree in (before, after):
+        words = "\n".join(_code_words(tree, locals_too=False))
+        if any(n in words for n in _READS_ANNOTATIONS):
+            return True
+    return False
+
+
+def _scope_notes_unread(before: ast.Module, after: ast.Module) -> bool:
     """Where the annotations of a class or of the module differ (``__annotations__``
     only, under postponed evaluation), whether nothing can read them: no code hands out a
     namespace wholesale (``vars``, ``__dict__``, ``dir``, ``globals``), and each such class
@@ -434,15 +475,28 @@ def _scope_notes_unread(before: ast.Module, after: ast.Module, words: str) -> bo
             if not (_annotation_plain(b, before) and _annotation_plain(a, after)):
                 return False
             changed = True
-    return not changed or not any(n in words for n in _NAMESPACE_READS)
+    return not changed or not any(_hands_out_namespaces(t) for t in (before, after))
 
 
 def _scope_notes(body: list[ast.stmt]) -> list[str]:
     return [pysource.code_key(s) for s in body if isinstance(s, ast.AnnAssign)]
 
 
-# What hands out a namespace wholesale, `__annotations__` among its items.
-_NAMESPACE_READS = ("vars", "__dict__", "dir", "globals", "locals", "getmembers")
+def _hands_out_namespaces(tree: ast.Module) -> bool:
+    """Whether code may read a class's or the module's namespace wholesale, its
+    ``__annotations__`` among the items: the builtins ``vars``, ``dir``, ``globals``,
+    ``locals``, a ``__dict__``, ``getmembers``."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in _NAMESPACE_CALLS:
+            return True
+        word = n.attr if isinstance(n, ast.Attribute) else (
+            n.value if isinstance(n, ast.Constant) else None)
+        if word in ("__dict__", "getmembers", "getmembers_static"):
+            return True
+    return False
+
+
+_NAMESPACE_CALLS = {"vars", "dir", "globals", "locals", "getmembers", "getmembers_static"}
 
 
 def _annotation_plain(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
@@ -464,7 +518,7 @@ def _annotation_plain(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bo
         if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
                 _annotation_plain(local[name], tree, depth + 1)):
             continue
-        if _typing_name(base, tree) == "Generic":
+        if _typing_name(base, tree) == "Generic" or _abc(base, tree):
             continue
         return False
     return True
@@ -598,14 +652,19 @@ def _docstring_nodes(tree: ast.Module) -> set[int]:
     return {id(doc) for node in ast.walk(tree) if (doc := _docstring(node)) is not None}
 
 
-def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]:
+def _code_words(tree: ast.Module, kept: Set[int] = frozenset(),
+                locals_too: bool = True) -> Iterator[str]:
     """The names, attributes, imported names and strings the code uses, docstrings left out
     (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings), and
-    the attributes in ``kept`` (``id()`` of nodes shown harmless) too."""
+    the attributes in ``kept`` (``id()`` of nodes shown harmless) too. Without
+    ``locals_too``, a name that is a parameter of a function or bound by an assignment
+    in one (``register: bool``) is no word (only ``_LOCAL_WORDS`` are left out so)."""
     docstrings = _docstring_nodes(tree)
+    own = set() if locals_too else _function_locals(tree) & _LOCAL_WORDS
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
-            yield node.id
+            if node.id not in own:
+                yield node.id
         elif isinstance(node, ast.Attribute):
             if id(node) not in kept:
                 yield node.attr
@@ -619,6 +678,33 @@ def _code_words(tree: ast.Module, kept: Set[int] = frozenset()) -> Iterator[str]
             and id(node) not in docstrings
         ):
             yield node.value
+
+
+# Words that read annotations only as an attribute or an imported name (singledispatch's
+# `f.register`), not as a function's own local.
+_LOCAL_WORDS = {"register"}
+
+
+def _function_locals(tree: ast.Module) -> set[str]:
+    """Names that are parameters of, or assigned in, some function of the module and
+    bound nowhere else (no import, no module- or class-level binding)."""
+    local: set[str] = set()
+    elsewhere: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            local.add(node.arg)
+        elif isinstance(node, ast.alias):
+            elsewhere.add((node.asname or node.name).split(".")[0])
+    for stmt in tree.body:
+        for n in ast.walk(stmt) if not isinstance(
+                stmt, ast.FunctionDef | ast.AsyncFunctionDef) else ():
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                elsewhere.add(n.id)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                elsewhere.add(n.name)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            elsewhere.add(stmt.name)
+    return local - elsewhere
 
 
 def _decorator_name(node: ast.expr) -> str:
