@@ -631,5 +631,9 @@ def test_type_checking_imports_and_bare_attribute_annotations_are_noise() -> Non
     # (it raises), is no annotation.
     runs = after.replace("if t.TYPE_CHECKING:", "if True:")
     assert all(u.noise != "annotations" for u in units(before, runs).values())
+    for setter in ("t.TYPE_CHECKING = True\n", "setattr(t, 'TYPE_CHECKING', True)\n"):
+        forced = after.replace("import abc\n", "import abc\n" + setter)
+        assert all(u.noise != "annotations" for u in units(
+            before.replace("import abc\n", "import abc\n" + setter), forced).values())
     unbound = before.replace("self.width: int\n", "other.width: int\n")
     assert units(before, unbound)["Box.__init__"].noise == "", units(before, unbound)

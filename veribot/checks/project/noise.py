@@ -414,7 +414,8 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         return None
     out: list[ast.stmt] = []
     for stmt in body:
-        if isinstance(stmt, ast.If) and _typing_name(stmt.test, tree) == "TYPE_CHECKING":
+        if isinstance(stmt, ast.If) and _typing_name(stmt.test, tree) == "TYPE_CHECKING" and (
+                not _sets_type_checking(tree)):
             out.extend(stmt.orelse)  # (reading the flag does nothing else)
         elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed):
             out.append(stmt)
@@ -426,6 +427,18 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         elif function is not None or not isinstance(stmt.target, ast.Name):
             out.append(stmt)
     return out
+
+
+def _sets_type_checking(tree: ast.Module) -> bool:
+    """Whether code of the module may set ``TYPE_CHECKING`` (``typing.TYPE_CHECKING =
+    True``, or by ``setattr``), so that the block runs after all."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute | ast.Name) and not isinstance(n.ctx, ast.Load) and (
+                (n.attr if isinstance(n, ast.Attribute) else n.id) == "TYPE_CHECKING"):
+            return True
+        if isinstance(n, ast.Constant) and n.value == "TYPE_CHECKING":
+            return True
+    return False
 
 
 def _loads_a_parameter(target: ast.expr, function: _Function) -> bool:
