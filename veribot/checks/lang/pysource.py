@@ -3,11 +3,26 @@
 ``ast.parse`` raises ``RecursionError`` or ``MemoryError`` on very deep code (a long
 ``elif`` chain, a long sum) and ``ast.dump`` recurses as deep as the tree and fails on an
 integer literal of more than 4,300 digits; neither may end a review.
+
+CPython 3.11 keeps one recursion counter for building syntax trees per interpreter, not
+per thread: two threads parsing at once (a child's report read by each of two workers)
+can fail with ``SystemError: AST constructor recursion depth mismatch``. Parsing in
+worker threads goes through ``literal``, under one lock.
 """
 
 from __future__ import annotations
 
 import ast
+import threading
+from typing import Any
+
+_PARSING = threading.Lock()
+
+
+def literal(text: str) -> Any:
+    """``ast.literal_eval`` of ``text``, one thread at a time (see above)."""
+    with _PARSING:
+        return ast.literal_eval(text)
 
 
 def parse(source: str) -> ast.Module:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from veribot.checks.lang import pysource
 from veribot.checks.lang.pymodule import BUILTIN_EXCEPTIONS, MODELLED_BUILTINS, Module
 from veribot.checks.lang.pysignature import (
     KEYWORD_ONLY,
@@ -246,7 +247,7 @@ def check_loaded(
     if run.returncode != 0 or len(reports) != 1:
         return Loaded(False, (f"importing it ended with status {run.returncode}",))
     try:
-        failed, problems = ast.literal_eval(reports[0][len(marker):])
+        failed, problems = pysource.literal(reports[0][len(marker):])
     except (ValueError, SyntaxError, TypeError):
         return Loaded(False, ("the sandbox's report was unreadable",))
     if failed is not None:

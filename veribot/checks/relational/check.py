@@ -2483,7 +2483,7 @@ def _load(source: str, request: dict[str, object], limits: Limits,
     if run.returncode != 0 or len(reports) != 1:
         return _Report(f"importing it ended with status {run.returncode}", (), {})
     try:
-        failed, problems, prints = ast.literal_eval(reports[0][len(marker):])
+        failed, problems, prints = pysource.literal(reports[0][len(marker):])
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _Report("the sandbox's report was unreadable", (), {})
     return _Report(failed, tuple(str(p) for p in problems), dict(prints))
