@@ -637,3 +637,16 @@ def test_type_checking_imports_and_bare_attribute_annotations_are_noise() -> Non
             before.replace("import abc\n", "import abc\n" + setter), forced).values())
     unbound = before.replace("self.width: int\n", "other.width: int\n")
     assert units(before, unbound)["Box.__init__"].noise == "", units(before, unbound)
+
+
+def test_an_import_by_literal_name_does_not_block_the_docstring_shortcut() -> None:
+    # more-itertools imports `concurrent.futures` lazily with `__import__`.
+    code = "def f(x):\n    '{doc}'\n    return x\n\ndef g():\n    return {imp}.futures\n"
+    literal = "__import__('concurrent.futures')"
+    found = units(code.format(doc="a", imp=literal), code.format(doc="b", imp=literal))
+    assert found["f"].noise == "docstring", found
+    # A name computed, or more arguments, may import anything: `__import__` runs code.
+    for imp in ("__import__('concurrent.' + n)", "__import__(n)",
+                "__import__('x', globals())"):
+        found = units(code.format(doc="a", imp=imp), code.format(doc="b", imp=imp))
+        assert found["f"].noise == "", (imp, found)

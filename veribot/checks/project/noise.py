@@ -280,13 +280,25 @@ def _runs_code(tree: ast.Module) -> bool:
     install an interpreter-wide hook: a code runner named (``compile`` only as a free name:
     ``re.compile`` is another), or what ``pyreflect.hook`` finds."""
     bound = pyinterfere.bound_names(tree)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(tree):
         word = node.id if isinstance(node, ast.Name) else (
             node.attr if isinstance(node, ast.Attribute) else None)
+        if word == "__import__" and _imports_a_literal(node, parents, bound):
+            continue  # `__import__("concurrent.futures")` only imports
         if word in pylookups.CODE_RUNNERS and (
                 word != "compile" or (isinstance(node, ast.Name) and word not in bound)):
             return True
     return pyreflect.hook(tree, bound, pyinterfere.module_bound(tree)) is not None
+
+
+def _imports_a_literal(node: ast.AST, parents: dict[int, ast.AST], bound: set[str]) -> bool:
+    """Whether ``node`` is the builtin ``__import__`` called with a module name written out
+    (``__import__("concurrent.futures")``), and nothing else."""
+    call = parents.get(id(node))
+    return (isinstance(node, ast.Name) and node.id not in bound and isinstance(call, ast.Call)
+            and call.func is node and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str))
 
 
 # Names whose presence in a module means it may read docstrings, its own source or line
