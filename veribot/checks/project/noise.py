@@ -23,7 +23,7 @@ is the same code with other text, which ``units`` sees by itself):
   ``self.x = 0``; under postponed evaluation, a class's or the module's ``x: int = 0`` is
   ``x = 0`` and a bare ``x: int`` nothing but an entry of ``__annotations__``, where no
   code reads a namespace wholesale and each such class makes nothing of its annotations
-  (``_annotation_plain``); and the body of ``if TYPE_CHECKING:`` never runs.
+  (``_plain_bases``); and the body of ``if TYPE_CHECKING:`` never runs.
 
 Code outside the module reading a function's docstring or annotations is a listed
 assumption of the verdict (``bot.review.NOISE_ASSUMPTIONS``).
@@ -223,13 +223,18 @@ def _inert(annotation: ast.expr | None) -> bool:
         isinstance(annotation, ast.Constant) and isinstance(annotation.value, str))
 
 
-def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
+def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0, *,
+                 notes: bool = False) -> bool:
     """Whether every base of ``cls`` is known to run no code when a subclass is made: a
-    builtin class the module does not rebind, ``typing.Generic``/``Protocol``, or an
-    undecorated class of the module's own body, bound once, with such bases (a metaclass
-    or ``__init_subclass__`` of any other base may read the methods' annotations)."""
-    if depth > 20 or cls.keywords:
+    builtin class the module does not rebind, ``typing.Generic``/``Protocol``,
+    ``abc.ABC``, or an undecorated class of the module's own body, bound once, with such
+    bases (a metaclass or ``__init_subclass__`` of any other base may read the methods'
+    annotations). With ``notes`` (the class's own annotations differ), whether making it
+    reads none of them: ``cls`` is undecorated too (``dataclass`` makes fields of them) and
+    ``Protocol`` no plain base (its ``isinstance`` checks annotated members)."""
+    if depth > 20 or cls.keywords or (notes and cls.decorator_list):
         return False
+    plain_typing = ("Generic",) if notes else ("Generic", "Protocol")
     bound = pyinterfere.bound_names(tree)
     local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
     for base in cls.bases:
@@ -240,9 +245,10 @@ def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
                 getattr(builtins, name, None), type):
             continue
         if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
-                not local[name].decorator_list and _plain_bases(local[name], tree, depth + 1)):
+                not local[name].decorator_list
+                and _plain_bases(local[name], tree, depth + 1, notes=notes)):
             continue
-        if _typing_name(base, tree) in ("Generic", "Protocol") or _abc(base, tree):
+        if _typing_name(base, tree) in plain_typing or _abc(base, tree):
             continue
         return False
     return True
@@ -488,8 +494,8 @@ def _scope_notes_unread(before: ast.Module, after: ast.Module) -> bool:
     """Where the annotations of a class or of the module differ (``__annotations__``
     only, under postponed evaluation), whether nothing can read them: no code hands out a
     namespace wholesale (``vars``, ``__dict__``, ``dir``, ``globals``), and each such class
-    is known to make nothing of them (``_annotation_plain``: no ``dataclass``, no
-    ``NamedTuple`` or ``Protocol`` base, no metaclass)."""
+    is known to make nothing of them (``_plain_bases`` with ``notes``: no ``dataclass``,
+    no ``NamedTuple`` or ``Protocol`` base, no metaclass)."""
     changed = _scope_notes(before.body) != _scope_notes(after.body)
     classes_b = [n for n in ast.walk(before) if isinstance(n, ast.ClassDef)]
     classes_a = [n for n in ast.walk(after) if isinstance(n, ast.ClassDef)]
@@ -497,7 +503,7 @@ def _scope_notes_unread(before: ast.Module, after: ast.Module) -> bool:
         return False
     for b, a in zip(classes_b, classes_a, strict=True):
         if _scope_notes(b.body) != _scope_notes(a.body):
-            if not (_annotation_plain(b, before) and _annotation_plain(a, after)):
+            if not (_plain_bases(b, before, notes=True) and _plain_bases(a, after, notes=True)):
                 return False
             changed = True
     return not changed or not any(_hands_out_namespaces(t) for t in (before, after))
@@ -522,31 +528,6 @@ def _hands_out_namespaces(tree: ast.Module) -> bool:
 
 
 _NAMESPACE_CALLS = {"vars", "dir", "globals", "locals", "getmembers", "getmembers_static"}
-
-
-def _annotation_plain(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
-    """Whether making ``cls`` reads no annotations of its body: no decorator (``dataclass``
-    makes fields of them, ``runtime_checkable`` checks them), no keywords (a metaclass),
-    and only builtin, ``Generic`` or such local bases (not ``Protocol``, whose
-    ``isinstance`` checks annotated members, nor ``NamedTuple``/``TypedDict``)."""
-    if depth > 20 or cls.decorator_list or cls.keywords:
-        return False
-    bound = pyinterfere.bound_names(tree)
-    local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
-    for base in cls.bases:
-        if isinstance(base, ast.Subscript):
-            base = base.value
-        name = base.id if isinstance(base, ast.Name) else None
-        if name is not None and name not in bound and isinstance(
-                getattr(builtins, name, None), type):
-            continue
-        if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
-                _annotation_plain(local[name], tree, depth + 1)):
-            continue
-        if _typing_name(base, tree) == "Generic" or _abc(base, tree):
-            continue
-        return False
-    return True
 
 
 def _docstrings_only(before: ast.Module, after: ast.Module) -> bool:
