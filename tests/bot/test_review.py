@@ -316,3 +316,25 @@ def test_constant_readers_through_a_helper_and_an_equivalent_constant_change(
     assert set(found) == {"member"}
     assert found["member"].verdict is Verdict.VERIFIED  # decided by the engine, not a shortcut
     assert found["member"].method not in ("only the docstring changed", "")
+
+
+def test_a_class_whose_body_changed_only_in_annotations_is_verified(tmp_path: Path) -> None:
+    # click aef225d: instance attributes annotated in the class body.
+    before = ("from __future__ import annotations\n\n\nclass Box:\n"
+              "    def __init__(self, width: int) -> None:\n        self.width: int = width\n")
+    after = ("from __future__ import annotations\n\n\nclass Box:\n    width: int\n\n"
+             "    def __init__(self, width: int) -> None:\n        self.width = width\n")
+    b, a = tmp_path / "before.py", tmp_path / "after.py"
+    b.write_text(before)
+    a.write_text(after)
+    report = review(ReviewRequest(FilesSource(b, a), budget=FAST))
+    found = {i.unit.entry: i.result for i in report.items}
+    assert found["Box"].verdict is Verdict.VERIFIED, found["Box"]
+    assert found["Box"].method == "only the annotations changed"
+    assert any("TYPE_CHECKING" in x for x in found["Box"].assumptions)
+    assert found["Box.__init__"].verdict is Verdict.VERIFIED, found["Box.__init__"]
+    # A class-level change that is code is still not checked.
+    a.write_text(after.replace("    width: int\n", "    width: int = 0\n"))
+    report = review(ReviewRequest(FilesSource(b, a), budget=FAST))
+    found = {i.unit.entry: i.result for i in report.items}
+    assert found["Box"].verdict is Verdict.INCONCLUSIVE, found["Box"]

@@ -650,3 +650,21 @@ def test_an_import_by_literal_name_does_not_block_the_docstring_shortcut() -> No
                 "__import__('x', globals())"):
         found = units(code.format(doc="a", imp=imp), code.format(doc="b", imp=imp))
         assert found["f"].noise == "", (imp, found)
+
+
+def test_class_and_module_units_of_a_noise_change_are_noise_too() -> None:
+    before = TYPED_BOX.format(notes="", local=": int", local_items="").replace(
+        POSTPONED, POSTPONED + "import typing\n")
+    after = TYPED_BOX.format(notes="    width: int\n\n", local="", local_items="").replace(
+        POSTPONED, POSTPONED + "import typing\nif typing.TYPE_CHECKING:\n    import os\n")
+    found = units(before, after)
+    assert found["Box"].kind is UnitKind.OUTSIDE_FUNCTIONS
+    assert found["Box"].noise == "annotations", found
+    assert found[MODULE_ENTRY].noise == "annotations", found
+    # A base from elsewhere may read the class's own annotations: not noise.
+    based = units(before.replace("class Box:", "class Box(Base):"),
+                  after.replace("class Box:", "class Box(Base):"))
+    assert based["Box"].noise == "", based
+    # A real change outside functions is no noise.
+    real = units(before, after.replace("import os", "import os\nX = 1"))
+    assert real[MODULE_ENTRY].noise == "", real

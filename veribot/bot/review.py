@@ -455,6 +455,8 @@ def _not_checked(unit: ChangedUnit) -> Result | None:
         return result(Reason.RENAMED, f"{unit.detail}; its functions are paired across the move")
     if kind is UnitKind.RENAMED:
         return result(Reason.RENAMED, f"{unit.detail}: not compared, its callers change too")
+    if kind is UnitKind.OUTSIDE_FUNCTIONS and unit.noise:
+        return None  # only noise changed outside functions: `_noise_result` decides
     if kind is UnitKind.OUTSIDE_FUNCTIONS:
         return result(Reason.NOT_A_FUNCTION, f"{unit.detail}: not checked")
     if kind is UnitKind.PARSE_ERROR:

@@ -37,7 +37,8 @@ from collections.abc import Iterator, Sequence, Set
 
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
-__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise"]
+__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise",
+           "plain_class"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -252,6 +253,12 @@ def _plain_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0, *,
             continue
         return False
     return True
+
+
+def plain_class(cls: ast.ClassDef, tree: ast.Module) -> bool:
+    """Whether ``cls`` is undecorated, without keywords, and has only plain bases
+    (``_plain_bases``): nothing reads its own docstring or annotations as it is made."""
+    return not cls.decorator_list and _plain_bases(cls, tree, notes=True)
 
 
 def _abc(base: ast.expr, tree: ast.Module) -> bool:

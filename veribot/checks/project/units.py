@@ -254,11 +254,13 @@ def _file_unit(
     *,
     before_lines: tuple[int, int] | None = None,
     after_lines: tuple[int, int] | None = None,
+    noise: str = "",
 ) -> ChangedUnit:
     return ChangedUnit(
         kind=kind,
         path=change.path,
         entry=MODULE_ENTRY,
+        noise=noise,
         before_path=change.before_path,
         after_path=change.after_path,
         before_source=before.source if before else None,
@@ -430,7 +432,8 @@ def _pair(
                 _file_unit(
                     change,
                     UnitKind.OUTSIDE_FUNCTIONS,
-                    "module-level code changed (imports, constants, statements)"
+                    _OUTSIDE_NOISE.get(
+                        mode, "module-level code changed (imports, constants, statements)")
                     + (
                         f"; the {len(by_constant)} function(s) that read a changed name are "
                         "checked as changed units"
@@ -441,6 +444,7 @@ def _pair(
                     after,
                     before_lines=(b_line, b_line) if b_line else None,
                     after_lines=(a_line, a_line) if a_line else (1, 1),
+                    noise=mode,
                 )
             )
     elif before.tree is None and after.tree is not None and _outside_key(after.tree.body):
@@ -479,11 +483,19 @@ def _pair(
             elif isinstance(a.node, ast.ClassDef) and _class_header_key(
                 b.node
             ) != _class_header_key(a.node):
+                # Where the module is the same code but for noise, so is the class body; a
+                # base from elsewhere may read the class's own docstring or annotations.
+                assert after.tree is not None and before.tree is not None
+                quiet = mode if mode in _OUTSIDE_NOISE and isinstance(
+                    b.node, ast.ClassDef) and noise.plain_class(
+                        b.node, before.tree) and noise.plain_class(a.node, after.tree) else ""
                 units.append(
                     unit(
                         UnitKind.OUTSIDE_FUNCTIONS,
                         entry,
+                        _OUTSIDE_NOISE[quiet] if quiet else
                         "class-level code changed (bases, decorators, attributes)",
+                        noise=quiet,
                     )
                 )
             continue
@@ -542,6 +554,14 @@ def _pair(
             unit(UnitKind.DELETED, entry, "class deleted" if b.is_class else "function deleted")
         )
     return units
+
+
+# Outside functions, what a noise mode of the module means (`noise.module_noise`).
+_OUTSIDE_NOISE = {
+    noise.DOCSTRING: "only docstrings changed outside functions",
+    noise.ANNOTATIONS: "only annotations and docstrings changed outside functions (or an "
+                       "`if TYPE_CHECKING:` block, which never runs)",
+}
 
 
 def _chain(entry: str, defs: dict[str, _Def]) -> list[_FunctionNode | ast.ClassDef]:
