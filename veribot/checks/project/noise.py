@@ -439,8 +439,8 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         return None
     out: list[ast.stmt] = []
     for stmt in body:
-        if isinstance(stmt, ast.If) and _typing_name(stmt.test, tree) == "TYPE_CHECKING" and (
-                not _sets_type_checking(tree)):
+        if isinstance(stmt, ast.If) and _names_type_checking(stmt.test) and _typing_name(
+                stmt.test, tree) == "TYPE_CHECKING" and not _sets_type_checking(tree):
             out.extend(stmt.orelse)  # (reading the flag does nothing else)
         elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed):
             out.append(stmt)
@@ -452,6 +452,13 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         elif function is not None or not isinstance(stmt.target, ast.Name):
             out.append(stmt)
     return out
+
+
+def _names_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``x.TYPE_CHECKING``, by its text (before the costlier check
+    that it is ``typing``'s)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _sets_type_checking(tree: ast.Module) -> bool:
