@@ -371,6 +371,57 @@ def test_docstring_under_known_decorators_is_noise() -> None:
     assert units(before, before.replace("'a'", "'b'"))["f"].noise == "docstring"
 
 
+# A decorator is known by where its name comes from, not by the name alone: a project's own
+# `cache` (or one of a star import, or a rebound `property`) may return the docstring.
+@pytest.mark.parametrize("head", [
+    "from pkg.helpers import cache\n",
+    "from functools import *\nfrom functools import cache\n",
+    "from functools import cache\ncache = print\n",
+    "import helpers as functools\n",
+])
+def test_a_decorator_known_only_by_its_name_keeps_the_check(head: str) -> None:
+    deco = "@functools.cache" if "as functools" in head else "@cache"
+    before = f"{head}\n{deco}\ndef f(x: int) -> int:\n    'a'\n    return x\n"
+    found = units(before, before.replace("'a'", "'b'"))
+    assert found["f"].kind is UnitKind.CHANGED and found["f"].noise == "", found["f"].detail
+
+
+def test_known_decorators_are_bound_where_python_keeps_them() -> None:
+    for head, deco in (("from functools import cache\n", "@cache"),
+                       ("import functools\n", "@functools.lru_cache(maxsize=2)"),
+                       ("from functools import cache as memo\n", "@memo")):
+        before = f"{head}\n{deco}\ndef f(x: int) -> int:\n    'a'\n    return x\n"
+        assert units(before, before.replace("'a'", "'b'"))["f"].noise == "docstring", head
+    prop = ("class A:\n    @property\n    def x(self) -> int:\n        return 1\n\n"
+            "    @x.setter\n    def x(self, v: int) -> None:\n        'a'\n")
+    assert units(prop, prop.replace("'a'", "'b'"))["A.x"].noise == "docstring"
+    # `x` of the class is not a property: `x.setter` may be anything.
+    other = prop.replace("    @property\n", "    @staticmethod\n")
+    assert units(other, other.replace("'a'", "'b'"))["A.x"].noise == ""
+    rebound = "property = print\n" + prop
+    assert units(rebound, rebound.replace("'a'", "'b'"))["A.x"].noise == ""
+
+
+def test_names_only_type_checking_imports_bind_do_not_change() -> None:
+    head = ("from __future__ import annotations\nimport typing as t\n\n"
+            "if t.TYPE_CHECKING:\n    from .a import A\n{extra}\n"
+            "def f(x: A) -> A:\n    return x\n\n\ndef g() -> int:\n    return 1\n")
+    # (`g` changes too, so the module is not noise as a whole.)
+    found = units(head.format(extra=""), head.format(
+        extra="    from .b import Self\n").replace("return 1", "return 2"))
+    assert "f" not in found, found["f"].detail
+    assert kinds(found)["g"] == "changed"
+    # Bound at run time in one version, the name changes.
+    moved = head.format(extra="").replace("if t.TYPE_CHECKING:\n    from .a import A\n",
+                                          "from .a import A\n")
+    assert kinds(units(head.format(extra=""), moved))["f"] == "changed"
+    # A module that sets the flag runs the block.
+    setter = "t.TYPE_CHECKING = True\n"
+    found = units(setter + head.format(extra=""), setter + head.format(
+        extra="    A = int\n"))
+    assert kinds(found)["f"] == "changed"
+
+
 def test_functions_reading_a_changed_constant_are_changed_units() -> None:
     found = units(DOCS, DOCS.replace("LIMIT = 3", "LIMIT = 4"))
     assert kinds(found) == {MODULE_ENTRY: "outside-functions", "helper": "changed", "h": "changed"}

@@ -66,18 +66,19 @@ def module_noise(before: ast.Module, after: ast.Module) -> str:
 
 
 def function_noise(
-    mode: str, before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
+    mode: str, before: Sequence[Definition], after: Sequence[Definition],
+    tree_before: ast.Module, tree: ast.Module,
 ) -> str:
     """The kind of noise that is all one function's change, or ``""`` to check it as usual.
 
     ``mode`` is ``module_noise`` of the two versions; ``before``/``after`` are the
     function's enclosing classes, outermost first, and the function itself, in each
-    version; ``tree`` is the after version of the module."""
+    version; ``tree_before`` and ``tree`` are the two versions of the module."""
     if mode not in (DOCSTRING, ANNOTATIONS):
         return ""
     b, a = before[-1], after[-1]
-    if not _decorators_safe([*before, *after], _DOC_SAFE_DECORATORS) or not _plain_classes(
-            before, after, tree):
+    if not _decorators_safe(before, after, _DOC_SAFE_DECORATORS, tree_before, tree) or not (
+            _plain_classes(before, after, tree)):
         return ""
     if mode == DOCSTRING or not isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) or not (
             isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef)):
@@ -86,7 +87,7 @@ def function_noise(
         # Annotations of its locals and attributes (`self.x: int = 0`) are never evaluated
         # nor kept: nothing can read them.
         return DOCSTRING if _body_notes(b) == _body_notes(a) else ANNOTATIONS
-    return ANNOTATIONS if _annotations_unread(before, after, tree) else ""
+    return ANNOTATIONS if _annotations_unread(before, after, tree_before, tree) else ""
 
 
 def header_unread(
@@ -107,22 +108,23 @@ def header_unread(
         return False
     if _reads_annotations(before, after):
         return False
-    if not _decorators_safe([*before_chain, *after_chain], _DOC_SAFE_DECORATORS) or not (
-            _plain_classes(before_chain, after_chain, after)):
+    if not _decorators_safe(before_chain, after_chain, _DOC_SAFE_DECORATORS, before,
+                            after) or not _plain_classes(before_chain, after_chain, after):
         return False
     if _annotation_keys(b) == _annotation_keys(a):
         return True
     postponed = _postponed(before) and _postponed(after)
     return (postponed or _slots_inert(b, a)) and _annotations_unread(
-        before_chain, after_chain, after)
+        before_chain, after_chain, before, after)
 
 
 def _annotations_unread(
-    before: Sequence[Definition], after: Sequence[Definition], tree: ast.Module
+    before: Sequence[Definition], after: Sequence[Definition], tree_before: ast.Module,
+    tree: ast.Module,
 ) -> bool:
     """Whether the function's decorators are known not to read its annotations (its
     enclosing classes are checked by ``_plain_classes``)."""
-    return _decorators_safe([*before, *after], _ANNOTATION_SAFE_DECORATORS)
+    return _decorators_safe(before, after, _ANNOTATION_SAFE_DECORATORS, tree_before, tree)
 
 
 def _plain_classes(
@@ -439,8 +441,8 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         return None
     out: list[ast.stmt] = []
     for stmt in body:
-        if isinstance(stmt, ast.If) and _names_type_checking(stmt.test) and _typing_name(
-                stmt.test, tree) == "TYPE_CHECKING" and not _sets_type_checking(tree):
+        if type_checking_only(stmt, tree):
+            assert isinstance(stmt, ast.If)
             out.extend(stmt.orelse)  # (reading the flag does nothing else)
         elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed):
             out.append(stmt)
@@ -452,6 +454,13 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         elif function is not None or not isinstance(stmt.target, ast.Name):
             out.append(stmt)
     return out
+
+
+def type_checking_only(stmt: ast.stmt, tree: ast.Module) -> bool:
+    """Whether ``stmt`` of ``tree`` is ``if TYPE_CHECKING:`` of ``typing``'s flag, bound
+    once and set by no code of the module: its body never runs (its ``else`` does)."""
+    return isinstance(stmt, ast.If) and _names_type_checking(stmt.test) and _typing_name(
+        stmt.test, tree) == "TYPE_CHECKING" and not _sets_type_checking(tree)
 
 
 def _names_type_checking(test: ast.expr) -> bool:
@@ -727,23 +736,85 @@ def _function_locals(tree: ast.Module) -> set[str]:
     return local - elsewhere
 
 
-def _decorator_name(node: ast.expr) -> str:
+# Where a decorator known by name must come from: imported from one of these modules (and
+# the name bound nowhere else), or a builtin the module never binds. By its name alone, a
+# project's own `cache` may return the docstring.
+_DECORATOR_MODULES = ("functools", "contextlib", "abc", "typing", "typing_extensions",
+                      "dataclasses", "enum")
+_BUILTIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_PROPERTY_PARTS = frozenset({"setter", "getter", "deleter"})
+
+
+def _decorator_name(node: ast.expr, tree: ast.Module, owner: Definition | None) -> str:
+    """The name of the known decorator ``node`` (of a member of ``owner``, if a class)
+    denotes in ``tree``, or ``""`` where it may be anything else."""
     if isinstance(node, ast.Call):
         node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
+    if isinstance(node, ast.Name) and node.id in _BUILTIN_DECORATORS:
+        return node.id if _builtin_kept(node.id, tree) else ""
+    if isinstance(node, ast.Attribute) and node.attr in _PROPERTY_PARTS and isinstance(
+            node.value, ast.Name):
+        # `@x.setter`: `x` must be, in the class body, only a property's methods.
+        return node.attr if isinstance(owner, ast.ClassDef) and _a_property(
+            node.value.id, owner, tree) else ""
+    if isinstance(node, ast.Name | ast.Attribute) and "*" not in pyinterfere.bound_names(tree):
+        return _typing_name(node, tree, _DECORATOR_MODULES) or ""
     return ""
 
 
-def _decorators_safe(chain: Sequence[Definition], safe: frozenset[str]) -> bool:
-    """Whether every decorator of the function and of its enclosing classes is one of
-    ``safe`` (by its last dotted name part), and no enclosing class has keywords (a
-    metaclass may read anything)."""
-    for node in chain:
-        if any(_decorator_name(d) not in safe for d in node.decorator_list):
+def _builtin_kept(name: str, tree: ast.Module) -> bool:
+    """Whether ``name`` is the builtin throughout ``tree``: bound nowhere, no star import,
+    and the module never names ``builtins``."""
+    bound = pyinterfere.bound_names(tree)
+    return name not in bound and "*" not in bound and not any(
+        (isinstance(n, ast.Name) and n.id in ("builtins", "__builtins__")) or (
+            isinstance(n, ast.alias) and n.name == "builtins") for n in ast.walk(tree))
+
+
+def _a_property(name: str, owner: ast.ClassDef, tree: ast.Module) -> bool:
+    """Whether every statement of ``owner``'s body that binds ``name`` is a method with one
+    decorator, the first the builtin ``property`` and the others ``name.setter`` and
+    such."""
+    first = True
+    for stmt in owner.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == name:
+            if len(stmt.decorator_list) != 1:
+                return False
+            d = stmt.decorator_list[0]
+            if first:
+                if not (isinstance(d, ast.Name) and d.id == "property" and _builtin_kept(
+                        "property", tree)):
+                    return False
+            elif not (isinstance(d, ast.Attribute) and d.attr in _PROPERTY_PARTS
+                      and isinstance(d.value, ast.Name) and d.value.id == name):
+                return False
+            first = False
+        elif name in _binds(stmt):
             return False
-        if isinstance(node, ast.ClassDef) and node.keywords:
-            return False
+    return not first
+
+
+def _binds(stmt: ast.stmt) -> set[str]:
+    """Names a statement of a class body binds in that body (nested scopes left out)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Store | ast.Del)} | {(a.asname or a.name).split(".")[0]
+                                        for n in ast.walk(stmt) if isinstance(
+                                            n, ast.Import | ast.ImportFrom) for a in n.names}
+
+
+def _decorators_safe(before: Sequence[Definition], after: Sequence[Definition],
+                     safe: frozenset[str], tree_before: ast.Module,
+                     tree_after: ast.Module) -> bool:
+    """Whether every decorator of the function and of its enclosing classes (outermost
+    first, in each version) is one of ``safe``, known as such where it is bound, and no
+    enclosing class has keywords (a metaclass may read anything)."""
+    for chain, tree in ((before, tree_before), (after, tree_after)):
+        for i, node in enumerate(chain):
+            owner = chain[i - 1] if i else None
+            if any(_decorator_name(d, tree, owner) not in safe for d in node.decorator_list):
+                return False
+            if isinstance(node, ast.ClassDef) and node.keywords:
+                return False
     return True

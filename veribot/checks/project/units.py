@@ -513,7 +513,7 @@ def _pair(
         elif _code_key(b.node) != _code_key(a.node):
             assert after.tree is not None
             kind = noise.function_noise(
-                mode, _chain(entry, b_defs), _chain(entry, a_defs), after.tree
+                mode, _chain(entry, b_defs), _chain(entry, a_defs), before.tree, after.tree
             )
             if kind:
                 units.append(unit(UnitKind.CHANGED, entry, _noise_detail(kind, b, a), noise=kind))
@@ -602,10 +602,22 @@ def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
     """Names bound by module-level statements (not function or class definitions) whose
     binding statements differ between the versions."""
 
+    def statements(tree: ast.Module) -> Iterator[tuple[ast.stmt, bool]]:
+        """The module's statements, each with whether it is a unit's own (a definition of
+        the module's body), with ``if TYPE_CHECKING:`` as the ``else`` that runs: a name
+        the block alone binds is unbound when the program runs, in either version."""
+        for stmt in tree.body:
+            if noise.type_checking_only(stmt, tree):
+                assert isinstance(stmt, ast.If)
+                yield from ((s, False) for s in stmt.orelse)
+            else:
+                yield stmt, isinstance(
+                    stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+
     def bindings(tree: ast.Module) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for stmt in tree.body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        for stmt, own in statements(tree):
+            if own:
                 continue
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 # One key per imported name: adding `perm` to `from math import ...` does
