@@ -511,7 +511,7 @@ def _pair(
         elif b.is_class:
             units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
         elif _code_key(b.node) != _code_key(a.node):
-            assert after.tree is not None
+            assert after.tree is not None and before.tree is not None
             kind = noise.function_noise(
                 mode, _chain(entry, b_defs), _chain(entry, a_defs), before.tree, after.tree
             )
