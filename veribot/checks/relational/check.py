@@ -644,7 +644,8 @@ class _Canon:
     """The canonical text of a function: structure, with names by what they denote."""
 
     def __init__(
-        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module, method: bool = False
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module, method: bool = False,
+        bare: bool = False,
     ) -> None:
         self.module = module
         self.method = method
@@ -654,11 +655,12 @@ class _Canon:
         self.out: list[str] = []
         root = self.scopes.by_node[id(fn)]
         # The definition: decorators and defaults are module-level code. Annotations only
-        # show through introspection, so they count only where a decorator may read them.
+        # show through introspection, so they count only where a decorator may read them
+        # (`bare`: its decorators are known not to, and no annotation is evaluated).
         self.out.append(type(fn).__name__ + ":" + fn.name)
         a = fn.args
         outer: list[object] = [*fn.decorator_list, *a.defaults, *a.kw_defaults]
-        if fn.decorator_list:
+        if fn.decorator_list and not bare:
             outer = list(_outer_parts(fn))
         if method:
             outer = []  # class-level code: compared with the rest of the class
@@ -852,6 +854,63 @@ def _nested_with(
                 ast.copy_location(inner, n.items[1].context_expr)
                 n.items, n.body = n.items[:1], [inner]
                 split = True
+    return copied
+
+
+def _plain_annotated(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """``fn`` with every ``x: T = v`` of a function scope written ``x = v`` (a copy, if any).
+
+    In a function, the annotation of an assignment is neither evaluated nor kept, whatever
+    the target (a local, ``self.x``, ``d[k]``), and an annotated name is local as an
+    assigned one is; a bare ``p.a: T`` of a parameter ``p`` of ``fn`` that nothing deletes
+    only loads ``p``, which cannot fail: it is left out. A class's body evaluates them:
+    nested classes are left as written.
+    """
+    def blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(node, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                yield value
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            yield part.body
+
+    # A bare `p.a: T` of a parameter `p` of `fn` nothing deletes only loads `p`.
+    deleted = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Del)}
+    kept = {p.arg for p in _params(fn.args)} - deleted
+
+    def plain(stmt: ast.stmt, own: bool) -> bool:
+        return isinstance(stmt, ast.AnnAssign) and (stmt.value is not None or (
+            own and isinstance(stmt.target, ast.Attribute) and isinstance(
+                stmt.target.value, ast.Name) and stmt.target.value.id in kept))
+
+    def annotated(node: ast.AST, own: bool) -> bool:
+        return any(plain(s, own) or (not isinstance(s, ast.ClassDef) and annotated(
+            s, own and not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)))
+            for block in blocks(node) for s in block)
+
+    if not annotated(fn, True):
+        return fn
+    copied = copy.deepcopy(fn)
+    todo: list[tuple[ast.AST, bool]] = [(copied, True)]
+    while todo:
+        node, own = todo.pop()
+        for block in blocks(node):
+            out: list[ast.stmt] = []
+            for stmt in block:
+                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                    out.append(ast.copy_location(ast.Assign(
+                        targets=[stmt.target], value=stmt.value, type_comment=None), stmt))
+                elif plain(stmt, own):
+                    continue
+                else:
+                    out.append(stmt)
+                    if not isinstance(stmt, ast.ClassDef):
+                        todo.append((stmt, own and not isinstance(
+                            stmt, ast.FunctionDef | ast.AsyncFunctionDef)))
+            block[:] = out or [ast.copy_location(ast.Pass(), block[0])]
     return copied
 
 
@@ -1079,6 +1138,9 @@ class _Pair:
     # The method under review differs in its docstring or annotations, shown unread
     # (``noise.header_unread``): its class is compared without them.
     bare_header: bool = False
+    # The module function under review differs in its docstring or annotations, shown
+    # unread, and no annotation is evaluated: it is compared without them.
+    bare_function: bool = False
 
 
 def plan(
@@ -1127,7 +1189,9 @@ def plan(
         # an annotation may be evaluated when the definition runs.
         raise Refused("a function whose docstring or annotations changed, which code of "
                       "the module or a decorator may read, or an annotation that is evaluated")
-    fn_a, fn_b = _nested_with(fn_a), _nested_with(fn_b)
+    elif not same_doc:
+        pair.bare_function = _future_annotations(tree_a) and _future_annotations(tree_b)
+    fn_a, fn_b = _plain_annotated(_nested_with(fn_a)), _plain_annotated(_nested_with(fn_b))
     # Code of the module that can change, after import, what the function reads (a
     # `global` write elsewhere, `math.pi = 3` in a helper, a mutated module-level list):
     # then the same code in the same environment at import is not the same later on.
@@ -1146,12 +1210,23 @@ def plan(
         _same_class(pair, classes[0], depth=0, method=name)
         pair.side_a.method = pair.side_b.method = (classes[0], name)
     method = bool(classes)
+    # A module function `contextlib.contextmanager` wraps: the child finds the definition
+    # inside the wrapper.
+    wrapped_entry = not classes and isinstance(fn_a, ast.FunctionDef) and isinstance(
+        fn_b, ast.FunctionDef) and _context_manager(fn_a, pair.a) and _context_manager(
+        fn_b, pair.b)
+    if wrapped_entry:
+        pair.side_a.wrapped.add(name)
+        pair.side_b.wrapped.add(name)
     # `for x in it: yield x` is `yield from it` for a generator driven by next alone.
     # `for x in it: out.append(x)` is `out.extend(it)` for a list no one else holds yet.
     loops_a, driven_a, extended_a = _loops(fn_a)
     loops_b, driven_b, extended_b = _loops(fn_b)
-    canon_a = _Canon(loops_a or fn_a, pair.a, method)
-    canon_b = _Canon(loops_b or fn_b, pair.b, method)
+    if wrapped_entry and (driven_a or driven_b):
+        raise Refused("a `@contextmanager` function whose loops re-yield: the context "
+                      "manager may throw into it")
+    canon_a = _Canon(loops_a or fn_a, pair.a, method, pair.bare_function)
+    canon_b = _Canon(loops_b or fn_b, pair.b, method, pair.bare_function)
     reordered = False
     if canon_a.text() != canon_b.text() and statements:
         try:
@@ -1159,10 +1234,15 @@ def plan(
         except reorder.NotShown as why:
             raise Refused(f"the statement correspondence: {why}") from None
         loops_a, driven_a, extended_a = _loops(moved)
-        canon_a = _Canon(loops_a or moved, pair.a, method)
+        canon_a = _Canon(loops_a or moved, pair.a, method, pair.bare_function)
         reordered = True
     matched: opaque.Matched | None = None
     if canon_a.text() != canon_b.text():
+        if wrapped_entry:
+            # `contextmanager` drives it by `next`, `throw` and `close`: only the same code
+            # is known to answer all three alike.
+            raise Unmatched("a `@contextmanager` function whose code differs beyond renaming "
+                            "and resolved names")
         if not relative or reordered:
             raise Unmatched("the code differs beyond renaming and resolved names"
                             + (", with the statements reordered as proposed" if reordered
@@ -1265,7 +1345,7 @@ def _relative_match(fn_a: ast.FunctionDef | ast.AsyncFunctionDef,
         stub = ast.FunctionDef(name=fn.name, args=fn.args, body=[ast.Pass()],
                                decorator_list=fn.decorator_list, returns=fn.returns,
                                type_comment=None)
-        heads.append(_Canon(stub, module, method).text())
+        heads.append(_Canon(stub, module, method, pair.bare_function).text())
     if heads[0] != heads[1]:
         raise Unmatched("the definitions differ (decorators, defaults or parameters)")
     try:
@@ -1431,9 +1511,15 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
         wrapped = bool(da.decorator_list or db.decorator_list)
         if wrapped and not (_context_manager(da, pair.a) and _context_manager(db, pair.b)):
             raise Refused(f"the function `{name}` is decorated")
-        if wrapped and pysource.code_key(da) != pysource.code_key(db):
+        # Annotations that differ, never evaluated and read by no code, leave the same code
+        # (a decorated one's own are left out of its text only where none is evaluated).
+        differs = pysource.code_key(da) != pysource.code_key(db)
+        notes_only = differs and _same_but_notes(pair, None, None, da, db)
+        bare = notes_only and _future_annotations(pair.a.tree) and _future_annotations(
+            pair.b.tree)
+        if wrapped and differs and not notes_only:
             raise Refused(f"the `@contextmanager` function `{name}` changed")
-        if pysource.code_key(da) != pysource.code_key(db):
+        if differs and not notes_only:
             # A changed unit of this review: the result is relative to it, unless it can
             # see its caller's names.
             for d in (da, db):
@@ -1445,7 +1531,8 @@ def _same_binding(pair: _Pair, name: str, depth: int) -> None:
             pair.side_b.relative[name] = (name, line_b)
             return
         pair.same.add(name)  # assumed while its own reads are checked (a fixpoint)
-        ca, cb = _Canon(_nested_with(da), pair.a), _Canon(_nested_with(db), pair.b)
+        ca = _Canon(_plain_annotated(_nested_with(da)), pair.a, bare=bare)
+        cb = _Canon(_plain_annotated(_nested_with(db)), pair.b, bare=bare)
         if ca.text() != cb.text():
             raise Refused(f"`{name}` reads names that resolve differently")
         pair.side_a.functions[name] = (name, line_a)
@@ -1572,9 +1659,11 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
     loaded = sorted(_class_reads(da, changed, future, pair.a)
                     | _class_reads(db, changed, future, pair.b))
     for read, class_level, note in loaded:
-        if note and read in pair.a.typing_only and read in pair.b.typing_only:
+        if note and all(read in m.typing_only or m.bindings[read] == 0
+                        for m in (pair.a, pair.b)):
             # Read by whoever evaluates the annotation (`get_type_hints`): unbound in both
-            # versions alike, as for a builtin the module does not bind (the child checks).
+            # versions alike (bound by `if TYPE_CHECKING:` alone, or not at all), as for a
+            # builtin the module does not bind (the child checks).
             pair.side_a.builtins.add(read)
             pair.side_b.builtins.add(read)
             continue
@@ -1738,6 +1827,28 @@ def _future_annotations(tree: ast.Module) -> bool:
                and any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
+def _same_but_notes(pair: _Pair, class_a: ast.ClassDef | None, class_b: ast.ClassDef | None,
+                    a: ast.stmt | None, b: ast.stmt | None) -> bool:
+    """Whether ``a`` and ``b``, definitions in the two versions of a class (or of the
+    module, without classes), are the same code but for annotations of assignments in
+    their bodies (never kept) and annotations of their own that no code can read and that
+    are never evaluated (``noise.header_unread``): the objects they make behave alike."""
+    if not isinstance(a, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(
+            b, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    # The annotations of its body's assignments are never kept (``_plain_annotated``).
+    plain = [_plain_annotated(f) for f in (a, b)]
+    if pysource.code_key(plain[0]) == pysource.code_key(plain[1]):
+        return True
+    bare = [type(f)(name=f.name, args=_unannotated(f.args), body=f.body,
+                    decorator_list=f.decorator_list, returns=None, type_comment=None)
+            for f in plain]
+    chain_a: list[noise.Definition] = [a] if class_a is None else [class_a, a]
+    chain_b: list[noise.Definition] = [b] if class_b is None else [class_b, b]
+    return pysource.code_key(bare[0]) == pysource.code_key(bare[1]) and noise.header_unread(
+        pair.a.tree, pair.b.tree, chain_a, chain_b)
+
+
 def _class_delta(pair: _Pair, da: ast.ClassDef,
                  db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
     """The members in which a class differs between the versions (its methods
@@ -1757,27 +1868,34 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
             for d in (da, db)]
     if head[0] != head[1]:
         raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords")
-    kept: list[list[str]] = [[], []]
-    defs: list[dict[str, str]] = [{}, {}]
+    kept: list[list[tuple[str, ast.stmt | None]]] = [[], []]
+    defs: list[dict[str, tuple[str, ast.stmt]]] = [{}, {}]
     notes: list[dict[str, str]] = [{}, {}]
     for i, node in enumerate((da, db)):
         for stmt in node.body:
             member, note = _member(stmt), _bare_annotation(stmt)
             if member is not None and member not in defs[i]:
-                defs[i][member] = pysource.code_key(stmt)
+                defs[i][member] = (pysource.code_key(stmt), stmt)
             elif note is not None and note not in notes[i]:
                 notes[i][note] = pysource.code_key(stmt)
             elif (isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple
                   and isinstance(stmt.target, ast.Name) and stmt.target.id not in notes[i]):
                 # `x: T = v` is `x = v` and an annotation of `x`.
                 notes[i][stmt.target.id] = "=" + pysource.code_key(stmt.annotation)
-                kept[i].append(f"{stmt.target.id} = {pysource.code_key(stmt.value)}")
+                kept[i].append((f"{stmt.target.id} = {pysource.code_key(stmt.value)}", None))
             else:
-                kept[i].append(pysource.code_key(stmt))
-    if kept[0] != kept[1]:
+                kept[i].append((pysource.code_key(stmt), stmt))
+
+    def same(a: tuple[str, ast.stmt | None], b: tuple[str, ast.stmt | None]) -> bool:
+        """The same statement, or definitions that differ only in annotations nobody
+        reads (``noise.header_unread``)."""
+        return a[0] == b[0] or _same_but_notes(pair, da, db, a[1], b[1])
+
+    if len(kept[0]) != len(kept[1]) or not all(map(same, kept[0], kept[1])):
         raise Refused(f"the class `{da.name}` changed other than in its methods and bare "
                       "annotations")
-    changed = {m for m in defs[0].keys() | defs[1].keys() if defs[0].get(m) != defs[1].get(m)}
+    changed = {m for m in defs[0].keys() | defs[1].keys()
+               if m not in defs[0] or m not in defs[1] or not same(defs[0][m], defs[1][m])}
     annotated = {m for m in notes[0].keys() | notes[1].keys()
                  if notes[0].get(m) != notes[1].get(m)}
     if annotated:
@@ -1859,7 +1977,7 @@ def _other_classes(pair: _Pair) -> list[str]:
             raise Refused(f"the class `{name}`, defined more than once, changed: objects the "
                           "function handles may be instances of it")
         shadowed = bool(pair.a.bindings["object"] or pair.b.bindings["object"])
-        changed, kept = _unread_delta(nodes_a[0], nodes_b[0], shadowed)
+        changed, kept = _unread_delta(pair, nodes_a[0], nodes_b[0], shadowed)
         made = changed & _CONSTRUCTION
         changed -= made
         if made:
@@ -1891,7 +2009,7 @@ def _module_classes(tree: ast.Module) -> dict[str, list[ast.ClassDef]]:
     return found
 
 
-def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
+def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
                   shadowed: bool) -> tuple[frozenset[str], frozenset[str]]:
     """The names a class the entry does not name binds otherwise in the two versions, and
     those of them that are plain methods (``_member``) in both; or ``Refused`` where its
@@ -1901,7 +2019,8 @@ def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
     assignment, an annotation (under ``__annotations__``), the docstring (``__doc__``). A
     dunder other than the construction methods refuses: Python calls it by itself, on
     any object the entry handles. ``class E(object)`` is ``class E`` unless the module
-    binds ``object`` (``shadowed``).
+    binds ``object`` (``shadowed``). A definition that differs only in annotations nobody
+    reads (``_same_but_notes``) is the same.
     """
     head = [pysource.code_key(ast.ClassDef(
         name=d.name, keywords=d.keywords, body=[ast.Pass()], decorator_list=d.decorator_list,
@@ -1911,7 +2030,7 @@ def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
     if head[0] != head[1]:
         raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords: "
                       "objects the function handles may be instances of it")
-    bound: list[dict[str, list[str]]] = [{}, {}]
+    bound: list[dict[str, list[tuple[str, ast.stmt]]]] = [{}, {}]
     rest: list[list[str]] = [[], []]
     methods: list[set[str]] = [set(), set()]
     for i, node in enumerate((da, db)):
@@ -1927,12 +2046,17 @@ def _unread_delta(da: ast.ClassDef, db: ast.ClassDef,
             if not names:
                 rest[i].append(key)
             for n in names:
-                bound[i].setdefault(n, []).append(key)
+                bound[i].setdefault(n, []).append((key, stmt))
     if rest[0] != rest[1]:
         raise Refused(f"the class `{da.name}` changed a statement of its body that binds "
                       "nothing: objects the function handles may be instances of it")
+
+    def same(a: list[tuple[str, ast.stmt]], b: list[tuple[str, ast.stmt]]) -> bool:
+        return len(a) == len(b) and all(x[0] == y[0] or _same_but_notes(
+            pair, da, db, x[1], y[1]) for x, y in zip(a, b, strict=True))
+
     changed = frozenset(n for n in bound[0].keys() | bound[1].keys()
-                        if bound[0].get(n) != bound[1].get(n))
+                        if not same(bound[0].get(n, []), bound[1].get(n, [])))
     for n in sorted(changed - _CONSTRUCTION - {"__doc__", "__annotations__"}):
         if n.startswith("__") and n.endswith("__"):
             raise Refused(f"the method `{n}` of the class `{da.name}` changed, which Python "
@@ -2411,7 +2535,8 @@ if _globals is not None:
 if _globals is not None:
     _qual, _line = _expect["entry"]
     if _expect["method"] is None:
-        _function_at(_qual, _qual, _line, False)
+        _function_at(_qual, _qual, _line, False,
+                     _unwrapped(_qual) if _qual in _expect["wrapped"] else _missing)
     else:
         _function_at(_qual, _qual, _line, False, _entry_fn)
     for _key, (_qual, _line) in _expect["functions"]:
