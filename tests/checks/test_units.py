@@ -422,6 +422,37 @@ def test_names_only_type_checking_imports_bind_do_not_change() -> None:
     assert kinds(found)["f"] == "changed"
 
 
+# click 9a2d169: TypedDicts moved into `if t.TYPE_CHECKING: ... else: ...`, read by
+# functions only in their annotations; their fields (`min`, `max`) are no module names.
+INFO = ("{future}import typing as t\n\n{block}\n\n"
+        "def f(x: int) -> Info:\n    return min(x, 1)\n{tail}")
+INFO_BEFORE = "class Info(t.TypedDict):\n    min: int\n"
+INFO_AFTER = ("if t.TYPE_CHECKING:\n    class Info(t.TypedDict):\n        min: int\nelse:\n"
+              "    class Info(t.TypedDict):\n        min: t.Any\n")
+
+
+def test_a_name_read_only_in_postponed_annotations_does_not_change_a_function() -> None:
+    future = "from __future__ import annotations\n\n"
+    found = units(INFO.format(future=future, block=INFO_BEFORE, tail=""),
+                  INFO.format(future=future, block=INFO_AFTER, tail=""))
+    assert "f" not in found, found["f"].detail
+    # Evaluated when `f` is defined, or read by code of the module: `f` reads it.
+    for future, tail in (("", ""), (future, "\n\ndef g() -> object:\n"
+                                           "    return t.get_type_hints(f)\n")):
+        found = units(INFO.format(future=future, block=INFO_BEFORE, tail=tail),
+                      INFO.format(future=future, block=INFO_AFTER, tail=tail))
+        assert kinds(found)["f"] == "changed" and "`Info`" in found["f"].detail
+        assert "`min`" not in found["f"].detail
+
+
+def test_a_global_declared_in_a_nested_definition_is_a_module_name() -> None:
+    before = ("import sys\n\nif sys.argv:\n    def setup() -> None:\n"
+              "        global LIMIT\n        LIMIT = 1\n\n\n"
+              "def f() -> int:\n    return LIMIT\n")
+    found = units(before, before.replace("LIMIT = 1", "LIMIT = 2"))
+    assert kinds(found)["f"] == "changed"
+
+
 def test_functions_reading_a_changed_constant_are_changed_units() -> None:
     found = units(DOCS, DOCS.replace("LIMIT = 3", "LIMIT = 4"))
     assert kinds(found) == {MODULE_ENTRY: "outside-functions", "helper": "changed", "h": "changed"}

@@ -502,6 +502,13 @@ def _body_notes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
             for s in body if scope is not None and isinstance(s, ast.AnnAssign)]
 
 
+def signatures_unread(before: ast.Module, after: ast.Module) -> bool:
+    """Whether the annotations of the functions of either version are never evaluated
+    (postponed evaluation in both) and no code of the module names something that reads
+    annotations (``_reads_annotations``)."""
+    return _postponed(before) and _postponed(after) and not _reads_annotations(before, after)
+
+
 def _reads_annotations(before: ast.Module, after: ast.Module) -> bool:
     """Whether code of either version names something that reads annotations
     (``_READS_ANNOTATIONS``, as part of a word; ``register``, singledispatch's, only as an

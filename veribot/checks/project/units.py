@@ -586,15 +586,26 @@ def _text(module: _Module, d: _Def) -> str:
 
 
 def _bound_names(stmt: ast.stmt) -> set[str]:
-    """Module-level names a statement (outside functions) binds, imports or deletes."""
+    """Module-level names a statement (outside functions) binds, imports or deletes: not
+    the names a function or class it defines binds in its own body."""
     names: set[str] = set()
-    for node in ast.walk(stmt):
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
+            # What the definition evaluates where it stands (a `:=` there binds here), and
+            # the names its code declares `global`; a body's other names are its own.
+            names.update(g for n in ast.walk(node) if isinstance(n, ast.Global)
+                         for g in n.names)
+            todo.extend(n for n in ast.iter_child_nodes(node)
+                        if not isinstance(n, ast.stmt))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
     return names
 
 
@@ -636,8 +647,27 @@ def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
     return {n for n in b.keys() | a.keys() if b.get(n) != a.get(n)}
 
 
-def _reads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _reads(node: ast.AST, signatures: bool = True) -> set[str]:
+    """The names ``node`` loads: not those of the annotations of a function's assignments
+    (never evaluated), nor, without ``signatures``, those of its parameters and return."""
+    found: set[str] = set()
+    todo: list[tuple[ast.AST, bool]] = [(node, False)]
+    while todo:
+        n, in_function = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        skip: set[int] = set()
+        if isinstance(n, ast.AnnAssign) and in_function:
+            skip.add(id(n.annotation))
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not signatures:
+            skip |= {id(n.returns)} | {id(a.annotation) for a in (
+                *n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs,
+                *(x for x in (n.args.vararg, n.args.kwarg) if x is not None))}
+        inner = in_function or isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        if isinstance(n, ast.ClassDef):
+            inner = False  # a class body evaluates its annotations
+        todo.extend((c, inner) for c in ast.iter_child_nodes(n) if id(c) not in skip)
+    return found
 
 
 def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str]:
@@ -646,11 +676,12 @@ def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str
     changed = _changed_module_names(before, after)
     if not changed:
         return {}
+    signatures = not noise.signatures_unread(before, after)
     top: dict[str, set[str]] = {}  # top-level defs of the after version: names they read
     for tree in (before, after):
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                top.setdefault(stmt.name, set()).update(_reads(stmt))
+                top.setdefault(stmt.name, set()).update(_reads(stmt, signatures))
 
     def via(names: set[str]) -> list[str]:
         """The changed names reached from ``names`` through top-level definitions."""
@@ -669,7 +700,7 @@ def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str
     for d in _definitions(after):
         if d.is_class:
             continue
-        reached = via(_reads(d.node))
+        reached = via(_reads(d.node, signatures))
         if reached:
             shown = ", ".join(f"`{n}`" for n in reached[:5])
             more = f" and {len(reached) - 5} more" if len(reached) > 5 else ""
