@@ -432,13 +432,13 @@ INFO_AFTER = ("if t.TYPE_CHECKING:\n    class Info(t.TypedDict):\n        min: i
 
 
 def test_a_name_read_only_in_postponed_annotations_does_not_change_a_function() -> None:
-    future = "from __future__ import annotations\n\n"
-    found = units(INFO.format(future=future, block=INFO_BEFORE, tail=""),
-                  INFO.format(future=future, block=INFO_AFTER, tail=""))
+    postponed = "from __future__ import annotations\n\n"
+    found = units(INFO.format(future=postponed, block=INFO_BEFORE, tail=""),
+                  INFO.format(future=postponed, block=INFO_AFTER, tail=""))
     assert "f" not in found, found["f"].detail
     # Evaluated when `f` is defined, or read by code of the module: `f` reads it.
-    for future, tail in (("", ""), (future, "\n\ndef g() -> object:\n"
-                                           "    return t.get_type_hints(f)\n")):
+    for future, tail in (("", ""), (postponed, "\n\ndef g() -> object:\n"
+                                              "    return t.get_type_hints(f)\n")):
         found = units(INFO.format(future=future, block=INFO_BEFORE, tail=tail),
                       INFO.format(future=future, block=INFO_AFTER, tail=tail))
         assert kinds(found)["f"] == "changed" and "`Info`" in found["f"].detail
