@@ -53,6 +53,7 @@ the closure does not read do not matter.
 from __future__ import annotations
 
 import ast
+import builtins
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -232,14 +233,19 @@ def _class_attributes(
             elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-                if stmt.value is None or _plain_data(stmt.value):
+                if stmt.value is None:
+                    continue  # `x: int` alone binds nothing (an attribute the closure
+                    # reads is data as such)
+                if _plain_data(stmt.value):
                     data |= bound
-                    if stmt.value is not None:  # `x: int` alone binds nothing
-                        class_data |= bound
+                    class_data |= bound
                 else:
                     members |= bound
     for c in classes:
-        if not _known_bases(c, tree):
+        inherited = _builtin_members(c, tree)
+        if inherited is not None:
+            by_class[c.name] |= inherited
+        elif not _known_bases(c, tree):
             on_self = {n.attr for n in ast.walk(c)
                        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                        and n.value.id == "self"}
@@ -267,14 +273,54 @@ def _plain_data(value: ast.expr) -> bool:
 _PLAIN_BASES = {"object", "ABC"}
 
 
+def _from_abc(name: str, tree: ast.Module) -> bool:
+    """Whether ``name`` is bound once, by ``from abc import ABC`` (as itself)."""
+    return name in bound_once(tree) and any(
+        isinstance(n, ast.ImportFrom) and n.module == "abc" and n.level == 0 and any(
+            a.name == "ABC" and (a.asname or a.name) == name for a in n.names)
+        for n in ast.walk(tree))
+
+
+def _builtin_members(cls: ast.ClassDef, tree: ast.Module) -> set[str] | None:
+    """Where every class ``cls`` derives from is in the module, ``object`` or a builtin
+    class (``Exception``, ``dict``: a name the module binds nowhere), without a metaclass,
+    the members it inherits from builtins (all their attributes); else None. None too
+    where no base is a builtin (``_known_bases`` says the rest)."""
+    bound = bound_names(tree)
+    if "*" in bound:
+        return None
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    found: set[str] = set()
+    todo, seen = [cls], 0
+    while todo:
+        c = todo.pop()
+        seen += 1
+        if c.keywords or seen > 50:
+            return None
+        for base in c.bases:
+            if not isinstance(base, ast.Name):
+                return None
+            if base.id in local and local[base.id] is not c:
+                todo.append(local[base.id])
+                continue
+            kind = vars(builtins).get(base.id)
+            if base.id in bound or not isinstance(kind, type) or base.id in _PLAIN_BASES:
+                if base.id == "object" and base.id not in bound:
+                    continue
+                return None
+            found |= set(dir(kind))
+    return found or None
+
+
 def _known_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
-    """Whether every class ``cls`` derives from is in the module (or ``object``), without
-    a metaclass: then its members are what the bodies bind."""
+    """Whether every class ``cls`` derives from is in the module (``object``, or ``abc``'s
+    ``ABC``), without a metaclass: then its members are what the bodies bind."""
     if cls.keywords or depth > 20:
         return False
     local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for base in cls.bases:
-        if isinstance(base, ast.Name) and base.id in _PLAIN_BASES and base.id not in local:
+        if isinstance(base, ast.Name) and base.id in _PLAIN_BASES and base.id not in local and (
+                base.id == "object" or _from_abc(base.id, tree)):
             continue
         if isinstance(base, ast.Name) and base.id in local and local[base.id] is not cls \
                 and _known_bases(local[base.id], tree, depth + 1):

@@ -1827,6 +1827,64 @@ def _future_annotations(tree: ast.Module) -> bool:
                and any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
+def _running_order(node: ast.ClassDef, postponed: bool) -> list[str]:
+    """What the body of a class runs when the class is made, in order, but for statements
+    that neither have an effect nor see one: the docstring, an annotation never evaluated
+    (``postponed``), ``x = <literal>`` (or ``x: T = <literal>``, ``postponed``) of a name
+    no class-level code reads, and a plain method (``_member``) whose defaults are literals
+    and whose annotations are never evaluated. A method's body runs only when called: a
+    plain method stands for its definition without it. Two versions of a class whose
+    orders are equal run the same code in the same order, so a statement the same in both
+    binds the same value; a statement that differs changes only the names it binds.
+    (Every other statement counts, whether it changed or not: `a = next(it)` and
+    `b = next(it)` swapped bind other values with the same text.)"""
+    read = {n.id for n in _class_level(node) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Load)}
+    order: list[str] = []
+    for k, stmt in enumerate(node.body):
+        if k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and (
+                isinstance(stmt.value.value, str)):
+            continue
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.simple and postponed:
+            if stmt.value is None:
+                continue
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and value is not None:
+            if _literal(value) is not None and target.id not in read:
+                continue
+            order.append(f"{target.id} = {pysource.code_key(value)}")
+            continue
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _member(
+                stmt) is not None:
+            a = stmt.args
+            notes = [p.annotation for p in _params(a) if p.annotation is not None]
+            if stmt.returns is not None:
+                notes.append(stmt.returns)
+            if all(d is None or _literal(d) is not None for d in (*a.defaults, *a.kw_defaults)
+                   ) and (postponed or not notes):
+                continue
+            order.append(pysource.code_key(type(stmt)(
+                name=stmt.name, args=_unannotated(a) if postponed else a, body=[ast.Pass()],
+                decorator_list=stmt.decorator_list,
+                returns=None if postponed else stmt.returns, type_comment=None)))
+            continue
+        order.append(pysource.code_key(stmt))
+    return order
+
+
+def _same_order(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> None:
+    """Refuse unless the two versions of a class run the same code in the same order when
+    it is made (``_running_order``)."""
+    postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
+    if _running_order(da, postponed) != _running_order(db, postponed):
+        raise Refused(f"the class `{da.name}` changed code its body runs when it is made, or "
+                      "its order")
+
+
 def _same_but_notes(pair: _Pair, class_a: ast.ClassDef | None, class_b: ast.ClassDef | None,
                     a: ast.stmt | None, b: ast.stmt | None) -> bool:
     """Whether ``a`` and ``b``, definitions in the two versions of a class (or of the
@@ -1868,6 +1926,7 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
             for d in (da, db)]
     if head[0] != head[1]:
         raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords")
+    _same_order(pair, da, db)
     kept: list[list[tuple[str, ast.stmt | None]]] = [[], []]
     defs: list[dict[str, tuple[str, ast.stmt]]] = [{}, {}]
     notes: list[dict[str, str]] = [{}, {}]
@@ -1883,6 +1942,10 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
                 # `x: T = v` is `x = v` and an annotation of `x`.
                 notes[i][stmt.target.id] = "=" + pysource.code_key(stmt.annotation)
                 kept[i].append((f"{stmt.target.id} = {pysource.code_key(stmt.value)}", None))
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                    stmt.targets[0], ast.Name):
+                kept[i].append((f"{stmt.targets[0].id} = {pysource.code_key(stmt.value)}",
+                                None))
             else:
                 kept[i].append((pysource.code_key(stmt), stmt))
 
@@ -2030,9 +2093,11 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
     if head[0] != head[1]:
         raise Refused(f"the class `{da.name}` changed its decorators, bases or keywords: "
                       "objects the function handles may be instances of it")
+    _same_order(pair, da, db)
     bound: list[dict[str, list[tuple[str, ast.stmt]]]] = [{}, {}]
     rest: list[list[str]] = [[], []]
     methods: list[set[str]] = [set(), set()]
+    postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
     for i, node in enumerate((da, db)):
         for k, stmt in enumerate(node.body):
             key = pysource.code_key(stmt)
@@ -2045,6 +2110,17 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
                 methods[i].add(member)
             if not names:
                 rest[i].append(key)
+            if (isinstance(stmt, ast.AnnAssign) and postponed and stmt.simple
+                    and stmt.value is not None and isinstance(stmt.target, ast.Name)):
+                # `x: T = v` is `x = v` and an annotation of `x`, never evaluated.
+                bound[i].setdefault(stmt.target.id, []).append(
+                    (f"{stmt.target.id} = {pysource.code_key(stmt.value)}", stmt))
+                bound[i].setdefault("__annotations__", []).append(
+                    (pysource.code_key(stmt.annotation), stmt))
+                continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                    stmt.targets[0], ast.Name):
+                key = f"{stmt.targets[0].id} = {pysource.code_key(stmt.value)}"
             for n in names:
                 bound[i].setdefault(n, []).append((key, stmt))
     if rest[0] != rest[1]:

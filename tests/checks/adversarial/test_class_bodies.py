@@ -1,0 +1,116 @@
+"""What a class body runs when the class is made, compared between two versions.
+
+The relative check lets a class differ in the names its body binds (a changed method,
+a changed constant the function cannot reach). A statement the same in both versions
+binds the same value only if everything before it ran the same way: `a = next(it)` and
+`b = next(it)` swapped bind other values with the same text, and a changed statement
+with an effect changes what the next one sees. Each pair below was verified before the
+running order was compared, and must not be; annotating a class constant
+(`x = 1` -> `x: ClassVar[int] = 1`, click 9207bdc) stays verified.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.verdict import Verdict
+
+BUDGET = Budget(timeout_s=10, search=False)
+FUTURE = "from __future__ import annotations\n\n"
+
+# `f` does not name the class: any object it is given may be an instance of it.
+UNREAD = ("import itertools\n\n_it = itertools.count()\n\n\nclass C:\n{body}\n\n"
+          "def f(o):\n{f}")
+F_A = "    x = o.a\n    return x\n"
+F_B = "    return o.a\n"
+# The class of the method under review.
+OWN = ("import itertools\n\n_it = itertools.count()\n\n\nclass C:\n{body}\n"
+       "    def m(self):\n{m}")
+M_A = "        x = self.a\n        return x\n"
+M_B = "        return self.a\n"
+
+
+def _relational(before: str, after: str, entry: str) -> bool:
+    r = check_pair(before, after, entry, budget=BUDGET)
+    return r.verdict is Verdict.VERIFIED and r.method.startswith("relational")
+
+
+SWAPPED = ("    a = next(_it)\n    b = next(_it)\n", "    b = next(_it)\n    a = next(_it)\n")
+WIDENED = ("    b = next(_it)\n    a = next(_it)\n",
+           "    b = (next(_it), next(_it))\n    a = next(_it)\n")
+DECORATED = ("def run(g):\n    g()\n    return g\n\n\n" + "{}",
+             "    @run\n    def h():\n        next(_it)\n    a = next(_it)\n",
+             "    @run\n    def h():\n        next(_it)\n        next(_it)\n    a = next(_it)\n")
+MOVED = ("    a = 1\n    def g(self, d=a):\n        return d\n    a = 2\n",
+         "    a = 1\n    a = 2\n    def g(self, d=a):\n        return d\n")
+
+NOT_VERIFIED = [
+    ("unread-class-statements-swapped", UNREAD, SWAPPED, "f"),
+    ("unread-class-statement-widened", UNREAD, WIDENED, "f"),
+    ("own-class-statements-swapped", OWN, SWAPPED, "C.m"),
+    ("own-class-statement-widened", OWN, WIDENED, "C.m"),
+]
+
+
+@pytest.mark.parametrize(("shape", "bodies", "entry"), [p[1:] for p in NOT_VERIFIED],
+                         ids=[p[0] for p in NOT_VERIFIED])
+def test_a_body_that_runs_otherwise_is_not_verified(shape: str, bodies: tuple[str, str],
+                                                    entry: str) -> None:
+    code = (F_A, F_B) if entry == "f" else (M_A, M_B)
+    key = "f" if entry == "f" else "m"
+    before = shape.format(body=bodies[0], **{key: code[0]})
+    after = shape.format(body=bodies[1], **{key: code[1]})
+    assert not _relational(before, after, entry)
+
+
+def test_a_decorator_that_calls_a_changed_method_is_not_verified() -> None:
+    head, body_a, body_b = DECORATED
+    before = head.format(UNREAD.format(body=body_a, f=F_A))
+    after = head.format(UNREAD.format(body=body_b, f=F_B))
+    assert not _relational(before, after, "f")
+
+
+def test_a_method_moved_past_a_name_its_default_reads_is_not_verified() -> None:
+    before = UNREAD.format(body=MOVED[0], f=F_A).replace("o.a", "o.g()")
+    after = UNREAD.format(body=MOVED[1], f=F_B).replace("o.a", "o.g()")
+    assert not _relational(before, after, "f")
+
+
+def test_the_swap_is_a_real_difference() -> None:
+    # What the first pair computes, run: `f(C())` is 0 before and 1 after.
+    for body, want in ((SWAPPED[0], 0), (SWAPPED[1], 1)):
+        space: dict[str, object] = {}
+        exec(UNREAD.format(body=body, f=F_A), space)  # our own test text
+        f, cls = space["f"], space["C"]
+        assert f(cls()) == want  # type: ignore[operator]
+
+
+ANNOTATED = ("    exit_code = 1\n    other = 2\n",
+             "    exit_code: t.ClassVar[int] = 1\n    message: str\n    other = 2\n")
+
+
+def test_annotating_class_constants_is_verified() -> None:
+    head = FUTURE + "import typing as t\n"
+    for shape, code, entry in ((UNREAD, (F_A, F_B), "f"), (OWN, (M_A, M_B), "C.m")):
+        key = "f" if entry == "f" else "m"
+        before = head + shape.format(body=ANNOTATED[0], **{key: code[0]})
+        after = head + shape.format(body=ANNOTATED[1], **{key: code[1]})
+        assert _relational(before, after, entry), entry
+
+
+# An exception class whose base writes `self.message`: a builtin base's members are known
+# (`dir(Exception)`), so the write hides none of them (click's `exceptions.py`).
+EXC = ("class Base(Exception):\n    def __init__(self, message):\n"
+       "        super().__init__(message)\n        self.message = message\n\n\n"
+       "class Sub(Base):\n    def show(self):\n{body}")
+
+
+def test_a_builtin_base_does_not_hide_every_attribute() -> None:
+    before = EXC.format(body="        text = self.message\n        return [text]\n")
+    after = EXC.format(body="        return [self.message]\n")
+    assert _relational(before, after, "Sub.show")
+    # Writing a member `Exception` has (`args`) is a write that may change what it reads.
+    shadow = "\n\ndef poke(e):\n    e.args = ()\n"
+    assert not _relational(before.replace("self.message", "self.args") + shadow,
+                           after.replace("self.message", "self.args") + shadow, "Sub.show")
