@@ -86,6 +86,31 @@ def test_the_swap_is_a_real_difference() -> None:
         assert f(cls()) == want  # type: ignore[operator]
 
 
+# Where a base sees the namespace as the body fills it, the order of plain constants is
+# behaviour too: `list(E)` iterates an `Enum`'s members in definition order. In any class,
+# `vars(C)` lists the names in the order the body bound them.
+ENUM = ("import enum\n\n\nclass E(enum.Enum):\n{body}\n\ndef f(o):\n{f}")
+PLAIN = ("class C:\n{body}\n\ndef f(o):\n{f}")
+LISTED = ("    x = list({})\n    return x\n", "    return list({})\n")
+ORDERED = ("    A = 1\n    B = 2\n", "    B = 2\n    A = 1\n")
+
+
+@pytest.mark.parametrize(("shape", "listed"), [(ENUM, "o"), (PLAIN, "vars(o)")],
+                         ids=["enum-members-swapped", "class-constants-swapped"])
+def test_constants_swapped_where_their_order_shows_are_not_verified(shape: str,
+                                                                    listed: str) -> None:
+    before = shape.format(body=ORDERED[0], f=LISTED[0].format(listed))
+    after = shape.format(body=ORDERED[1], f=LISTED[1].format(listed))
+    assert not _relational(before, after, "f")
+    # (run: the two versions list the class in another order)
+    seen = []
+    for text in (before, after):
+        space: dict[str, object] = {}
+        exec(text, space)  # our own test text
+        seen.append([str(x) for x in space["f"](space["E" if "enum" in text else "C"])])  # type: ignore[operator]
+    assert seen[0] != seen[1]
+
+
 ANNOTATED = ("    exit_code = 1\n    other = 2\n",
              "    exit_code: t.ClassVar[int] = 1\n    message: str\n    other = 2\n")
 

@@ -1827,17 +1827,19 @@ def _future_annotations(tree: ast.Module) -> bool:
                and any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
-def _running_order(node: ast.ClassDef, postponed: bool) -> list[str]:
-    """What the body of a class runs when the class is made, in order, but for statements
-    that neither have an effect nor see one: the docstring, an annotation never evaluated
-    (``postponed``), ``x = <literal>`` (or ``x: T = <literal>``, ``postponed``) of a name
-    no class-level code reads, and a plain method (``_member``) whose defaults are literals
-    and whose annotations are never evaluated. A method's body runs only when called: a
-    plain method stands for its definition without it. Two versions of a class whose
-    orders are equal run the same code in the same order, so a statement the same in both
-    binds the same value; a statement that differs changes only the names it binds.
-    (Every other statement counts, whether it changed or not: `a = next(it)` and
-    `b = next(it)` swapped bind other values with the same text.)"""
+def _running_order(node: ast.ClassDef, postponed: bool, plain: bool) -> list[str]:
+    """What the body of a class runs when the class is made, in order, but for the
+    docstring, annotations never evaluated (``postponed``) and, in a ``plain`` class
+    (``_plain_class``), statements that neither have an effect nor see one: ``x =
+    <literal>`` (or ``x: T = <literal>``, ``postponed``) of a name no class-level code
+    reads, and a plain method (``_member``) whose defaults are literals and whose
+    annotations are never evaluated. A method's body runs only when called: a plain method
+    stands for its definition without it. Two versions of a class whose orders are equal
+    run the same code in the same order, so a statement the same in both binds the same
+    value; a statement that differs changes only the names it binds. (Every other
+    statement counts, whether it changed or not: `a = next(it)` and `b = next(it)` swapped
+    bind other values with the same text; where a base or a decorator may see the
+    namespace, an `Enum`'s members swapped iterate in another order.)"""
     read = {n.id for n in _class_level(node) if isinstance(n, ast.Name) and isinstance(
         n.ctx, ast.Load)}
     order: list[str] = []
@@ -1851,10 +1853,13 @@ def _running_order(node: ast.ClassDef, postponed: bool) -> list[str]:
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.simple and postponed:
             if stmt.value is None:
+                if not plain:  # (a dataclass's or a NamedTuple's fields, in order)
+                    order.append(f"{pysource.code_key(stmt.target)}: "
+                                 f"{pysource.code_key(stmt.annotation)}")
                 continue
             target, value = stmt.target, stmt.value
         if isinstance(target, ast.Name) and value is not None:
-            if _literal(value) is not None and target.id not in read:
+            if plain and _literal(value) is not None and target.id not in read:
                 continue
             order.append(f"{target.id} = {pysource.code_key(value)}")
             continue
@@ -1864,8 +1869,8 @@ def _running_order(node: ast.ClassDef, postponed: bool) -> list[str]:
             notes = [p.annotation for p in _params(a) if p.annotation is not None]
             if stmt.returns is not None:
                 notes.append(stmt.returns)
-            if all(d is None or _literal(d) is not None for d in (*a.defaults, *a.kw_defaults)
-                   ) and (postponed or not notes):
+            if plain and all(d is None or _literal(d) is not None
+                             for d in (*a.defaults, *a.kw_defaults)) and (postponed or not notes):
                 continue
             order.append(pysource.code_key(type(stmt)(
                 name=stmt.name, args=_unannotated(a) if postponed else a, body=[ast.Pass()],
@@ -1876,13 +1881,49 @@ def _running_order(node: ast.ClassDef, postponed: bool) -> list[str]:
     return order
 
 
+def _plain_class(node: ast.ClassDef, module: _Module, depth: int = 0) -> bool:
+    """Whether nothing but Python sees the class's namespace as its body fills it: no
+    decorator, no keyword (metaclass), and only bases that are ``object``, a builtin class
+    or such a class of the module, defining no ``__init_subclass__``."""
+    if node.decorator_list or node.keywords or depth > 20:
+        return False
+    for base in node.bases:
+        if not isinstance(base, ast.Name):
+            return False
+        local = module.defs.get(base.id)
+        if isinstance(local, ast.ClassDef) and local is not node:
+            if not _plain_class(local, module, depth + 1) or any(
+                    isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and s.name == "__init_subclass__" for s in local.body):
+                return False
+            continue
+        if module.bindings[base.id] or not isinstance(vars(builtins).get(base.id), type):
+            return False
+    return True
+
+
+def _first_bindings(node: ast.ClassDef) -> list[str]:
+    """The names the class body binds, in the order its namespace first holds them."""
+    seen: dict[str, None] = {}
+    for stmt in node.body:
+        for name in sorted(_statement_names(node, stmt)):
+            seen.setdefault(name, None)
+    return list(seen)
+
+
 def _same_order(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> None:
     """Refuse unless the two versions of a class run the same code in the same order when
-    it is made (``_running_order``)."""
+    it is made (``_running_order``), and fill its namespace in the same order (``vars(C)``
+    lists it so) as far as they bind the same names."""
     postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
-    if _running_order(da, postponed) != _running_order(db, postponed):
+    plain = _plain_class(da, pair.a) and _plain_class(db, pair.b)
+    if _running_order(da, postponed, plain) != _running_order(db, postponed, plain):
         raise Refused(f"the class `{da.name}` changed code its body runs when it is made, or "
                       "its order")
+    names_a, names_b = _first_bindings(da), _first_bindings(db)
+    both = set(names_a) & set(names_b)
+    if [n for n in names_a if n in both] != [n for n in names_b if n in both]:
+        raise Refused(f"the class `{da.name}` binds its names in another order")
 
 
 def _same_but_notes(pair: _Pair, class_a: ast.ClassDef | None, class_b: ast.ClassDef | None,
@@ -2116,7 +2157,7 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
                 bound[i].setdefault(stmt.target.id, []).append(
                     (f"{stmt.target.id} = {pysource.code_key(stmt.value)}", stmt))
                 bound[i].setdefault("__annotations__", []).append(
-                    (pysource.code_key(stmt.annotation), stmt))
+                    (f"{stmt.target.id}: {pysource.code_key(stmt.annotation)}", stmt))
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                     stmt.targets[0], ast.Name):
