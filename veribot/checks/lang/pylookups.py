@@ -52,6 +52,8 @@ is in it).
 from __future__ import annotations
 
 import ast
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -544,8 +546,27 @@ class _Names:
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
 
 
+# The answers for the last few modules (a review asks once per function of a module, from
+# several checks), each kept with its tree: an ``id`` is reused only once that is gone.
+_HELPERS: OrderedDict[int, tuple[ast.Module, frozenset[int]]] = OrderedDict()
+_HELPERS_LOCK = threading.Lock()
+
+
 def reduce_helpers(tree: ast.Module) -> set[int]:
     """The pickling helpers of a module (see above), by ``id`` of their definitions."""
+    with _HELPERS_LOCK:
+        known = _HELPERS.get(id(tree))
+    if known is not None and known[0] is tree:
+        return set(known[1])
+    found = _reduce_helpers(tree)
+    with _HELPERS_LOCK:
+        _HELPERS[id(tree)] = (tree, frozenset(found))
+        while len(_HELPERS) > 16:
+            _HELPERS.popitem(last=False)
+    return found
+
+
+def _reduce_helpers(tree: ast.Module) -> set[int]:
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     for n in ast.walk(tree):
         if _mentions(n) & _REDUCERS and not (
