@@ -139,3 +139,27 @@ def test_a_builtin_base_does_not_hide_every_attribute() -> None:
     shadow = "\n\ndef poke(e):\n    e.args = ()\n"
     assert not _relational(before.replace("self.message", "self.args") + shadow,
                            after.replace("self.message", "self.args") + shadow, "Sub.show")
+
+
+# A class the function does not name whose bare annotations changed: its objects (the class
+# itself, handed to `f`) show them to code that reads annotations or a whole namespace.
+NOTES = (FUTURE + "import typing\n\n\nclass C:\n    x: {note}\n\n\ndef f(o):\n{f}")
+NOTE_READERS = [
+    ("an-attribute", "o.__annotations__"),
+    ("a-string", "getattr(o, '__annotations__')"),
+    ("type-hints", "typing.get_type_hints(o)"),
+    ("a-namespace", "dict(vars(o))"),
+]
+
+
+@pytest.mark.parametrize("read", [r for _, r in NOTE_READERS], ids=[n for n, _ in NOTE_READERS])
+def test_annotations_the_function_can_read_are_not_unread(read: str) -> None:
+    before = NOTES.format(note="int", f=f"    y = {read}\n    return y\n")
+    after = NOTES.format(note="str", f=f"    return {read}\n")
+    assert not _relational(before, after, "f")
+    space: dict[str, object] = {}
+    shown = []
+    for text in (before, after):
+        exec(text, space)  # our own test text
+        shown.append(str(space["f"](space["C"])))  # type: ignore[operator]
+    assert shown[0] != shown[1]

@@ -1948,6 +1948,35 @@ def _same_but_notes(pair: _Pair, class_a: ast.ClassDef | None, class_b: ast.Clas
         pair.a.tree, pair.b.tree, chain_a, chain_b)
 
 
+def _class_annotations_unread(pair: _Pair, da: ast.ClassDef) -> None:
+    """Refuse unless a class's annotations, which differ, are never evaluated and no code
+    of the module can read them: no decorator or keyword on the class (a `dataclass`, a
+    metaclass make something of them), postponed evaluation, and no word of the module (a
+    name, an attribute, an imported name or a string: `getattr(o, "__annotations__")`)
+    that reads annotations (``noise.signatures_unread``, ``_READS_ANNOTATIONS``) or a
+    whole namespace (``vars(C)`` holds ``__annotations__``)."""
+    if da.decorator_list or da.keywords:
+        raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
+                      "annotations changed")
+    if not (_future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)):
+        raise Refused(f"the annotations of the class `{da.name}` changed, and are "
+                      "evaluated when it is made")
+    if not noise.signatures_unread(pair.a.tree, pair.b.tree):
+        raise Refused(f"the annotations of the class `{da.name}` changed, and the module "
+                      "may read annotations")
+    for tree in (pair.a.tree, pair.b.tree):
+        for n in ast.walk(tree):
+            word = n.id if isinstance(n, ast.Name) else (
+                n.attr if isinstance(n, ast.Attribute) else (
+                    n.name if isinstance(n, ast.alias) else None))
+            words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
+                n, ast.Constant) and isinstance(n.value, str) else []
+            for w in words:
+                if w in _READS_ANNOTATIONS or w in _ALL_ATTRIBUTES:
+                    raise Refused(f"the annotations of the class `{da.name}` changed, and "
+                                  f"the module uses `{w}`")
+
+
 def _class_delta(pair: _Pair, da: ast.ClassDef,
                  db: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
     """The members in which a class differs between the versions (its methods
@@ -2003,20 +2032,7 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
     annotated = {m for m in notes[0].keys() | notes[1].keys()
                  if notes[0].get(m) != notes[1].get(m)}
     if annotated:
-        if da.decorator_list or da.keywords:
-            raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
-                          "annotations changed")
-        if not (_future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)):
-            raise Refused(f"the annotations of the class `{da.name}` changed, and are "
-                          "evaluated when it is made")
-        for tree in (pair.a.tree, pair.b.tree):
-            for n in ast.walk(tree):
-                word = n.id if isinstance(n, ast.Name) else (
-                    n.attr if isinstance(n, ast.Attribute) else (
-                        n.name if isinstance(n, ast.alias) else None))
-                if word in _READS_ANNOTATIONS:
-                    raise Refused(f"the annotations of the class `{da.name}` changed, and "
-                                  f"the module uses `{word}`")
+        _class_annotations_unread(pair, da)
         changed.add("__annotations__")
     for word in _MEMBER_DECORATORS:  # the builtins (the child confirms it)
         if pair.a.bindings[word] or pair.b.bindings[word] or any(
@@ -2174,6 +2190,8 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
 
     changed = frozenset(n for n in bound[0].keys() | bound[1].keys()
                         if not same(bound[0].get(n, []), bound[1].get(n, [])))
+    if "__annotations__" in changed:
+        _class_annotations_unread(pair, da)
     for n in sorted(changed - _CONSTRUCTION - {"__doc__", "__annotations__"}):
         if n.startswith("__") and n.endswith("__"):
             raise Refused(f"the method `{n}` of the class `{da.name}` changed, which Python "
