@@ -303,12 +303,13 @@ def _builtin_members(cls: ast.ClassDef, tree: ast.Module) -> set[str] | None:
             if base.id in local and local[base.id] is not c:
                 todo.append(local[base.id])
                 continue
-            kind = vars(builtins).get(base.id)
-            if base.id in bound or not isinstance(kind, type) or base.id in _PLAIN_BASES:
-                if base.id == "object" and base.id not in bound:
-                    continue
+            if base.id in bound:
                 return None
-            found |= set(dir(kind))
+            kind = vars(builtins).get(base.id)
+            if not isinstance(kind, type):
+                return None
+            if kind is not object:
+                found |= set(dir(kind))
     return found or None
 
 

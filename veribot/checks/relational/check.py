@@ -1827,6 +1827,12 @@ def _future_annotations(tree: ast.Module) -> bool:
                and any(a.name == "annotations" for a in s.names) for s in tree.body)
 
 
+def _assign_key(name: str, value: ast.expr) -> str:
+    """``name = value`` as comparable text: the same for ``name = value`` and, where its
+    annotation is never evaluated, ``name: T = value``."""
+    return f"{name} = {pysource.code_key(value)}"
+
+
 def _running_order(node: ast.ClassDef, postponed: bool, plain: bool) -> list[str]:
     """What the body of a class runs when the class is made, in order, but for the
     docstring, annotations never evaluated (``postponed``) and, in a ``plain`` class
@@ -1861,7 +1867,7 @@ def _running_order(node: ast.ClassDef, postponed: bool, plain: bool) -> list[str
         if isinstance(target, ast.Name) and value is not None:
             if plain and _literal(value) is not None and target.id not in read:
                 continue
-            order.append(f"{target.id} = {pysource.code_key(value)}")
+            order.append(_assign_key(target.id, value))
             continue
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _member(
                 stmt) is not None:
@@ -1966,9 +1972,7 @@ def _class_annotations_unread(pair: _Pair, da: ast.ClassDef) -> None:
                       "may read annotations")
     for tree in (pair.a.tree, pair.b.tree):
         for n in ast.walk(tree):
-            word = n.id if isinstance(n, ast.Name) else (
-                n.attr if isinstance(n, ast.Attribute) else (
-                    n.name if isinstance(n, ast.alias) else None))
+            word = n.name if isinstance(n, ast.alias) else _word(n)
             words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
                 n, ast.Constant) and isinstance(n.value, str) else []
             for w in words:
@@ -2011,11 +2015,10 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
                   and isinstance(stmt.target, ast.Name) and stmt.target.id not in notes[i]):
                 # `x: T = v` is `x = v` and an annotation of `x`.
                 notes[i][stmt.target.id] = "=" + pysource.code_key(stmt.annotation)
-                kept[i].append((f"{stmt.target.id} = {pysource.code_key(stmt.value)}", None))
+                kept[i].append((_assign_key(stmt.target.id, stmt.value), None))
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                     stmt.targets[0], ast.Name):
-                kept[i].append((f"{stmt.targets[0].id} = {pysource.code_key(stmt.value)}",
-                                None))
+                kept[i].append((_assign_key(stmt.targets[0].id, stmt.value), None))
             else:
                 kept[i].append((pysource.code_key(stmt), stmt))
 
@@ -2171,13 +2174,13 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
                     and stmt.value is not None and isinstance(stmt.target, ast.Name)):
                 # `x: T = v` is `x = v` and an annotation of `x`, never evaluated.
                 bound[i].setdefault(stmt.target.id, []).append(
-                    (f"{stmt.target.id} = {pysource.code_key(stmt.value)}", stmt))
+                    (_assign_key(stmt.target.id, stmt.value), stmt))
                 bound[i].setdefault("__annotations__", []).append(
                     (f"{stmt.target.id}: {pysource.code_key(stmt.annotation)}", stmt))
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                     stmt.targets[0], ast.Name):
-                key = f"{stmt.targets[0].id} = {pysource.code_key(stmt.value)}"
+                key = _assign_key(stmt.targets[0].id, stmt.value)
             for n in names:
                 bound[i].setdefault(n, []).append((key, stmt))
     if rest[0] != rest[1]:
