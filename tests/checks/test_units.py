@@ -405,7 +405,7 @@ def test_known_decorators_are_bound_where_python_keeps_them() -> None:
 def test_names_only_type_checking_imports_bind_do_not_change() -> None:
     head = ("from __future__ import annotations\nimport typing as t\n\n"
             "if t.TYPE_CHECKING:\n    from .a import A\n{extra}\n"
-            "def f(x: A) -> A:\n    return x\n\n\ndef g() -> int:\n    return 1\n")
+            "def f(x: A) -> A:\n    return (x, A)\n\n\ndef g() -> int:\n    return 1\n")
     # (`g` changes too, so the module is not noise as a whole.)
     found = units(head.format(extra=""), head.format(
         extra="    from .b import Self\n").replace("return 1", "return 2"))
@@ -425,7 +425,7 @@ def test_names_only_type_checking_imports_bind_do_not_change() -> None:
 # click 9a2d169: TypedDicts moved into `if t.TYPE_CHECKING: ... else: ...`, read by
 # functions only in their annotations; their fields (`min`, `max`) are no module names.
 INFO = ("{future}import typing as t\n\n{block}\n\n"
-        "def f(x: int) -> Info:\n    return min(x, 1)\n{tail}")
+        "def f(x: int, y: Info | None = None) -> Info:\n    return min(x, 1)\n{tail}")
 INFO_BEFORE = "class Info(t.TypedDict):\n    min: int\n"
 INFO_AFTER = ("if t.TYPE_CHECKING:\n    class Info(t.TypedDict):\n        min: int\nelse:\n"
               "    class Info(t.TypedDict):\n        min: t.Any\n")

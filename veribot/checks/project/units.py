@@ -651,12 +651,12 @@ def _reads(node: ast.AST, signatures: bool = True) -> set[str]:
     """The names ``node`` loads: not those of the annotations of a function's assignments
     (never evaluated), nor, without ``signatures``, those of its parameters and return."""
     found: set[str] = set()
+    skip: set[int] = set()  # annotations left out (a parameter's is a grandchild of its def)
     todo: list[tuple[ast.AST, bool]] = [(node, False)]
     while todo:
         n, in_function = todo.pop()
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             found.add(n.id)
-        skip: set[int] = set()
         if isinstance(n, ast.AnnAssign) and in_function:
             skip.add(id(n.annotation))
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not signatures:
