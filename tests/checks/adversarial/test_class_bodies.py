@@ -163,3 +163,83 @@ def test_annotations_the_function_can_read_are_not_unread(read: str) -> None:
         exec(text, space)  # our own test text
         shown.append(str(space["f"](space["C"])))  # type: ignore[operator]
     assert shown[0] != shown[1]
+
+
+# `abc`'s `ABC` sees the namespace only once it is full, and keeps of it which names are
+# abstract: a plain helper added to such a class does not change how it is made (click
+# 8f30085 added `Parameter._hide_unset`, a static method, to `class Parameter(ABC)`).
+ABSTRACT = (FUTURE + "from abc import ABC, abstractmethod\n\n\nclass P(ABC):\n{body}\n"
+            "    def m(self):\n{m}\n\nclass Q(P):\n    def g(self):\n        return 1\n")
+HELPER = ("    a = 1\n",
+          "    a = 1\n\n    @staticmethod\n    def _hide(v):\n        return None if v is None "
+          "else v\n\n    @property\n    def shown(self) -> int:\n        return 2\n")
+
+
+def test_a_helper_added_to_an_abstract_base_keeps_the_proof() -> None:
+    # (`print` is no model's: the relational check decides)
+    before = ABSTRACT.format(body=HELPER[0], m=M_A.replace("return x", "print(x)"))
+    after = ABSTRACT.format(body=HELPER[1], m=M_B.replace("return self.a", "print(self.a)"))
+    assert _relational(before, after, "P.m")
+
+
+# An abstract `g` in the base: the subclass that gains `g` can be made after and not
+# before, though `f` names neither the class nor `g`.
+IMPLEMENTED = (FUTURE + "from abc import ABC, abstractmethod\n\n\nclass P(ABC):\n"
+               "    @abstractmethod\n    def g(self):\n        ...\n\n\nclass Q(P):\n{body}\n\n"
+               "def f(o):\n{f}")
+MADE = ("    x = o()\n    return type(x).__name__\n", "    return type(o()).__name__\n")
+
+
+def test_a_method_that_makes_a_class_concrete_is_not_unreached() -> None:
+    bodies = ("    k = 1\n", "    k = 1\n\n    def g(self):\n        return 1\n")
+    before = IMPLEMENTED.format(body=bodies[0], f=MADE[0])
+    after = IMPLEMENTED.format(body=bodies[1], f=MADE[1])
+    assert not _relational(before, after, "f")
+    # (run: `f(Q)` raises TypeError before, and returns 'Q' after)
+    space: dict[str, object] = {}
+    exec(before, space)  # our own test text
+    with pytest.raises(TypeError):
+        space["f"](space["Q"])  # type: ignore[operator]
+    exec(after, space)  # our own test text
+    assert space["f"](space["Q"]) == "Q"  # type: ignore[operator]
+
+
+# `dir` lists names only: annotations that changed are seen by it only where one version
+# has some and the other none; "env vars" and "user dir" in prose read nothing.
+LISTED_NAMES = (FUTURE + "{head}class C:\n{body}\n\ndef listing(o):\n    return dir(o)\n\n\n"
+                "def f(o):\n    \"Look in the user dir and env vars.\"\n{f}")
+
+
+def _notes(first: str, second: str, head: str = "") -> list[str]:
+    return [LISTED_NAMES.format(head=head, body=b, f=f) for b, f in
+            zip((first, second), (F_A, F_B), strict=True)]
+
+
+def test_dir_sees_annotations_only_where_they_appear_or_go() -> None:
+    assert _relational(*_notes("    x: int\n", "    x: str\n"), "f")
+    gained = _notes("    k = 1\n", "    k = 1\n    x: int\n")
+    assert not _relational(*gained, "f")
+    shown = []
+    for text in gained:
+        space: dict[str, object] = {}
+        exec(text, space)  # our own test text
+        shown.append("__annotations__" in space["listing"](space["C"]))  # type: ignore[operator]
+    assert shown == [False, True]
+
+
+def test_vars_fetched_by_name_reads_the_namespace() -> None:
+    prose = _notes("    x: int\n", "    x: str\n")
+    assert _relational(*[t.replace("dir(o)", "0") for t in prose], "f")
+    fetched = _notes("    x: int\n", "    x: str\n", head="import builtins\n\n\n")
+    fetched = [t.replace("dir(o)", "getattr(builtins, 'vars')(o)") for t in fetched]
+    assert not _relational(*fetched, "f")
+
+
+def test_a_class_registered_with_an_abstract_base_is_not_the_same_environment() -> None:
+    # `P.register(int)` binds no name; `isinstance(3, P)` is False before and True after.
+    shape = (FUTURE + "from abc import ABC\n\n\nclass P(ABC):\n    pass\n\n\n{register}"
+             "def f(x):\n{f}")
+    before = shape.format(register="", f="    y = isinstance(x, P)\n    print(y)\n")
+    after = shape.format(register="P.register(int)\n\n\n",
+                         f="    print(isinstance(x, P))\n")
+    assert not _relational(before, after, "f")

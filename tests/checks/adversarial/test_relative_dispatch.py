@@ -56,6 +56,12 @@ NOT_VERIFIED = [
      "        return v\n" + F_A,
      "class E:\n    def go(self, v):\n        return self.h(v)\n    def h(self, v):\n"
      "        return v + 1\n" + F_B, "f"),
+    # `go` of an unchanged base runs the changed `h` of a subclass.
+    ("reached-through-an-inherited-method",
+     "class H:\n    def go(self, v):\n        return self.h(v)\nclass E(H):\n"
+     "    def h(self, v):\n        return v\n" + F_A,
+     "class H:\n    def go(self, v):\n        return self.h(v)\nclass E(H):\n"
+     "    def h(self, v):\n        return v + 1\n" + F_B, "f"),
     ("a-class-defined-twice",
      "if True:\n    class E:\n        def go(self, v):\n            return v\nelse:\n"
      "    class E:\n        pass\n" + F_A,
@@ -69,6 +75,23 @@ NOT_VERIFIED = [
     ("a-changed-attribute-a-reached-method-reads",
      "class E:\n    k = 1\n    def go(self, v):\n        return self.k\n" + F_A,
      "class E:\n    k = 2\n    def go(self, v):\n        return self.k\n" + F_B, "f"),
+    ("a-constructor-and-class-of-an-object",
+     E.format(1, 1, 1) + "def f(o, x):\n    y = x\n    return o.__class__().run(y)\n",
+     E.format(1, 1, 2) + "def f(o, x):\n    return o.__class__().run(x)\n", "f"),
+    # `type(self)` in a method of a base of the changed class makes one of it.
+    ("a-constructor-and-type-of-self-in-a-base",
+     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     + E.format(1, 1, 1).replace("class E:", "class E(H):")
+     + "def f(o, x):\n    y = x\n    return o.fresh().v + y\n",
+     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     + E.format(1, 1, 2).replace("class E:", "class E(H):")
+     + "def f(o, x):\n    return o.fresh().v + x\n", "f"),
+    # A method named `replace` of the class itself may make one.
+    ("a-constructor-and-a-replace-method",
+     E.format(1, 1, 1) + "    def replace(self):\n        return E()\n"
+     "def f(o, x):\n    y = x\n    return o.replace().v + y\n",
+     E.format(1, 1, 2) + "    def replace(self):\n        return E()\n"
+     "def f(o, x):\n    return o.replace().v + x\n", "f"),
     ("a-repr-changed", "class E:\n    def __repr__(self):\n        return 'a'\n"
      "def f(o, x):\n    y = x\n    return repr(o) + y\n",
      "class E:\n    def __repr__(self):\n        return 'b'\n"
@@ -93,6 +116,18 @@ VERIFIED = [
     ("a-changed-attribute-only-an-unreached-method-reads",
      "class E:\n    k = 1\n    def size(self):\n        return self.k\n" + F_A,
      "class E:\n    k = 2\n    def size(self):\n        return self.k\n" + F_B, "`E`"),
+    # `x.replace` on a string, `o.type` (an attribute: the module never stores the
+    # builtin `type`), a parameter named `type`, `type(self)` in a class no changed one
+    # derives from, and a class's name read: none makes an `E`.
+    ("a-constructor-and-words-that-make-no-object",
+     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     "    def label(self):\n        return type(self).__name__ + self.__class__.__qualname__\n"
+     + E.format(1, 1, 1) + "def f(o, x, type=None):\n    y = x\n"
+     "    return o.go(y.replace('a', 'b'), type, o.type, H().fresh().label())\n",
+     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     "    def label(self):\n        return type(self).__name__ + self.__class__.__qualname__\n"
+     + E.format(1, 1, 2) + "def f(o, x, type=None):\n"
+     "    return o.go(x.replace('a', 'b'), type, o.type, H().fresh().label())\n", "`E`"),
     # `class E(object)` is `class E`: nothing to say.
     ("object-base-dropped", "class E(object):\n    pass\n" + F_A,
      "class E:\n    pass\n" + F_B, ""),
@@ -106,3 +141,16 @@ def test_a_changed_class_the_function_cannot_reach_keeps_the_proof(
     result = check_pair(before, after, "f", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED, result.detail
     assert not named or any(named in a for a in result.assumptions), result.assumptions
+
+
+@pytest.mark.parametrize("shape", ["reached-through-an-inherited-method",
+                                   "a-constructor-and-type-of-self-in-a-base"])
+def test_what_an_inherited_method_reaches_is_a_real_difference(shape: str) -> None:
+    # Run: `f(E(), 1)` is 1 before and 2 after (the base's method runs the changed code).
+    before, after, _ = next(c[1:] for c in NOT_VERIFIED if c[0] == shape)
+    seen = []
+    for text in (before, after):
+        space: dict[str, object] = {}
+        exec(text, space)  # our own test text
+        seen.append(space["f"](space["E"](), 1))  # type: ignore[operator]
+    assert seen[0] != seen[1]

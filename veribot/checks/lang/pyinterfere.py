@@ -273,7 +273,7 @@ def _plain_data(value: ast.expr) -> bool:
 _PLAIN_BASES = {"object", "ABC"}
 
 
-def _from_abc(name: str, tree: ast.Module) -> bool:
+def from_abc(name: str, tree: ast.Module) -> bool:
     """Whether ``name`` is bound once, by ``from abc import ABC`` (as itself)."""
     return name in bound_once(tree) and any(
         isinstance(n, ast.ImportFrom) and n.module == "abc" and n.level == 0 and any(
@@ -321,7 +321,7 @@ def _known_bases(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
     local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for base in cls.bases:
         if isinstance(base, ast.Name) and base.id in _PLAIN_BASES and base.id not in local and (
-                base.id == "object" or _from_abc(base.id, tree)):
+                base.id == "object" or from_abc(base.id, tree)):
             continue
         if isinstance(base, ast.Name) and base.id in local and local[base.id] is not cls \
                 and _known_bases(local[base.id], tree, depth + 1):

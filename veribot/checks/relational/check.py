@@ -1718,6 +1718,13 @@ _READS_ANNOTATIONS = {"__annotations__", "get_type_hints", "get_annotations", "d
 
 
 _MEMBER_DECORATORS = ("staticmethod", "classmethod", "property")
+# Words of code that can fetch a builtin by a name it computes: the module `builtins`, the
+# namespace of a module or function, evaluated text, the import system.
+_REACHES_BUILTINS = frozenset({
+    "builtins", "__builtins__", "eval", "exec", "compile", "__import__", "import_module",
+    "modules", "__self__", "__globals__", "globals", "__subclasses__", "load_module",
+    "exec_module", "__dict__", "__getattribute__",
+})  # fmt: skip
 
 
 def _member(stmt: ast.stmt) -> str | None:
@@ -1889,13 +1896,17 @@ def _running_order(node: ast.ClassDef, postponed: bool, plain: bool) -> list[str
 
 def _plain_class(node: ast.ClassDef, module: _Module, depth: int = 0) -> bool:
     """Whether nothing but Python sees the class's namespace as its body fills it: no
-    decorator, no keyword (metaclass), and only bases that are ``object``, a builtin class
-    or such a class of the module, defining no ``__init_subclass__``."""
+    decorator, no keyword (metaclass), and only bases that are ``object``, a builtin class,
+    ``abc``'s ``ABC`` or such a class of the module, defining no ``__init_subclass__``.
+    (``ABCMeta`` has no ``__prepare__``: it sees the namespace once it is full, and keeps
+    of it only which names are abstract; ``_abstract_names_kept`` checks those.)"""
     if node.decorator_list or node.keywords or depth > 20:
         return False
     for base in node.bases:
         if not isinstance(base, ast.Name):
             return False
+        if pyinterfere.from_abc(base.id, module.tree):
+            continue
         local = module.defs.get(base.id)
         if isinstance(local, ast.ClassDef) and local is not node:
             if not _plain_class(local, module, depth + 1) or any(
@@ -1906,6 +1917,41 @@ def _plain_class(node: ast.ClassDef, module: _Module, depth: int = 0) -> bool:
         if module.bindings[base.id] or not isinstance(vars(builtins).get(base.id), type):
             return False
     return True
+
+
+def _abc_derived(node: ast.ClassDef, module: _Module, depth: int = 0) -> bool:
+    """Whether ``abc``'s ``ABC`` is among the bases of a class, through classes of the
+    module."""
+    for base in node.bases:
+        if not isinstance(base, ast.Name) or depth > 20:
+            return True
+        if pyinterfere.from_abc(base.id, module.tree):
+            return True
+        local = module.defs.get(base.id)
+        if isinstance(local, ast.ClassDef) and local is not node and _abc_derived(
+                local, module, depth + 1):
+            return True
+    return False
+
+
+def _abstract_names_kept(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
+                         names_a: list[str], names_b: list[str]) -> None:
+    """Refuse where a class made by ``ABCMeta`` binds a name in one version only that
+    another class of the module binds too. ``ABCMeta`` finds a class abstract by the names
+    it resolves to an abstract method: a method added or removed here (a plain one, never
+    abstract itself) may hide or reveal an abstract method of that name in a base (or, for
+    a subclass with several bases, in another base), and an object of the class, or of a
+    subclass, can be made or not, though no code names it."""
+    if not (_abc_derived(da, pair.a) or _abc_derived(db, pair.b)):
+        return
+    for name in sorted((set(names_a) ^ set(names_b)) - {"__annotations__", "__doc__"}):
+        for module, own in ((pair.a, da), (pair.b, db)):
+            # (``own`` may be a copy: its definition in the module is what is left out)
+            real = module.defs.get(own.name)
+            for cls in (n for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef)):
+                if cls is not real and any(name in _statement_names(cls, s) for s in cls.body):
+                    raise Refused(f"the class `{da.name}`, made by `ABCMeta`, binds `{name}` "
+                                  "in one version only, and another class binds it too")
 
 
 def _first_bindings(node: ast.ClassDef) -> list[str]:
@@ -1922,11 +1968,16 @@ def _same_order(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> None:
     it is made (``_running_order``), and fill its namespace in the same order (``vars(C)``
     lists it so) as far as they bind the same names."""
     postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
-    plain = _plain_class(da, pair.a) and _plain_class(db, pair.b)
+    # A plain class's methods decorated by `staticmethod`, `classmethod` or `property`
+    # are left out of the order only where those are the builtins.
+    plain = _plain_class(da, pair.a) and _plain_class(db, pair.b) and not any(
+        word in pyinterfere.bound_names(module.tree)
+        for word in _MEMBER_DECORATORS for module in (pair.a, pair.b))
     if _running_order(da, postponed, plain) != _running_order(db, postponed, plain):
         raise Refused(f"the class `{da.name}` changed code its body runs when it is made, or "
                       "its order")
     names_a, names_b = _first_bindings(da), _first_bindings(db)
+    _abstract_names_kept(pair, da, db, names_a, names_b)
     both = set(names_a) & set(names_b)
     if [n for n in names_a if n in both] != [n for n in names_b if n in both]:
         raise Refused(f"the class `{da.name}` binds its names in another order")
@@ -1954,13 +2005,15 @@ def _same_but_notes(pair: _Pair, class_a: ast.ClassDef | None, class_b: ast.Clas
         pair.a.tree, pair.b.tree, chain_a, chain_b)
 
 
-def _class_annotations_unread(pair: _Pair, da: ast.ClassDef) -> None:
+def _class_annotations_unread(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -> None:
     """Refuse unless a class's annotations, which differ, are never evaluated and no code
     of the module can read them: no decorator or keyword on the class (a `dataclass`, a
     metaclass make something of them), postponed evaluation, and no word of the module (a
     name, an attribute, an imported name or a string: `getattr(o, "__annotations__")`)
     that reads annotations (``noise.signatures_unread``, ``_READS_ANNOTATIONS``) or a
-    whole namespace (``vars(C)`` holds ``__annotations__``)."""
+    whole namespace (``vars(C)`` holds ``__annotations__``). ``dir`` lists names only: it
+    sees the annotations only where one version has some and the other none."""
+    noted = [any(isinstance(s, ast.AnnAssign) for s in d.body) for d in (da, db)]
     if da.decorator_list or da.keywords:
         raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
                       "annotations changed")
@@ -1970,15 +2023,29 @@ def _class_annotations_unread(pair: _Pair, da: ast.ClassDef) -> None:
     if not noise.signatures_unread(pair.a.tree, pair.b.tree):
         raise Refused(f"the annotations of the class `{da.name}` changed, and the module "
                       "may read annotations")
+    texts: list[str] = []  # words of strings
     for tree in (pair.a.tree, pair.b.tree):
         for n in ast.walk(tree):
             word = n.name if isinstance(n, ast.alias) else _word(n)
-            words = [word] if word is not None else _WORD.findall(n.value) if isinstance(
-                n, ast.Constant) and isinstance(n.value, str) else []
-            for w in words:
-                if w in _READS_ANNOTATIONS or w in _ALL_ATTRIBUTES:
-                    raise Refused(f"the annotations of the class `{da.name}` changed, and "
-                                  f"the module uses `{w}`")
+            if word is None and isinstance(n, ast.Constant) and isinstance(n.value, str):
+                texts += _WORD.findall(n.value)
+                continue
+            if word is None or (word == "dir" and noted[0] == noted[1]):
+                continue
+            if word in _READS_ANNOTATIONS or word in _ALL_ATTRIBUTES:
+                raise Refused(f"the annotations of the class `{da.name}` changed, and "
+                              f"the module uses `{word}`")
+    # `vars` and `dir` are builtins, no attributes: a string names them only for code that
+    # can fetch a builtin by name (``_REACHES_BUILTINS``); "env vars" in prose does not.
+    by_name = bool(_REACHES_BUILTINS & (set(texts) | {
+        w for tree in (pair.a.tree, pair.b.tree) for n in ast.walk(tree)
+        for w in [n.name if isinstance(n, ast.alias) else _word(n)] if w is not None}))
+    for w in texts:
+        if (w in ("vars", "dir") and not by_name) or (w == "dir" and noted[0] == noted[1]):
+            continue
+        if w in _READS_ANNOTATIONS or w in _ALL_ATTRIBUTES:
+            raise Refused(f"the annotations of the class `{da.name}` changed, and the "
+                          f"module uses `{w}`")
 
 
 def _class_delta(pair: _Pair, da: ast.ClassDef,
@@ -2035,7 +2102,7 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
     annotated = {m for m in notes[0].keys() | notes[1].keys()
                  if notes[0].get(m) != notes[1].get(m)}
     if annotated:
-        _class_annotations_unread(pair, da)
+        _class_annotations_unread(pair, da, db)
         changed.add("__annotations__")
     for word in _MEMBER_DECORATORS:  # the builtins (the child confirms it)
         if pair.a.bindings[word] or pair.b.bindings[word] or any(
@@ -2067,6 +2134,8 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
 # (then it is a class the entry reads), or makes one from an object it has (`type(o)()`).
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
 # Code that makes an object from another object's class.
+# Attributes of a class that read its name only.
+_CLASS_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
 _MAKES_FROM_OBJECTS = {"type", "__class__", "copy", "deepcopy", "replace", "__reduce__",
                        "__reduce_ex__", "__copy__", "__deepcopy__"}
 
@@ -2103,10 +2172,9 @@ def _other_classes(pair: _Pair) -> list[str]:
         changed, kept = _unread_delta(pair, nodes_a[0], nodes_b[0], shadowed)
         made = changed & _CONSTRUCTION
         changed -= made
-        if made:
-            notes.append(f"the class `{name}` changed {_listed(made)}: code outside the "
-                         "module does not make objects of it from the objects it is given")
+        if made:  # (``_no_object_made`` says what is assumed)
             pair.made |= made
+            pair.constructed.add(name)
         if changed:
             pair.members[name] = changed
             pair.kept[name] = kept
@@ -2194,7 +2262,7 @@ def _unread_delta(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef,
     changed = frozenset(n for n in bound[0].keys() | bound[1].keys()
                         if not same(bound[0].get(n, []), bound[1].get(n, [])))
     if "__annotations__" in changed:
-        _class_annotations_unread(pair, da)
+        _class_annotations_unread(pair, da, db)
     for n in sorted(changed - _CONSTRUCTION - {"__doc__", "__annotations__"}):
         if n.startswith("__") and n.endswith("__"):
             raise Refused(f"the method `{n}` of the class `{da.name}` changed, which Python "
@@ -2282,12 +2350,16 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             if node is not None:
                 code += (_members_left(node, pair.members[read]) if read in pair.members
                          and isinstance(node, ast.ClassDef) else [node])
-        # A class the entry does not name runs a method of its objects that the code
-        # reached so far names (and any dunder): those count as reached in turn.
+        # Any class of the module runs a method of its objects that the code reached so
+        # far names (and any dunder): those count as reached in turn. A class the entry
+        # does not name is one of them, changed or not: an object it is given may be an
+        # instance of a subclass that inherits the method (`o.fresh()`, where `fresh` of
+        # an unchanged base calls `type(self)()` of a class whose constructor changed).
         classes = _module_classes(module.tree)
-        unread = [classes[cls][0] for cls in sorted(pair.unread)]
-        code += _reached_members(code, unread, {cls: pair.members[cls] | pair.made
-                                                for cls in pair.unread})
+        every_class = [node for name in sorted(classes) for node in classes[name]]
+        code += _reached_members(code, every_class, {
+            name: pair.members.get(name, frozenset()) | (
+                pair.made if name in pair.unread else frozenset()) for name in classes})
     if pair.made:
         notes += _no_object_made(pair, code)
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
@@ -2352,10 +2424,23 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
                         isinstance(b, ast.Name) and b.id in made_by for b in node.bases):
                     made_by.add(node.name)
                     grew = True
+    own_type = {**_self_types(pair.a.tree), **_self_types(pair.b.tree)}
+    local = _local_names(pair.a.tree, "type") | _local_names(pair.b.tree, "type")
+    postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
     for part in code:
+        notes = {id(w) for n in ast.walk(part) for w in _annotation_nodes(n)} if (
+            postponed) else set()
+        # `type(o).__name__`, `o.__class__.__qualname__`: a name read, no object made
+        notes |= {id(w) for n in ast.walk(part) if isinstance(n, ast.Attribute)
+                  and n.attr in _CLASS_NAMES for w in (
+                      n.value, n.value.func if isinstance(n.value, ast.Call) else n.value)}
         for n in ast.walk(part):
             word = _word(n)
-            if word in _MAKES_FROM_OBJECTS:
+            if id(n) in notes or id(n) in local:
+                continue  # (never evaluated; a parameter or variable named `type`)
+            if id(n) in own_type and not _derives(pair, made_by, own_type[id(n)]):
+                continue  # `type(self)` in a method of a class no changed one derives from
+            if word in _MAKES_FROM_OBJECTS and not _makes_nothing(pair, made_by, n):
                 raise Refused(f"a class changed {_listed(pair.made)}, and code the "
                               f"function reaches uses `{word}` (it may make an object "
                               "of that class)")
@@ -2366,6 +2451,145 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
     return [f"the constructor of the class `{cls}` changed: code outside the module does "
             "not make objects of it from the objects it is given"
             for cls in sorted(pair.constructed)]
+
+
+def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
+    """Whether ``n``, an attribute named like a way to make an object from another, cannot
+    make an object of ``classes``. ``o.type`` is no builtin `type` where neither module
+    stores that builtin as a value (a parameter named `type` is no builtin). ``o.copy`` and
+    ``o.replace`` where ``o`` is no name of a module (not ``copy.copy`` or
+    ``dataclasses.replace``) cannot where no class of theirs (in either version) has a
+    member of that name and all their bases are classes of the module, ``object`` or
+    ``abc``'s ``ABC`` (``str.replace`` makes a string)."""
+    if isinstance(n, ast.Attribute) and n.attr == "type":
+        return not any(_stores_type(module.tree) for module in (pair.a, pair.b))
+    if not isinstance(n, ast.Attribute) or n.attr not in ("copy", "deepcopy", "replace"):
+        return False
+    if isinstance(n.value, ast.Name) and any(
+            module.bindings[n.value.id] and n.value.id not in module.defs
+            for module in (pair.a, pair.b)):
+        return False  # (a name bound otherwise than by a def or class: an import, maybe)
+    for module in (pair.a, pair.b):
+        todo = [module.defs.get(name) for name in classes]
+        seen: set[int] = set()
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in seen:
+                continue
+            if not isinstance(node, ast.ClassDef) or len(seen) > 50 or node.keywords or any(
+                    n.attr in _statement_names(node, st) for st in node.body):
+                return False
+            seen.add(id(node))
+            for base in node.bases:
+                if not isinstance(base, ast.Name):
+                    return False
+                if base.id in module.defs:
+                    todo.append(module.defs[base.id])
+                elif not (base.id == "object" and not module.bindings["object"]) and not (
+                        pyinterfere.from_abc(base.id, module.tree)):
+                    return False
+    return True
+
+
+def _self_types(tree: ast.Module) -> dict[int, str]:
+    """The name ``type`` in ``type(self)``, and ``self.__class__``, in a method of a class
+    of the module (``self`` its first parameter, never rebound; not a static or class
+    method), by node, with the class's name: that object is an instance of the class."""
+    found: dict[int, str] = {}
+    for cls in _module_classes(tree).values():
+        for node in cls:
+            for fn in node.body:
+                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or any(
+                        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                        for d in fn.decorator_list):
+                    continue
+                first = [*fn.args.posonlyargs, *fn.args.args][:1]
+                if not first:
+                    continue
+                me = first[0].arg
+                if any(isinstance(w, ast.Name) and w.id == me and not isinstance(
+                        w.ctx, ast.Load) for w in ast.walk(fn)) or any(
+                        isinstance(w, ast.Global | ast.Nonlocal) and me in w.names
+                        for w in ast.walk(fn)) or any(
+                        isinstance(w, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                        and me in {p.arg for p in _params(w.args)}
+                        for w in ast.walk(fn) if w is not fn):
+                    continue
+                for w in ast.walk(fn):
+                    if isinstance(w, ast.Call) and isinstance(w.func, ast.Name) and (
+                            w.func.id == "type") and len(w.args) == 1 and not w.keywords and (
+                            isinstance(w.args[0], ast.Name) and w.args[0].id == me):
+                        found[id(w.func)] = node.name
+                    elif isinstance(w, ast.Attribute) and w.attr == "__class__" and isinstance(
+                            w.value, ast.Name) and w.value.id == me:
+                        found[id(w)] = node.name
+    return found
+
+
+def _local_names(tree: ast.Module, name: str) -> set[int]:
+    """The nodes of the name ``name`` in functions that bind it themselves (a parameter, a
+    variable) and declare nothing `global` or `nonlocal`, with the functions nested in
+    them: there it is no builtin."""
+    found: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and name in _own_locals(fn):
+            found |= {id(w) for w in ast.walk(fn) if isinstance(w, ast.Name) and w.id == name}
+    return found
+
+
+def _derives(pair: _Pair, classes: set[str], base: str) -> bool:
+    """Whether ``base`` is one of ``classes`` or a class of the module a class of them
+    derives from, in either version (through bases that are names of the module)."""
+    for module in (pair.a, pair.b):
+        todo, seen = list(classes), set[str]()
+        while todo:
+            name = todo.pop()
+            if name == base:
+                return True
+            if name in seen or len(seen) > 100:
+                continue
+            seen.add(name)
+            for node in _module_classes(module.tree).get(name, []):
+                todo += [b.id if isinstance(b, ast.Name) else base for b in node.bases]
+    return False
+
+
+def _stores_type(tree: ast.Module) -> bool:
+    """Whether the module may store the builtin ``type`` somewhere: a load of the name
+    ``type`` that is not the function of a call, an operand of a comparison (``x is
+    type``), a base of a class or part of an annotation never evaluated, outside functions
+    that bind ``type`` themselves (a parameter named so)."""
+    postponed = _future_annotations(tree)
+    used = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            used.add(id(n.func))
+        elif isinstance(n, ast.Compare):
+            used |= {id(x) for x in (n.left, *n.comparators)}
+        elif isinstance(n, ast.ClassDef):
+            used |= {id(b) for b in n.bases}
+        if postponed:
+            used |= {id(w) for w in _annotation_nodes(n)}
+
+    def loads(nodes: list[ast.AST]) -> Iterator[ast.Name]:
+        for part in nodes:
+            for w in ast.walk(part):
+                if isinstance(w, ast.Name) and w.id == "type" and isinstance(
+                        w.ctx, ast.Load) and id(w) not in used:
+                    yield w
+
+    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef
+                                                         | ast.Lambda)]
+    inner = {id(w) for f in functions for w in ast.walk(f)}
+    if any(id(w) not in inner for w in loads([tree])):
+        return True  # (at module or class level)
+    for f in functions:
+        own = {p.arg for p in _params(f.args)}
+        if not isinstance(f, ast.Lambda):
+            own |= _own_locals(f) or {"?"}
+        if "type" not in own and any(loads(list(ast.iter_child_nodes(f)))):
+            return True
+    return False
 
 
 def _mangled(owner: str, name: str) -> str:
@@ -2422,8 +2646,10 @@ _EXPECT = "relational.txt"
 
 # Runs in the sandbox child: every tool is taken before the module under review runs.
 _SCRIPT = """
-import builtins, importlib, importlib.util, os, sys, types
+import abc, builtins, importlib, importlib.util, os, sys, types
 _pristine = dict(vars(builtins))
+_ABCMeta, _ABC, _sorted = abc.ABCMeta, abc.ABC, sorted
+_abc_dump = getattr(abc, "_get_dump", None)
 _type, _repr, _vars, _write, _tuple, _dict = type, repr, vars, os.write, tuple, dict
 _hex, _getattr, _str, _len, _import = hex, getattr, str, len, importlib.import_module
 _id = id
@@ -2627,15 +2853,23 @@ def _deep(v, skip, seen, depth=0):
                 [_deep(f, skip, seen, depth + 1) for f in (v.fget, v.fset, v.fdel)],
                 _shown(v.__doc__), _deep(own, skip, seen, depth + 1))
     if isinstance(v, type):
-        if t is not type:
+        if v is _ABC:
+            return "<type abc.ABC>"
+        if t is not type and t is not _ABCMeta:
             return "<a class with a metaclass>"
+        if t is _ABCMeta and (_abc_dump is None or _len(_abc_dump(v)[0])):
+            return "<an abstract class with registered classes>"  # (`isinstance` sees them)
         if v.__module__ != _globals.get("__name__"):
             if v.__module__ == "builtins" and _pristine.get(v.__qualname__) is v:
                 return "<type builtins." + v.__qualname__ + ">"
             return "<a class of another module>"
-        left = [(k, x) for k, x in _vars(v).items() if (_id(v), k) not in _excluded]
+        # `ABCMeta` keeps a cache of its own (`_abc_impl`) and which names are abstract.
+        left = [(k, x) for k, x in _vars(v).items() if (_id(v), k) not in _excluded
+                and not (t is _ABCMeta and k == "_abc_impl")]
         return ("class", v.__qualname__, [_deep(b, skip, seen, depth + 1) for b in v.__bases__],
-                [(k, _deep(x, skip, seen, depth + 1)) for k, x in left])
+                [(k, "abstract " + _repr(_sorted(x)) if t is _ABCMeta
+                  and k == "__abstractmethods__" else _deep(x, skip, seen, depth + 1))
+                 for k, x in left])
     if t.__module__ == "builtins" and t.__qualname__ == "builtin_function_or_method":
         return "<builtin " + _str(v.__module__) + "." + _str(v.__qualname__) + ">"
     return "<an object of another type>"
@@ -2643,7 +2877,8 @@ def _deep(v, skip, seen, depth=0):
 def _comparable(fp):
     # Builtin types and builtin functions are named the same in both versions.
     if _type(fp) is str:
-        return not fp.startswith("<") or fp.startswith(("<type builtins.", "<builtin "))
+        return not fp.startswith("<") or fp.startswith(("<type builtins.", "<builtin ",
+                                                         "<type abc.ABC>"))
     if _type(fp) in (_tuple, list):
         return all(_comparable(x) for x in fp)
     return True
