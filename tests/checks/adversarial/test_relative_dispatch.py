@@ -154,3 +154,34 @@ def test_what_an_inherited_method_reaches_is_a_real_difference(shape: str) -> No
         exec(text, space)  # our own test text
         seen.append(space["f"](space["E"](), 1))  # type: ignore[operator]
     assert seen[0] != seen[1]
+
+
+# Another module of the package, which the function calls, calls the changed method on the
+# object it is handed, or makes an object of a class whose constructor changed: reached,
+# though this module never names them.
+PACKAGED = {
+    "an-attribute": (
+        "from pkg.b import helper\n\n\nclass C:\n    def m(self):\n        return {}\n\n\n"
+        "def f():\n{f}", ("    x = C()\n    return helper(x)\n", "    return helper(C())\n"),
+        "def helper(o):\n    return o.m()\n"),
+    "a-constructor": (
+        "from pkg.b import make\n\n\nclass C:\n    def __init__(self):\n        self.v = {}"
+        "\n\n\ndef f(o):\n{f}", ("    x = make()\n    return x.v\n", "    return make().v\n"),
+        "def make():\n    from pkg.mod import C\n    return C()\n"),
+}
+
+
+@pytest.mark.parametrize("elsewhere", sorted(PACKAGED))
+def test_a_member_another_module_of_the_package_names_is_reached(elsewhere: str) -> None:
+    from veribot.checks.project.package import Package, PairContext
+
+    shape, body, helper = PACKAGED[elsewhere]
+    before, after = shape.format(1, f=body[0]), shape.format(2, f=body[1])
+    files = (("pkg/__init__.py", ""), ("pkg/b.py", helper))
+    package = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files)
+    result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(package, package))
+    assert result.verdict is not Verdict.VERIFIED, result
+    # Alone (no package around it), the assumption says what it cannot see.
+    alone = check_pair(before, after, "f", budget=BUDGET)
+    assert alone.verdict is not Verdict.VERIFIED or any(
+        "code outside the module" in a for a in alone.assumptions), alone.assumptions

@@ -52,6 +52,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import logging
 import posixpath
 import re
@@ -2394,6 +2395,17 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                                   f"`{cls}` changed other than as a method both versions "
                                   "define")
                 pair.relative.add(f"{cls}.{reached}")
+    # Other modules of the package, which the code may call (or be handed objects by):
+    # a member they name is reached as if this module named it.
+    elsewhere = _package_words(pair)
+    for cls, changed in sorted(members.items()):
+        for m in sorted(changed):
+            if f"{cls}.{m}" in pair.relative or not {m, _mangled(cls, m)} & elsewhere:
+                continue
+            if m not in pair.kept[cls]:
+                raise Refused(f"another module of the package names `{m}`, which the class "
+                              f"`{cls}` changed other than as a method both versions define")
+            pair.relative.add(f"{cls}.{m}")
     protocol = every & _PROTOCOL_NAMES
     if protocol:
         raise Refused(f"`{sorted(protocol)[0]}` changed in a class, which Python calls "
@@ -2401,11 +2413,52 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
     for cls, changed in sorted(members.items()):
         unreached = {m for m in changed if f"{cls}.{m}" not in pair.relative}
         if unreached:
+            where = ("no code it runs of this module names them, nor does other code of "
+                     "the package, and code outside the package" if _in_package(pair) else
+                     "no code it runs of this module names them, and code outside the module")
             notes.append(f"the class `{cls}` differs in {_listed(unreached)}, which the "
-                         "method cannot reach: no code it runs of this module names them, "
-                         "and code outside the module does not call them on the objects it "
-                         "is given")
+                         f"method cannot reach: {where} does not call them on the objects "
+                         "it is given")
     return notes
+
+
+def _in_package(pair: _Pair) -> bool:
+    return pair.a.package is not None and pair.b.package is not None
+
+
+def _package_words(pair: _Pair) -> set[str]:
+    """The words of the other modules of the package, in either revision (``_file_words``).
+    """
+    found: set[str] = set()
+    for module in (pair.a, pair.b):
+        if module.package is not None:
+            for path, text in module.package.files:
+                if path.endswith(".py"):
+                    found |= _file_words(text)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_words(text: str) -> frozenset[str]:
+    """Every name, attribute, imported name and word of a string (but docstrings) in a
+    module's text; every word of it where it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(_WORD.findall(text))
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)
+            and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+    words: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.alias):
+            words.update(_WORD.findall(f"{n.name} {n.asname or ''}"))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            words.update(_WORD.findall(n.value))
+        else:
+            word = _word(n)
+            if word is not None:
+                words.add(word)
+    return frozenset(words)
 
 
 def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
@@ -2427,6 +2480,10 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
     own_type = {**_self_types(pair.a.tree), **_self_types(pair.b.tree)}
     local = _local_names(pair.a.tree, "type") | _local_names(pair.b.tree, "type")
     postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
+    named = sorted(made_by & _package_words(pair))
+    if named:
+        raise Refused(f"the class `{named[0]}` changed {_listed(pair.made)}, and another "
+                      "module of the package names it (it may make an object of it)")
     for part in code:
         notes = {id(w) for n in ast.walk(part) for w in _annotation_nodes(n)} if (
             postponed) else set()
@@ -2448,7 +2505,8 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
                 raise Refused(f"the class `{n.id}` changed {_listed(pair.made)}, and "
                               "code the function reaches names it (it may make an "
                               "object of it)")
-    return [f"the constructor of the class `{cls}` changed: code outside the module does "
+    outside = "the package" if _in_package(pair) else "the module"
+    return [f"the constructor of the class `{cls}` changed: code outside {outside} does "
             "not make objects of it from the objects it is given"
             for cls in sorted(pair.constructed)]
 
