@@ -2962,6 +2962,14 @@ if _globals is not None:
             _problems.append(f"the class `{_key}` holds objects that cannot be compared")
         else:
             _prints["class " + _key] = _repr(_fpc)
+    # Which classes of the module are abstract, and in what: `ABCMeta` decides it by names
+    # alone (a method a mixin adds makes a subclass concrete), whoever defines them.
+    for _key in _sorted(_globals):
+        _v = _globals[_key]
+        if isinstance(_v, _ABCMeta) and _getattr(_v, "__module__", None) == _globals.get(
+                "__name__"):
+            _prints["abstract " + _str(_key)] = _repr(_sorted(
+                _getattr(_v, "__abstractmethods__", ())))
 
 if _globals is not None:
     _qual, _line = _expect["entry"]
