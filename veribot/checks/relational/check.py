@@ -2014,7 +2014,8 @@ def _class_annotations_unread(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -
     that reads annotations (``noise.signatures_unread``, ``_READS_ANNOTATIONS``) or a
     whole namespace (``vars(C)`` holds ``__annotations__``). ``dir`` lists names only: it
     sees the annotations only where one version has some and the other none."""
-    noted = [any(isinstance(s, ast.AnnAssign) for s in d.body) for d in (da, db)]
+    # (the compiler makes `__annotations__` for an annotation anywhere in the body)
+    noted = [any(isinstance(n, ast.AnnAssign) for n in _class_level(d)) for d in (da, db)]
     if da.decorator_list or da.keywords:
         raise Refused(f"the class `{da.name}` is decorated or has keywords, and its "
                       "annotations changed")
@@ -2513,14 +2514,17 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
 
 def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
     """Whether ``n``, an attribute named like a way to make an object from another, cannot
-    make an object of ``classes``. ``o.type`` is no builtin `type` where neither module
-    stores that builtin as a value (a parameter named `type` is no builtin). ``o.copy`` and
+    make an object of ``classes``. ``o.type`` is no builtin `type` where neither module,
+    nor another of the package, stores that builtin as a value (a parameter named `type`
+    is no builtin). ``o.copy`` and
     ``o.replace`` where ``o`` is no name of a module (not ``copy.copy`` or
     ``dataclasses.replace``) cannot where no class of theirs (in either version) has a
     member of that name and all their bases are classes of the module, ``object`` or
     ``abc``'s ``ABC`` (``str.replace`` makes a string)."""
     if isinstance(n, ast.Attribute) and n.attr == "type":
-        return not any(_stores_type(module.tree) for module in (pair.a, pair.b))
+        return not any(_stores_type(module.tree) for module in (pair.a, pair.b)) and not any(
+            _text_stores_type(text) for module in (pair.a, pair.b) if module.package
+            for path, text in module.package.files if path.endswith(".py"))
     if not isinstance(n, ast.Attribute) or n.attr not in ("copy", "deepcopy", "replace"):
         return False
     if isinstance(n.value, ast.Name) and any(
@@ -2610,6 +2614,16 @@ def _derives(pair: _Pair, classes: set[str], base: str) -> bool:
             for node in _module_classes(module.tree).get(name, []):
                 todo += [b.id if isinstance(b, ast.Name) else base for b in node.bases]
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_stores_type(text: str) -> bool:
+    """``_stores_type`` of another module of the package, by its text (True where it does
+    not parse)."""
+    try:
+        return _stores_type(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
 
 
 def _stores_type(tree: ast.Module) -> bool:
