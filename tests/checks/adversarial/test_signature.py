@@ -34,6 +34,9 @@ REFUTED: list[tuple[str, str, str, str]] = [
      _fn("b: int, a: int", "return a - b"), "f(1, 0)"),
     ("default-1-became-True", _fn("k: int = 1", "return k"), _fn("k: int = True", "return k"),
      "f()"),
+    # No annotation: values of common kinds are tried (more-itertools 87e5c5b).
+    ("renamed-unannotated", _fn("xs, pred=bool", "return sum(map(pred, xs))"),
+     _fn("xs, predicate=bool", "return sum(map(predicate, xs))"), "pred="),
     ("gained-kwargs", _fn("x: int", "return x"), _fn("x: int, **kw: int", "return x"),
      "f(1, extra=0)"),
     ("fresh-list-became-shared", _fn(

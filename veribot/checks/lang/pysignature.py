@@ -275,6 +275,11 @@ def samples(t: PyType) -> tuple[str, ...]:
     return _SAMPLES.get(type(t), ())
 
 
+# Values for a parameter of no known type: an empty and a short iterable, a number, a
+# string and None.
+_ANY_SAMPLES = ("[]", "[1, 0]", "0", "'a'", "None")
+
+
 def calls_showing(
     a: Signature, b: Signature, types: Mapping[str, PyType], limit: int = 48
 ) -> list[list[str]]:
@@ -282,8 +287,10 @@ def calls_showing(
 
     For each version's signature: every parameter by position where it may be, every one
     by keyword, only the required ones, and each defaulted one left out in turn; values
-    are drawn from the parameter types' samples and from the other version's defaults.
-    A parameter whose type gives no samples and has no default makes no calls.
+    are drawn from the parameter types' samples and from the other version's defaults. A
+    parameter of no known type and no default takes values of common kinds
+    (``_ANY_SAMPLES``): a call that passes it by a name only one version has shows the
+    rename whatever the value (`quantify(xs, pred=bool)` after `pred` became `predicate`).
     """
     values: dict[str, list[str]] = {}
     for sig in (a, b):
@@ -294,6 +301,9 @@ def calls_showing(
                     pool.append(text)
             if p.default is not None and p.default.known and p.default.text not in pool:
                 pool.append(repr(p.default.value))
+    for pool in values.values():
+        if not pool:
+            pool.extend(_ANY_SAMPLES)
     calls: list[list[str]] = []
     for round_ in range(4):
         for sig in (a, b):
