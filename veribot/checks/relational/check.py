@@ -2424,13 +2424,17 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
 
 
 def _in_package(pair: _Pair) -> bool:
-    return pair.a.package is not None and pair.b.package is not None
+    """Whether the code the entry runs reads objects of the project's other modules (whose
+    code may then run as part of it)."""
+    return pair.internal and pair.a.package is not None and pair.b.package is not None
 
 
 def _package_words(pair: _Pair) -> set[str]:
-    """The words of the other modules of the package, in either revision (``_file_words``).
-    """
+    """The words of the other modules of the package, in either revision (``_file_words``),
+    where the code the entry runs reads objects of them (``_in_package``): none else."""
     found: set[str] = set()
+    if not _in_package(pair):
+        return found
     for module in (pair.a, pair.b):
         if module.package is not None:
             for path, text in module.package.files:
