@@ -86,6 +86,13 @@ NOT_VERIFIED = [
      "class H:\n    def fresh(self):\n        return type(self)()\n"
      + E.format(1, 1, 2).replace("class E:", "class E(H):")
      + "def f(o, x):\n    return o.fresh().v + x\n", "f"),
+    # `type(self)` in a method of a class unrelated to `E`: called through the class,
+    # `H.fresh(o)`, `self` is any object.
+    ("a-constructor-and-type-of-self-called-through-the-class",
+     "class H:\n    def fresh(self):\n        return type(self)()\n" + E.format(1, 1, 1)
+     + "def f(o, x):\n    y = x\n    return H.fresh(o).v + y\n",
+     "class H:\n    def fresh(self):\n        return type(self)()\n" + E.format(1, 1, 2)
+     + "def f(o, x):\n    return H.fresh(o).v + x\n", "f"),
     # A method named `replace` of the class itself may make one.
     ("a-constructor-and-a-replace-method",
      E.format(1, 1, 1) + "    def replace(self):\n        return E()\n"
@@ -117,17 +124,16 @@ VERIFIED = [
      "class E:\n    k = 1\n    def size(self):\n        return self.k\n" + F_A,
      "class E:\n    k = 2\n    def size(self):\n        return self.k\n" + F_B, "`E`"),
     # `x.replace` on a string, `o.type` (an attribute: the module never stores the
-    # builtin `type`), a parameter named `type`, `type(self)` in a class no changed one
-    # derives from, and a class's name read: none makes an `E`.
+    # builtin `type`), a parameter named `type`, and a class's name read: none makes an `E`.
     ("a-constructor-and-words-that-make-no-object",
-     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     "class H:\n"
      "    def label(self):\n        return type(self).__name__ + self.__class__.__qualname__\n"
      + E.format(1, 1, 1) + "def f(o, x, type=None):\n    y = x\n"
-     "    return o.go(y.replace('a', 'b'), type, o.type, H().fresh().label())\n",
-     "class H:\n    def fresh(self):\n        return type(self)()\n"
+     "    return o.go(y.replace('a', 'b'), type, o.type, H().label())\n",
+     "class H:\n"
      "    def label(self):\n        return type(self).__name__ + self.__class__.__qualname__\n"
      + E.format(1, 1, 2) + "def f(o, x, type=None):\n"
-     "    return o.go(x.replace('a', 'b'), type, o.type, H().fresh().label())\n", "`E`"),
+     "    return o.go(x.replace('a', 'b'), type, o.type, H().label())\n", "`E`"),
     # `class E(object)` is `class E`: nothing to say.
     ("object-base-dropped", "class E(object):\n    pass\n" + F_A,
      "class E:\n    pass\n" + F_B, ""),
@@ -144,7 +150,8 @@ def test_a_changed_class_the_function_cannot_reach_keeps_the_proof(
 
 
 @pytest.mark.parametrize("shape", ["reached-through-an-inherited-method",
-                                   "a-constructor-and-type-of-self-in-a-base"])
+                                   "a-constructor-and-type-of-self-in-a-base",
+                                   "a-constructor-and-type-of-self-called-through-the-class"])
 def test_what_an_inherited_method_reaches_is_a_real_difference(shape: str) -> None:
     # Run: `f(E(), 1)` is 1 before and 2 after (the base's method runs the changed code).
     before, after, _ = next(c[1:] for c in NOT_VERIFIED if c[0] == shape)

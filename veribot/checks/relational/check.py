@@ -2482,7 +2482,6 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
                         isinstance(b, ast.Name) and b.id in made_by for b in node.bases):
                     made_by.add(node.name)
                     grew = True
-    own_type = {**_self_types(pair.a.tree), **_self_types(pair.b.tree)}
     local = _local_names(pair.a.tree, "type") | _local_names(pair.b.tree, "type")
     postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
     named = sorted(made_by & _package_words(pair))
@@ -2500,8 +2499,6 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
             word = _word(n)
             if id(n) in notes or id(n) in local:
                 continue  # (never evaluated; a parameter or variable named `type`)
-            if id(n) in own_type and not _derives(pair, made_by, own_type[id(n)]):
-                continue  # `type(self)` in a method of a class no changed one derives from
             if word in _MAKES_FROM_OBJECTS and not _makes_nothing(pair, made_by, n):
                 raise Refused(f"a class changed {_listed(pair.made)}, and code the "
                               f"function reaches uses `{word}` (it may make an object "
@@ -2522,15 +2519,19 @@ def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
     nor another of the package, stores that builtin as a value (a parameter named `type`
     is no builtin). ``o.copy`` and
     ``o.replace`` where ``o`` is no name of a module (not ``copy.copy`` or
-    ``dataclasses.replace``) cannot where no class of theirs (in either version) has a
-    member of that name and all their bases are classes of the module, ``object`` or
-    ``abc``'s ``ABC`` (``str.replace`` makes a string)."""
+    ``dataclasses.replace``) and the module imports neither, cannot where no class of
+    theirs (in either version) has a member of that name and all their bases are classes
+    of the module, ``object`` or ``abc``'s ``ABC`` (``str.replace`` makes a string).
+    (``type(self)()`` in a method counts: ``K.method(o)`` passes any object as ``self``.)"""
     if isinstance(n, ast.Attribute) and n.attr == "type":
         return not any(_stores_type(module.tree) for module in (pair.a, pair.b)) and not any(
             _text_stores_type(text) for module in (pair.a, pair.b) if module.package
             for path, text in module.package.files if path.endswith(".py"))
     if not isinstance(n, ast.Attribute) or n.attr not in ("copy", "deepcopy", "replace"):
         return False
+    if any(isinstance(a, ast.alias) and {"copy", "dataclasses"} & set(a.name.split("."))
+           for module in (pair.a, pair.b) for a in ast.walk(module.tree)):
+        return False  # (the module may keep `copy` or `dataclasses` in an attribute)
     if isinstance(n.value, ast.Name) and any(
             module.bindings[n.value.id] and n.value.id not in module.defs
             for module in (pair.a, pair.b)):
@@ -2557,41 +2558,6 @@ def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
     return True
 
 
-def _self_types(tree: ast.Module) -> dict[int, str]:
-    """The name ``type`` in ``type(self)``, and ``self.__class__``, in a method of a class
-    of the module (``self`` its first parameter, never rebound; not a static or class
-    method), by node, with the class's name: that object is an instance of the class."""
-    found: dict[int, str] = {}
-    for cls in _module_classes(tree).values():
-        for node in cls:
-            for fn in node.body:
-                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or any(
-                        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                        for d in fn.decorator_list):
-                    continue
-                first = [*fn.args.posonlyargs, *fn.args.args][:1]
-                if not first:
-                    continue
-                me = first[0].arg
-                if any(isinstance(w, ast.Name) and w.id == me and not isinstance(
-                        w.ctx, ast.Load) for w in ast.walk(fn)) or any(
-                        isinstance(w, ast.Global | ast.Nonlocal) and me in w.names
-                        for w in ast.walk(fn)) or any(
-                        isinstance(w, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-                        and me in {p.arg for p in _params(w.args)}
-                        for w in ast.walk(fn) if w is not fn):
-                    continue
-                for w in ast.walk(fn):
-                    if isinstance(w, ast.Call) and isinstance(w.func, ast.Name) and (
-                            w.func.id == "type") and len(w.args) == 1 and not w.keywords and (
-                            isinstance(w.args[0], ast.Name) and w.args[0].id == me):
-                        found[id(w.func)] = node.name
-                    elif isinstance(w, ast.Attribute) and w.attr == "__class__" and isinstance(
-                            w.value, ast.Name) and w.value.id == me:
-                        found[id(w)] = node.name
-    return found
-
-
 def _local_names(tree: ast.Module, name: str) -> set[int]:
     """The nodes of the name ``name`` in functions that bind it themselves (a parameter, a
     variable) and declare nothing `global` or `nonlocal`, with the functions nested in
@@ -2601,23 +2567,6 @@ def _local_names(tree: ast.Module, name: str) -> set[int]:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and name in _own_locals(fn):
             found |= {id(w) for w in ast.walk(fn) if isinstance(w, ast.Name) and w.id == name}
     return found
-
-
-def _derives(pair: _Pair, classes: set[str], base: str) -> bool:
-    """Whether ``base`` is one of ``classes`` or a class of the module a class of them
-    derives from, in either version (through bases that are names of the module)."""
-    for module in (pair.a, pair.b):
-        todo, seen = list(classes), set[str]()
-        while todo:
-            name = todo.pop()
-            if name == base:
-                return True
-            if name in seen or len(seen) > 100:
-                continue
-            seen.add(name)
-            for node in _module_classes(module.tree).get(name, []):
-                todo += [b.id if isinstance(b, ast.Name) else base for b in node.bases]
-    return False
 
 
 @functools.lru_cache(maxsize=1024)
