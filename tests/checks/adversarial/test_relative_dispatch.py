@@ -192,3 +192,19 @@ def test_a_member_another_module_of_the_package_names_is_reached(elsewhere: str)
     alone = check_pair(before, after, "f", budget=BUDGET)
     assert alone.verdict is not Verdict.VERIFIED or any(
         "code outside the module" in a for a in alone.assumptions), alone.assumptions
+
+
+def test_modules_the_size_caps_left_unread_may_name_any_member() -> None:
+    from veribot.checks.project.package import Package, PairContext
+
+    shape, body, _ = PACKAGED["an-attribute"]
+    before, after = shape.format(1, f=body[0]), shape.format(2, f=body[1])
+    # `helper` here never calls `m`: only what was left out might.
+    files = (("pkg/__init__.py", ""), ("pkg/b.py", "def helper(o):\n    return o\n"))
+    read = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files)
+    capped = Package(module="pkg.mod", path="pkg/mod.py", root="", files=files, left_out=1)
+    result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(read, read))
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert any("nor does other code of the package" in a for a in result.assumptions)
+    result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(capped, capped))
+    assert result.verdict is not Verdict.VERIFIED, result

@@ -2401,10 +2401,12 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
     elsewhere = _package_words(pair)
     for cls, changed in sorted(members.items()):
         for m in sorted(changed):
-            if f"{cls}.{m}" in pair.relative or not {m, _mangled(cls, m)} & elsewhere:
+            if f"{cls}.{m}" in pair.relative or (
+                    elsewhere is not None and not {m, _mangled(cls, m)} & elsewhere):
                 continue
             if m not in pair.kept[cls]:
-                raise Refused(f"another module of the package names `{m}`, which the class "
+                names = _NAMES if elsewhere is None else "names"
+                raise Refused(f"another module of the package {names} `{m}`, which the class "
                               f"`{cls}` changed other than as a method both versions define")
             pair.relative.add(f"{cls}.{m}")
     protocol = every & _PROTOCOL_NAMES
@@ -2429,13 +2431,20 @@ def _in_package(pair: _Pair) -> bool:
     return pair.internal and pair.a.package is not None and pair.b.package is not None
 
 
-def _package_words(pair: _Pair) -> set[str]:
+# What is said of a module of the package that the size caps left unread.
+_NAMES = "(one the size caps left unread) may name"
+
+
+def _package_words(pair: _Pair) -> set[str] | None:
     """The words of the other modules of the package, in either revision (``_file_words``),
-    where the code the entry runs reads objects of them (``_in_package``): none else."""
+    where the code the entry runs reads objects of them (``_in_package``): none else; None
+    (any word) where the size caps left some of them out."""
     found: set[str] = set()
     if not _in_package(pair):
         return found
     for module in (pair.a, pair.b):
+        if module.package is not None and module.package.left_out:
+            return None
         if module.package is not None:
             for path, text in module.package.files:
                 if path.endswith(".py"):
@@ -2484,10 +2493,12 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
                     grew = True
     local = _local_names(pair.a.tree, "type") | _local_names(pair.b.tree, "type")
     postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
-    named = sorted(made_by & _package_words(pair))
+    elsewhere = _package_words(pair)
+    named = sorted(made_by if elsewhere is None else made_by & elsewhere)
     if named:
         raise Refused(f"the class `{named[0]}` changed {_listed(pair.made)}, and another "
-                      "module of the package names it (it may make an object of it)")
+                      f"module of the package {_NAMES if elsewhere is None else 'names'} it "
+                      "(it may make an object of it)")
     for part in code:
         notes = {id(w) for n in ast.walk(part) for w in _annotation_nodes(n)} if (
             postponed) else set()
