@@ -99,6 +99,8 @@ class Behaviour:
     # For a method: the state of the object it was called on, as the constructor built it
     # (before the call). Objects built differently are no input of the method.
     built: object = None
+    # The module itself failed while it was imported: the call was never made.
+    at_import: bool = False
 
     def describe(self) -> str:
         if self.kind is BehaviourKind.RETURNED:

@@ -159,3 +159,12 @@ def test_asserts_are_an_assumption() -> None:
     plain = check_pair(_fn("x: int", "return x"), _fn("x: int", "return +x"), "f",
                        budget=BUDGET)
     assert not any("assert" in a for a in plain.assumptions)
+
+
+def test_a_module_that_fails_when_imported_refutes_nothing() -> None:
+    # The before module raises while it is imported (toolz 85326bd's parent, a circular
+    # import): the function was never called, so no call shows a difference of it.
+    before = _fn("xs, pred=bool", "return sum(map(pred, xs))") + "_broken = undefined_name\n"
+    after = _fn("xs, pred=bool", "return sum(map(pred, xs))") + "_fine = 1\n"
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.REFUTED, result.detail

@@ -63,6 +63,7 @@ for what the static reading already rules out being staged (``lang.pyinterfere``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -608,7 +609,7 @@ def run_calls(
             for message in out.messages:
                 kind = message.get("t")
                 if kind == "import-failed":
-                    failed = _behaviour(message.get("b"))
+                    failed = dataclasses.replace(_behaviour(message.get("b")), at_import=True)
                     for i in range(next_index, len(results)):
                         results[i] = failed
                     return [r for r in results if r is not None]

@@ -159,6 +159,11 @@ def compare(a: Behaviour, b: Behaviour) -> Comparison:
     missing = _import_failure(a, b)
     if missing is not None:
         return Comparison(False, undecided=missing, reason=Reason.SANDBOX_LIMIT)
+    for x, name in ((a, "before"), (b, "after")):
+        if x.at_import:  # (the function was never called)
+            return Comparison(False, undecided=f"the {name} version's module {x.describe()} "
+                              "when it is imported, so the function was never called",
+                              reason=Reason.IMPORT_FAILED)
     return found
 
 
