@@ -2135,9 +2135,9 @@ def _class_delta(pair: _Pair, da: ast.ClassDef,
 # What runs only when an object of the class is made: reached by code that names the class
 # (then it is a class the entry reads), or makes one from an object it has (`type(o)()`).
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
-# Code that makes an object from another object's class.
 # Attributes of a class that read its name only.
 _CLASS_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
+# Code that makes an object from another object's class.
 _MAKES_FROM_OBJECTS = {"type", "__class__", "copy", "deepcopy", "replace", "__reduce__",
                        "__reduce_ex__", "__copy__", "__deepcopy__"}
 
@@ -2528,11 +2528,11 @@ def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
     """Whether ``n``, an attribute named like a way to make an object from another, cannot
     make an object of ``classes``. ``o.type`` is no builtin `type` where neither module,
     nor another of the package, stores that builtin as a value (a parameter named `type`
-    is no builtin). ``o.copy`` and
-    ``o.replace`` where ``o`` is no name of a module (not ``copy.copy`` or
-    ``dataclasses.replace``) and the module imports neither, cannot where no class of
-    theirs (in either version) has a member of that name and all their bases are classes
-    of the module, ``object`` or ``abc``'s ``ABC`` (``str.replace`` makes a string).
+    is no builtin). ``o.copy`` and ``o.replace`` where ``o`` is no name of a module (not
+    ``copy.copy`` or ``dataclasses.replace``) and the module imports neither, cannot where
+    no class of theirs (in either version) has a member of that name and all their bases
+    are classes of the module, ``object`` or ``abc``'s ``ABC`` (``str.replace`` makes a
+    string).
     (``type(self)()`` in a method counts: ``K.method(o)`` passes any object as ``self``.)"""
     if isinstance(n, ast.Attribute) and n.attr == "type":
         return not any(_stores_type(module.tree) for module in (pair.a, pair.b)) and not any(
@@ -2552,8 +2552,9 @@ def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
         seen: set[int] = set()
         while todo:
             node = todo.pop()
-            if node is None or id(node) in seen:
+            if node is not None and id(node) in seen:
                 continue
+            # (a class not bound once at module level is not known)
             if not isinstance(node, ast.ClassDef) or len(seen) > 50 or node.keywords or any(
                     n.attr in _statement_names(node, st) for st in node.body):
                 return False
