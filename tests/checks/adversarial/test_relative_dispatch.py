@@ -93,6 +93,12 @@ NOT_VERIFIED = [
      + "def f(o, x):\n    y = x\n    return H.fresh(o).v + y\n",
      "class H:\n    def fresh(self):\n        return type(self)()\n" + E.format(1, 1, 2)
      + "def f(o, x):\n    return H.fresh(o).v + x\n", "f"),
+    # `builtins.type` is the builtin, though no name `type` is stored anywhere.
+    ("a-constructor-and-the-builtins-type",
+     "import builtins\n" + E.format(1, 1, 1)
+     + "def f(o, x):\n    y = x\n    return builtins.type(o)().v + y\n",
+     "import builtins\n" + E.format(1, 1, 2)
+     + "def f(o, x):\n    return builtins.type(o)().v + x\n", "f"),
     # A method named `replace` of the class itself may make one.
     ("a-constructor-and-a-replace-method",
      E.format(1, 1, 1) + "    def replace(self):\n        return E()\n"

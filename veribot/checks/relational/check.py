@@ -2039,9 +2039,7 @@ def _class_annotations_unread(pair: _Pair, da: ast.ClassDef, db: ast.ClassDef) -
                               f"the module uses `{word}`")
     # `vars` and `dir` are builtins, no attributes: a string names them only for code that
     # can fetch a builtin by name (``_REACHES_BUILTINS``); "env vars" in prose does not.
-    by_name = bool(_REACHES_BUILTINS & (set(texts) | {
-        w for tree in (pair.a.tree, pair.b.tree) for n in ast.walk(tree)
-        for w in [n.name if isinstance(n, ast.alias) else _word(n)] if w is not None}))
+    by_name = _reaches_builtins(pair)
     for w in texts:
         if (w in ("vars", "dir") and not by_name) or (w == "dir" and noted[0] == noted[1]):
             continue
@@ -2454,12 +2452,27 @@ def _package_words(pair: _Pair) -> set[str] | None:
 
 @functools.lru_cache(maxsize=1024)
 def _file_words(text: str) -> frozenset[str]:
-    """Every name, attribute, imported name and word of a string (but docstrings) in a
-    module's text; every word of it where it does not parse."""
+    """``_tree_words`` of a module's text; every word of it where it does not parse."""
     try:
-        tree = ast.parse(text)
+        return _tree_words(ast.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset(_WORD.findall(text))
+
+
+def _reaches_builtins(pair: _Pair) -> bool:
+    """Whether either module, or another of the package, has a word of code that can fetch
+    a builtin by a name it computes, or the module of the builtins (``_REACHES_BUILTINS``:
+    `getattr(builtins, "vars")`, `sys.modules["builtins"].type`)."""
+    if any(_REACHES_BUILTINS & _tree_words(module.tree) for module in (pair.a, pair.b)):
+        return True
+    return any(_REACHES_BUILTINS & _file_words(text) for module in (pair.a, pair.b)
+               if module.package for path, text in module.package.files
+               if path.endswith(".py"))
+
+
+def _tree_words(tree: ast.Module) -> frozenset[str]:
+    """Every name, attribute, imported name and word of a string (but docstrings) in a
+    module."""
     docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)
             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
     words: set[str] = set()
@@ -2528,14 +2541,16 @@ def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
     """Whether ``n``, an attribute named like a way to make an object from another, cannot
     make an object of ``classes``. ``o.type`` is no builtin `type` where neither module,
     nor another of the package, stores that builtin as a value (a parameter named `type`
-    is no builtin). ``o.copy`` and ``o.replace`` where ``o`` is no name of a module (not
-    ``copy.copy`` or ``dataclasses.replace``) and the module imports neither, cannot where
-    no class of theirs (in either version) has a member of that name and all their bases
-    are classes of the module, ``object`` or ``abc``'s ``ABC`` (``str.replace`` makes a
-    string).
-    (``type(self)()`` in a method counts: ``K.method(o)`` passes any object as ``self``.)"""
+    is no builtin) or can reach the module of the builtins. ``o.copy`` and ``o.replace``
+    where ``o`` is no name of a module (not ``copy.copy`` or ``dataclasses.replace``) and
+    the module imports neither, cannot where no class of theirs (in either version) has a
+    member of that name and all their bases are classes of the module, ``object`` or
+    ``abc``'s ``ABC`` (``str.replace`` makes a string). (``type(self)()`` in a method
+    counts: ``K.method(o)`` passes any object as ``self``.)"""
     if isinstance(n, ast.Attribute) and n.attr == "type":
-        return not any(_stores_type(module.tree) for module in (pair.a, pair.b)) and not any(
+        # (`builtins.type`, `sys.modules["builtins"].type` are the builtin)
+        return not _reaches_builtins(pair) and not any(
+            _stores_type(module.tree) for module in (pair.a, pair.b)) and not any(
             _text_stores_type(text) for module in (pair.a, pair.b) if module.package
             for path, text in module.package.files if path.endswith(".py"))
     if not isinstance(n, ast.Attribute) or n.attr not in ("copy", "deepcopy", "replace"):
