@@ -214,3 +214,44 @@ def test_modules_the_size_caps_left_unread_may_name_any_member() -> None:
     assert any("nor does other code of the package" in a for a in result.assumptions)
     result = check_pair(before, after, "f", budget=BUDGET, context=PairContext(capped, capped))
     assert result.verdict is not Verdict.VERIFIED, result
+
+
+# Module-level code after a class may change it: any object the function is handed may be
+# an instance of it, though the class's own code is the same.
+MUTATED = [
+    ("an-attribute-assigned", "class P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}", "P.k = 2\n\n\n",
+     ("    y = o.k\n    return y\n", "    return o.k\n")),
+    ("setattr", "class P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}", "setattr(P, 'k', 2)\n\n\n",
+     ("    y = o.k\n    return y\n", "    return o.k\n")),
+    ("a-virtual-subclass-registered",
+     "from abc import ABC\n\n\nclass P(ABC):\n    pass\n\n\n{stmt}def f(o, x):\n{f}",
+     "P.register(int)\n\n\n", ("    y = isinstance(x, o)\n    return y\n",
+                               "    return isinstance(x, o)\n")),
+]
+
+
+@pytest.mark.parametrize(("shape", "stmt", "body"), [m[1:] for m in MUTATED],
+                         ids=[m[0] for m in MUTATED])
+def test_module_level_code_that_changes_a_class_is_not_unreached(
+        shape: str, stmt: str, body: tuple[str, str]) -> None:
+    before, after = shape.format(stmt="", f=body[0]), shape.format(stmt=stmt, f=body[1])
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+    seen = []
+    for text in (before, after):
+        space: dict[str, object] = {}
+        exec(text, space)  # our own test text
+        args = (space["P"], 3) if "isinstance" in text else (space["P"](),)
+        seen.append(space["f"](*args))  # type: ignore[operator]
+    assert seen[0] != seen[1]
+
+
+def test_module_level_code_that_only_binds_names_keeps_the_proof() -> None:
+    # A type alias, a `TypeVar` and a constant added: they bind names the function never
+    # reads.
+    shape = ("import typing as t\n\n\nclass P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}")
+    stmt = ("T = t.TypeVar('T')\nAlias = t.Optional[P]\nLIMIT = (1, 2)\n__all__ = ['f']\n\n\n")
+    before = shape.format(stmt="", f="    y = o.k\n    return y\n")
+    after = shape.format(stmt=stmt, f="    return o.k\n")
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail

@@ -1281,6 +1281,7 @@ def plan(
     line_b = fn_b.decorator_list[0].lineno if fn_b.decorator_list else fn_b.lineno
     pair.side_a.entry, pair.side_b.entry = (qual, line_a), (qual, line_b)
     _confirm_reads(pair, canon_a.reads, canon_b.reads)
+    _same_effects(pair)
     trusted += _other_classes(pair)
     trusted += _unreached(pair, (fn_a, fn_b))
     if pair.relative:
@@ -1597,6 +1598,60 @@ def _type_variable(stmt: ast.Assign, module: _Module) -> bool:
             if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, *_COMPREHENSIONS)):
                 return False
     return True
+
+
+def _inert(node: ast.AST | None) -> bool:
+    """Whether evaluating ``node`` calls nothing by name: no call, comprehension, lambda,
+    ``await``, ``yield`` or walrus (operators and subscripts on names are let through:
+    `Optional[Foo]`, `A | B`)."""
+    return node is None or not any(
+        isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
+                       ast.YieldFrom, *_COMPREHENSIONS)) for n in ast.walk(node))
+
+
+def _effects(module: _Module, postponed: bool) -> list[tuple[int, str]]:
+    """The module-level statements that may do more than bind names (line, text): all but
+    definitions (compared where the function reads them), imports, the docstring, `if
+    TYPE_CHECKING:` blocks, `TypeVar`s and assignments of inert values to names. A class
+    statement's own header and body are compared with the class; a statement here, such as
+    `P.k = 2` or `P.register(int)`, changes a class of the module after it is made."""
+    found: list[tuple[int, str]] = []
+    for k, stmt in enumerate(module.tree.body):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import
+                      | ast.ImportFrom | ast.Pass):
+            continue
+        if k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.If) and "TYPE_CHECKING" in {
+                _word(w) for w in ast.walk(stmt.test)}:
+            continue
+        names = all(isinstance(n, ast.Name) for t in getattr(stmt, "targets", [])
+                    for n in ([*t.elts] if isinstance(t, ast.Tuple) else [t]))
+        if isinstance(stmt, ast.Assign) and names and (
+                _inert(stmt.value) or _type_variable(stmt, module)):
+            continue
+        if isinstance(stmt, ast.AnnAssign | ast.AugAssign) and isinstance(
+                stmt.target, ast.Name) and _inert(stmt.value) and (
+                postponed or not isinstance(stmt, ast.AnnAssign) or _inert(stmt.annotation)):
+            continue
+        found.append((stmt.lineno, pysource.code_key(stmt)))
+    return found
+
+
+def _same_effects(pair: _Pair) -> None:
+    """Refuse where the module-level statements that may do more than bind names
+    (``_effects``) differ: one may change a class of the module, any object the function is
+    handed may be an instance of it, and the class's own code is the same."""
+    postponed = _future_annotations(pair.a.tree) and _future_annotations(pair.b.tree)
+    effects = [_effects(module, postponed) for module in (pair.a, pair.b)]
+    texts = [[t for _, t in e] for e in effects]
+    if texts[0] != texts[1]:
+        k = next((i for i, (x, y) in enumerate(zip(texts[0], texts[1], strict=False))
+                  if x != y), min(map(len, texts)))
+        which = 1 if k < len(effects[1]) else 0
+        raise Refused(f"module-level code that may do more than bind names changed (line "
+                      f"{effects[which][k][0]} of the {('before', 'after')[which]} version): "
+                      "it may change a class of the module whose objects the function handles")
 
 
 def _header_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
