@@ -249,9 +249,20 @@ def test_module_level_code_that_changes_a_class_is_not_unreached(
 def test_module_level_code_that_only_binds_names_keeps_the_proof() -> None:
     # A type alias, a `TypeVar` and a constant added: they bind names the function never
     # reads.
-    shape = ("import typing as t\n\n\nclass P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}")
-    stmt = ("T = t.TypeVar('T')\nAlias = t.Optional[P]\nLIMIT = (1, 2)\n__all__ = ['f']\n\n\n")
+    shape = ("import sys\nimport typing as t\n\n\nclass P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}")
+    stmt = ("T = t.TypeVar('T')\nAlias = t.Optional[P]\nLIMIT = (1, 2)\n__all__ = ['f']\n"
+            "PYPY = hasattr(sys, 'pypy_version_info')\n\n\n")
     before = shape.format(stmt="", f="    y = o.k\n    return y\n")
     after = shape.format(stmt=stmt, f="    return o.k\n")
     result = check_pair(before, after, "f", budget=BUDGET)
     assert result.verdict is Verdict.VERIFIED, result.detail
+
+
+def test_module_level_code_that_reaches_the_module_by_name_changes_it() -> None:
+    # Only the standard library is named, but `sys.modules[__name__]` is this module.
+    shape = "import sys\n\n\nclass P:\n    k = 1\n\n\n{stmt}def f(o):\n{f}"
+    stmt = "X = setattr(sys.modules[__name__].P, 'k', 2)\n\n\n"
+    before = shape.format(stmt="", f="    y = o.k\n    return y\n")
+    after = shape.format(stmt=stmt, f="    return o.k\n")
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail

@@ -1628,14 +1628,47 @@ def _effects(module: _Module, postponed: bool) -> list[tuple[int, str]]:
         names = all(isinstance(n, ast.Name) for t in getattr(stmt, "targets", [])
                     for n in ([*t.elts] if isinstance(t, ast.Tuple) else [t]))
         if isinstance(stmt, ast.Assign) and names and (
-                _inert(stmt.value) or _type_variable(stmt, module)):
+                _inert(stmt.value) or _type_variable(stmt, module)
+                or _outside_reach(stmt.value, module)):
             continue
         if isinstance(stmt, ast.AnnAssign | ast.AugAssign) and isinstance(
-                stmt.target, ast.Name) and _inert(stmt.value) and (
+                stmt.target, ast.Name) and (
+                _inert(stmt.value) or _outside_reach(stmt.value, module)) and (
                 postponed or not isinstance(stmt, ast.AnnAssign) or _inert(stmt.annotation)):
+            continue
+        if isinstance(stmt, ast.Expr) and _outside_reach(stmt.value, module):
             continue
         found.append((stmt.lineno, pysource.code_key(stmt)))
     return found
+
+
+# Words through which code can reach the module's own objects without naming them.
+_REACHES_MODULE = frozenset({"__name__", "__spec__", "__loader__", "__file__", "setattr",
+                             "delattr", "getattr"})
+
+
+def _outside_reach(node: ast.AST | None, module: _Module) -> bool:
+    """Whether code can reach no object of the module: it reads only builtins the module
+    never binds and standard-library modules it imports (`PYPY = hasattr(sys, "pypy")`,
+    `log = logging.getLogger("x")`), makes no function, and has no word that reaches
+    objects by name (`sys.modules`, `globals`, `__name__`, `getattr`, `setattr`)."""
+    if node is None or any(isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
+                                           ast.YieldFrom, *_COMPREHENSIONS))
+                           for n in ast.walk(node)):
+        return False
+    for n in ast.walk(node):
+        word = _word(n)
+        # (`hasattr` answers a bool: it hands out no object it finds)
+        if word in _REACHES_BUILTINS or word in _REACHES_MODULE or word in (
+                _BY_NAME - {"hasattr"}) or word in _ALL_ATTRIBUTES:
+            return False
+        if isinstance(n, ast.Name):
+            origin = module.imports.get(n.id)
+            if module.bindings[n.id] == 0 and hasattr(builtins, n.id):
+                continue
+            if origin is None or origin[0] not in _STDLIB:
+                return False
+    return True
 
 
 def _same_effects(pair: _Pair) -> None:
