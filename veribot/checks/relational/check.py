@@ -1656,6 +1656,7 @@ def _outside_reach(node: ast.AST | None, module: _Module) -> bool:
                                            ast.YieldFrom, *_COMPREHENSIONS))
                            for n in ast.walk(node)):
         return False
+    stdlib = _stdlib_names(module.tree)
     for n in ast.walk(node):
         word = _word(n)
         # (`hasattr` answers a bool: it hands out no object it finds)
@@ -1663,12 +1664,26 @@ def _outside_reach(node: ast.AST | None, module: _Module) -> bool:
                 _BY_NAME - {"hasattr"}) or word in _ALL_ATTRIBUTES:
             return False
         if isinstance(n, ast.Name):
-            origin = module.imports.get(n.id)
             if module.bindings[n.id] == 0 and hasattr(builtins, n.id):
                 continue
-            if origin is None or origin[0] not in _STDLIB:
+            if module.bindings[n.id] != stdlib[n.id]:
                 return False
     return True
+
+
+def _stdlib_names(tree: ast.Module) -> Counter[str]:
+    """How many times the module's own code binds each name by an absolute import from the
+    standard library (`import sys`, twice over in toolz's `functoolz.py`)."""
+    found: Counter[str] = Counter()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import) or (isinstance(stmt, ast.ImportFrom)
+                                            and not stmt.level):
+            try:
+                origins = _import_origins(stmt, None)
+            except Refused:
+                continue
+            found.update(name for name, origin in origins if origin[0] in _STDLIB)
+    return found
 
 
 def _same_effects(pair: _Pair) -> None:
