@@ -288,7 +288,8 @@ def calls_showing(
     For each version's signature: every parameter by position where it may be, every one
     by keyword, only the required ones, and each defaulted one left out in turn; values
     are drawn from the parameter types' samples and from the other version's defaults. A
-    parameter of no known type and no default takes values of common kinds
+    parameter of no type at all (not annotated, nothing inferred) and no default takes
+    values of common kinds
     (``_ANY_SAMPLES``): a call that passes it by a name only one version has shows the
     rename whatever the value (`quantify(xs, pred=bool)` after `pred` became `predicate`).
     """
@@ -301,8 +302,9 @@ def calls_showing(
                     pool.append(text)
             if p.default is not None and p.default.known and p.default.text not in pool:
                 pool.append(repr(p.default.value))
-    for pool in values.values():
-        if not pool:
+    for name, pool in values.items():
+        # (a value outside a declared type shows nothing: `[]` for a `t.TextIO`)
+        if not pool and isinstance(types.get(name, Unknown()), Unknown):
             pool.extend(_ANY_SAMPLES)
     calls: list[list[str]] = []
     for round_ in range(4):
