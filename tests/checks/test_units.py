@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from veribot.checks.project.units import (
+    LAYOUT_READ,
     MODULE_ENTRY,
     ChangedUnit,
     FileChange,
@@ -85,7 +86,18 @@ def test_formatting_and_comments_are_a_noise_change() -> None:
 def test_formatting_in_code_that_reads_line_numbers_is_not_noise() -> None:
     before = "import inspect\ndef f() -> int:\n    return inspect.currentframe().f_lineno\n"
     after = before.replace("    return", "    return (\n       ").replace("f_lineno", "f_lineno)")
-    assert units(before, after) == {}
+    # Reported, and not compared: its code is the same, what differs no model sees.
+    found = units(before, after)
+    assert kinds(found) == {"f": "changed"} and found["f"].noise == LAYOUT_READ
+
+
+def test_formatting_next_to_warnings_caught_by_line_is_not_noise() -> None:
+    # A warning repeated from one line is shown once, from two lines twice.
+    before = ("import warnings\ndef f() -> int:\n"
+              "    with warnings.catch_warnings(record=True) as seen:\n"
+              "        warnings.warn('w'); warnings.warn('w')\n    return len(seen)\n")
+    after = before.replace("; warnings", "\n        warnings")
+    assert units(before, after)["f"].noise == LAYOUT_READ
 
 
 def test_lines_moving_is_not_a_change() -> None:
@@ -521,12 +533,48 @@ def test_copying_an_unchanged_docstring_does_not_block_the_shortcut() -> None:
         "@same\ndef h() -> None:\n    'h'\n\nX = h.__doc__\n",
         # `inspect.getmembers` hands out `__doc__` too.
         "import inspect\ndef g() -> None:\n    'old words'\n\nX = inspect.getmembers(g)\n",
+        # A namespace read by a computed key: the function type's `__doc__` descriptor.
+        "def g() -> str:\n    'old words'\n"
+        "    return type(g).__dict__['__d' + 'oc__'].__get__(g)\n",
+        "class C:\n    'old words'\n\ndef k() -> object:\n    return vars(C).get('__d' + 'oc__')\n",
+        # ... or wholesale.
+        "class C:\n    'old words'\n\ndef k() -> object:\n    return list(vars(C).values())\n",
+        # A lookup function handed to other code.
+        "import functools\ndef g() -> None:\n    'old words'\n\n"
+        "X = functools.reduce(getattr, ['__d' + 'oc__'], g)\n",
+        # A format string that is not written out looks attributes up by name.
+        "def g() -> str:\n    'old words'\n    return ('{0.__d' + 'oc__}').format(g)\n",
+        "import string\ndef g() -> str:\n    'old words'\n"
+        "    return string.Formatter().format('{0.__doc__}', g)\n",
+        # A function called `_` that is not gettext's may return any format string.
+        "def _(s: str) -> str:\n    return s.replace('x', '__doc__')\n"
+        "def g() -> str:\n    'old words'\n    return _('{0.x}').format(g)\n",
+        # unittest describes a test by its docstring's first line.
+        "import unittest\ndef g() -> str:\n    'old words'\n"
+        "    return unittest.FunctionTestCase(g).shortDescription()\n",
+        # `+=` and `%=` read the docstring they write.
+        "def g() -> int:\n    'old words %s'\n    g.__doc__ %= ()\n    return 1\n",
+        # `N.__doc__` of an unchanged `N` is kept only while nothing can bind `N` otherwise.
+        "def N() -> None:\n    'same'\n\ndef g() -> object:\n    'old words'\n"
+        "    return N.__doc__\n\nglobals()['N'] = g\n",
+        "import pkg.m as me\ndef N() -> None:\n    'same'\n\ndef g() -> object:\n"
+        "    'old words'\n    return N.__doc__\n\nme.N = g\n",
+        # The garbage collector hands out what a function refers to, its docstring too.
+        "import gc\ndef g() -> list:\n    'old words'\n    return gc.get_referents(g)\n",
     ],
 )
 def test_reading_a_changed_docstring_still_blocks_the_shortcut(code: str) -> None:
     found = units(code, code.replace("old words", "new words"))
     assert found, "the docstring change is a unit"
     assert all(u.noise != "docstring" for u in found.values())
+
+
+def test_gettext_messages_written_out_keep_the_shortcut() -> None:
+    # click formats its messages as `_("...").format(...)` with gettext's `_`.
+    before = ("from gettext import gettext as _\nfrom gettext import ngettext\n"
+              "def g(n: int) -> str:\n    'old words'\n"
+              "    return _('{n} items').format(n=n) + ngettext('{n} a', '{n} b', n).format(n=n)\n")
+    assert units(before, before.replace("old words", "new"))["g"].noise == "docstring"
 
 
 def test_a_parameter_named_help_is_not_the_builtin() -> None:
@@ -588,6 +636,13 @@ def test_string_annotations_need_no_postponed_evaluation() -> None:
         # singledispatch dispatches on a registered function's annotation.
         (POSTPONED + "import functools\n@functools.singledispatch\ndef g(x: object) -> str:\n"
          "    return 'o'\n@g.register\ndef f(x: int) -> str:\n    return 'i'\n", None),
+        # inspect's Signature reads them.
+        (POSTPONED + "import inspect\ndef f(x: int) -> str:\n"
+         "    return str(inspect.Signature.from_callable(f))\n", None),
+        # ... registered through a namespace read by a computed key.
+        (POSTPONED + "import functools\n@functools.singledispatch\ndef g(x: object) -> str:\n"
+         "    return 'o'\ndef f(x: int) -> str:\n    return 'i'\n"
+         "g.__dict__['regi' + 'ster'](f)\n", None),
         # A decorator that may read them (a CLI or validation library).
         (POSTPONED + "@command()\ndef f(x: int) -> int:\n    return x\n", None),
         # A base class from elsewhere may read its subclasses' methods in __init_subclass__.
@@ -600,6 +655,25 @@ def test_string_annotations_need_no_postponed_evaluation() -> None:
          "        return x\n", None),
         # A function inside a function: its annotations are evaluated at each call.
         ("def f() -> int:\n    def g(x: int) -> int:\n        return x\n    return g(1)\n", None),
+        # What never runs still shapes the function as Python compiles it: a `yield` makes
+        # a generator, a `:=` a local.
+        ("def f() -> int:\n    x: int = 1\n    return 5\n",
+         "def f() -> int:\n    x: (yield) = 1\n    return 5\n"),
+        ("y = 5\ndef f() -> int:\n    x: int = 2\n    return y\n",
+         "y = 5\ndef f() -> int:\n    x: (y := 1) = 2\n    return y\n"),
+        (POSTPONED + "from typing import TYPE_CHECKING\ndef f() -> int:\n    return 5\n",
+         POSTPONED + "from typing import TYPE_CHECKING\ndef f() -> int:\n"
+         "    if TYPE_CHECKING:\n        yield\n    return 5\n"),
+        # `p.a: T` loads `p`, which `except E as p` deleted.
+        (POSTPONED + "def f(p: int) -> int:\n    try:\n        pass\n"
+         "    except Exception as p:\n        pass\n    return 1\n",
+         POSTPONED + "def f(p: int) -> int:\n    try:\n        pass\n"
+         "    except Exception as p:\n        pass\n    p.a: int\n    return 1\n"),
+        # The parser lets through what the compiler refuses.
+        ("def f() -> int:\n    global x\n    x = 1\n    return x\n",
+         "def f() -> int:\n    global x\n    x: int = 1\n    return x\n"),
+        (POSTPONED + "def f(a: int) -> int:\n    return a\n",
+         POSTPONED + "def f(a: (b := int)) -> int:\n    return a\n"),
         # A real change next to the annotation change.
         (POSTPONED + "def f(x: int) -> int:\n    return x\n",
          POSTPONED + "def f(x: str) -> int:\n    return x + 1\n"),
@@ -611,7 +685,8 @@ def test_not_only_annotations(before: str, after: str | None) -> None:
     assert after != before
     found = units(before, after)
     assert found, "the change is a unit"
-    assert all(u.noise != "annotations" for u in found.values()), found
+    assert all(u.noise not in ("annotations", "docstring", "formatting")
+               for u in found.values()), found
 
 
 def test_annotation_change_under_plain_bases_and_known_decorators_is_noise() -> None:

@@ -33,6 +33,7 @@ from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.project.package import PairContext
 from veribot.checks.project.units import (
+    LAYOUT_READ,
     MODULE_ENTRY,
     ChangedUnit,
     FileChange,
@@ -455,6 +456,8 @@ def _not_checked(unit: ChangedUnit) -> Result | None:
         return result(Reason.RENAMED, f"{unit.detail}; its functions are paired across the move")
     if kind is UnitKind.RENAMED:
         return result(Reason.RENAMED, f"{unit.detail}: not compared, its callers change too")
+    if unit.noise == LAYOUT_READ:
+        return result(Reason.unsupported("a-layout-change-read"), f"{unit.detail}: not checked")
     if kind is UnitKind.OUTSIDE_FUNCTIONS and unit.noise:
         return None  # only noise changed outside functions: `_noise_result` decides
     if kind is UnitKind.OUTSIDE_FUNCTIONS:

@@ -54,7 +54,7 @@ from __future__ import annotations
 import ast
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from veribot.checks.lang import pyflow
@@ -303,6 +303,23 @@ def computed(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found
     return None
 
 
+def finite_strings(tree: ast.Module) -> Callable[[ast.expr], set[str] | None]:
+    """What gives the strings an expression of ``tree`` may be, where finitely many are
+    known: literals, their concatenations and f-strings, a name bound only by ``for n in
+    ("a", "b")`` or a parameter tested by an enclosing ``if n in {"a", "b"}:``."""
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    by_node: dict[int, _Names] = {}
+    for scope in scopes(tree):
+        names = _Names(scope, parents, relayable=False, receivers=set())
+        by_node.update((id(n), names) for n in scope.nodes)
+
+    def strings(e: ast.expr) -> set[str] | None:
+        names = by_node.get(id(e))
+        return None if names is None else names.values(e, 0)
+
+    return strings
+
+
 def relays(tree: ast.Module) -> set[int]:
     """The lookups (by ``id``) that relay the name their ``__getattr__`` or
     ``__getattribute__`` was asked for (see above)."""
@@ -372,7 +389,7 @@ class _Names:
         self.stores: dict[str, list[ast.AST]] = {}
         if self.fn is not None:
             for n in ast.walk(self.fn):
-                for name in _bound_names(n):
+                for name in bound_names(n):
                     self.stores.setdefault(name, []).append(n)
 
     def exempt(self, view: ast.expr) -> bool:
@@ -593,7 +610,7 @@ def _drives(tree: ast.Module, helpers: set[int], parents: dict[int, ast.AST]) ->
     an object (and so call a helper, with data it chose, and use what it returns): it
     names a module or function that does (``DRIVERS``), or imports a module by a computed
     name and does more with it than test or walk it (``import_module(n).copy``)."""
-    bound = {name for stmt in tree.body for n in ast.walk(stmt) for name in _bound_names(n)
+    bound = {name for stmt in tree.body for n in ast.walk(stmt) for name in bound_names(n)
              if not isinstance(n, ast.arg)}
     receivers = {name for n in ast.walk(tree) if (name := _receiver(n)) is not None}
     for scope in scopes(tree):
@@ -629,7 +646,7 @@ def caller_dicts(tree: ast.Module) -> set[int]:
 
 def _mentions(n: ast.AST) -> set[str]:
     """The names ``n`` binds or mentions: as a name, an attribute, a string."""
-    found = set(_bound_names(n))
+    found = set(bound_names(n))
     if isinstance(n, ast.Name):
         found.add(n.id)
     elif isinstance(n, ast.Attribute):
@@ -667,7 +684,7 @@ def _reduced(n: ast.AST, parents: dict[int, ast.AST]) -> bool:
 def caller_given(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> bool:
     """Whether ``name`` is a parameter of ``fn`` that nothing in it binds again."""
     return any(p.arg == name for p in _all_params(fn)) and not any(
-        name in _bound_names(n) for n in ast.walk(fn) if not isinstance(n, ast.arg))
+        name in bound_names(n) for n in ast.walk(fn) if not isinstance(n, ast.arg))
 
 
 def caller_made(fn: ast.FunctionDef | ast.AsyncFunctionDef, read: ast.Name) -> bool:
@@ -679,7 +696,7 @@ def caller_made(fn: ast.FunctionDef | ast.AsyncFunctionDef, read: ast.Name) -> b
             if n.arg == name and n not in _all_params(fn):
                 return False  # a nested function's parameter of that name
             continue
-        if name not in _bound_names(n):
+        if name not in bound_names(n):
             continue
         if isinstance(n, ast.Name) and isinstance(parent := _statement_of(fn, n), ast.Assign):
             found = pyflow.reached(fn, parent, name)
@@ -692,7 +709,7 @@ def caller_made(fn: ast.FunctionDef | ast.AsyncFunctionDef, read: ast.Name) -> b
                 continue
         return False
     return any(p.arg == name for p in _all_params(fn)) or any(
-        name in _bound_names(n) for n in ast.walk(fn))
+        name in bound_names(n) for n in ast.walk(fn))
 
 
 def _statement_of(fn: ast.AST, target: ast.Name) -> ast.stmt | None:
@@ -749,7 +766,7 @@ def _own_params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list
     return [*a.posonlyargs, *a.args, *a.kwonlyargs]
 
 
-def _bound_names(n: ast.AST) -> list[str]:
+def bound_names(n: ast.AST) -> list[str]:
     """The names a node binds, in any form (an argument, a `global` declaration too)."""
     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
         return [n.id]
@@ -796,5 +813,5 @@ def _relay_name(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None,
         return None
     if param is None:
         return None
-    again = [n for n in ast.walk(fn) if param.arg in _bound_names(n) and n is not param]
+    again = [n for n in ast.walk(fn) if param.arg in bound_names(n) and n is not param]
     return None if again else param.arg

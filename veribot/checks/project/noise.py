@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence, Set
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
 __all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise",
-           "plain_class"]
+           "plain_class", "reads_no_source"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -50,6 +50,8 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 def module_noise(before: ast.Module, after: ast.Module) -> str:
     """``DOCSTRING`` when the versions may differ only in docstrings that no code reads,
     ``ANNOTATIONS`` when they may differ in annotations too (see above), else ``""``."""
+    if not (_compiles(before) and _compiles(after)):
+        return ""  # `global x` with `x: int = 1`: a syntax error the parser lets through
     if _docstrings_only(before, after):
         return DOCSTRING
     postponed = _postponed(before) and _postponed(after)
@@ -63,6 +65,17 @@ def module_noise(before: ast.Module, after: ast.Module) -> str:
     if not _scope_notes_unread(before, after):
         return ""
     return ANNOTATIONS if _never_evaluated(before, after) else ""
+
+
+def _compiles(tree: ast.Module) -> bool:
+    """Whether CPython compiles ``tree``: the parser lets through what its compiler
+    refuses (``global x`` with ``x: int = 1`` in one function, ``a: (b := int)`` under
+    postponed evaluation), which no change of docstring or annotation may add."""
+    try:
+        compile(tree, "<module>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def function_noise(
@@ -103,6 +116,8 @@ def header_unread(
     b, a = before_chain[-1], after_chain[-1]
     if not isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(
             a, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    if not (_compiles(before) and _compiles(after)):
         return False
     if not _reads_no_docstring(before, after):
         return False
@@ -146,7 +161,9 @@ _READS_ANNOTATIONS = (
     "get_type_hints",
     "get_annotations",
     "get_overloads",
-    "signature",  # inspect.signature, Signature, __signature__
+    "signature",  # inspect.signature, __signature__
+    "Signature",  # inspect.Signature.from_callable
+    "from_callable",
     "getfullargspec",
     "getargspec",
     "getmembers",
@@ -331,6 +348,17 @@ _READS_DOCSTRINGS = (
     "getframeinfo",
     "__code__",
     "getmembers",  # inspect.getmembers(f) has f.__doc__ among them
+    "get_referents",  # the garbage collector hands out what a function refers to
+    "get_referrers",
+    "shortDescription",  # unittest's description of a test is its docstring's first line
+    "FunctionTestCase",
+    "getcomments",  # inspect's: the comments above a definition
+    # Warnings are told apart by the line that raised them: a repeated warning from one
+    # line is shown once, from two lines twice; what catches them reads that.
+    "catch_warnings",
+    "showwarning",
+    "formatwarning",
+    "__warningregistry__",
 )
 # Names of what copies a docstring from one function to another (``functools.wraps``).
 _COPIES_DOCSTRINGS = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS")
@@ -441,10 +469,11 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         return None
     out: list[ast.stmt] = []
     for stmt in body:
-        if type_checking_only(stmt, tree):
-            assert isinstance(stmt, ast.If)
+        if isinstance(stmt, ast.If) and type_checking_only(stmt, tree) and not (
+                function and _scoped(stmt.body)):
             out.extend(stmt.orelse)  # (reading the flag does nothing else)
-        elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed):
+        elif not isinstance(stmt, ast.AnnAssign) or not (function or postponed) or _scoped(
+                [stmt.annotation]):
             out.append(stmt)
         elif stmt.value is not None:
             out.append(ast.copy_location(
@@ -454,6 +483,15 @@ def _plain_statements(body: list[ast.stmt], function: _Function | None, postpone
         elif function is not None or not isinstance(stmt.target, ast.Name):
             out.append(stmt)
     return out
+
+
+def _scoped(code: Sequence[ast.AST]) -> bool:
+    """Whether ``code`` that never runs still shapes the function around it as Python
+    compiles it: a ``yield`` or ``await`` (a generator, a coroutine), a name it binds (a
+    local of the function: ``x: (y := 1) = 2`` makes ``y`` one), ``global``/``nonlocal``."""
+    return any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await | ast.Global
+                          | ast.Nonlocal) or pylookups.bound_names(n)
+               for c in code for n in ast.walk(c))
 
 
 def type_checking_only(stmt: ast.stmt, tree: ast.Module) -> bool:
@@ -484,14 +522,16 @@ def _sets_type_checking(tree: ast.Module) -> bool:
 
 def _loads_a_parameter(target: ast.expr, function: _Function) -> bool:
     """Whether ``target`` is ``p.a`` for a parameter ``p`` of ``function`` that nothing in
-    it deletes: all a bare annotation of it runs is a load of ``p``, which cannot fail."""
+    it deletes (``del p``, or ``except E as p``, which deletes ``p`` after): all a bare
+    annotation of it runs is a load of ``p``, which cannot fail."""
     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
         return False
     name = target.value.id
     a = function.args
     params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
     return any(p is not None and p.arg == name for p in params) and not any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Del)
+        (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Del))
+        or (isinstance(n, ast.ExceptHandler) and n.name == name)  # deleted after it
         for n in ast.walk(function))
 
 
@@ -514,7 +554,10 @@ def _reads_annotations(before: ast.Module, after: ast.Module) -> bool:
     (``_READS_ANNOTATIONS``, as part of a word; ``register``, singledispatch's, only as an
     attribute, an imported name or a string, not as a local of that name)."""
     for tree in (before, after):
-        words = "\n".join(_code_words(tree, locals_too=False))
+        keys = _dynamic_keys(tree)
+        if keys is None:
+            return True  # `getattr(f, "__annot" + "ations__")`
+        words = "\n".join([*_code_words(tree, locals_too=False), *keys])
         if any(n in words for n in _READS_ANNOTATIONS):
             return True
     return False
@@ -569,32 +612,150 @@ def _docstrings_only(before: ast.Module, after: ast.Module) -> bool:
     return _reads_no_docstring(before, after)
 
 
+def reads_no_source(before: ast.Module, after: ast.Module) -> bool:
+    """Whether no code of either version may read docstrings, source text or line numbers
+    (which a change of layout alone may change)."""
+    return _reads_no_docstring(before, after)
+
+
 def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
     """Whether no code of either version may read a docstring that changed, its source
     text or its line numbers."""
     trees = (before, after)
-    if any(_computed_lookup(t) or _runs_code(t) for t in trees):
+    keys = [_dynamic_keys(t) for t in trees]
+    if None in keys or any(_runs_code(t) for t in trees):
         return False  # `getattr(f, "__d" + "oc__")` reads a docstring without its name
     kept = _same_docstring_reads(before, after)
-    words = "\n".join(w for t in trees for w in _code_words(t, kept))
+    words = "\n".join([*(w for t in trees for w in _code_words(t, kept)),
+                       *(k for found in keys for k in found or [])])
     if kept and any(n in words for n in _COPIES_DOCSTRINGS):
         return False  # a copied docstring is read as another function's own
     return not any(n in words for n in _READS_DOCSTRINGS) and not any(
         _calls_builtin_help(t) for t in trees)
 
 
-def _computed_lookup(tree: ast.Module) -> bool:
-    """Whether the module looks an attribute up by a name that is not a literal (a relay
-    in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which every
-    class has)."""
+def _dynamic_keys(tree: ast.Module) -> list[str] | None:
+    """The names the module's lookups by name may look up (``getattr(f, k)``,
+    ``vars(C)[k]``, the fields of a format string), where finitely many are known
+    (``pylookups.finite_strings``); None where some cannot be known:
+    ``getattr(f, "__d" + "oc__")`` reads a docstring without its name written out. A
+    relay in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which
+    every class has."""
     relayed = pylookups.relays(tree)
-    return any(
-        isinstance(n, ast.Call) and id(n) not in relayed
-        and any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
-                for k in pylookups.lookup_keys(n) or [])
-        for n in ast.walk(tree))
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    strings = pylookups.finite_strings(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        keys = [] if id(node) in relayed else _keys_read(node, parents, tree)
+        if keys is None:
+            return None
+        for key in keys:
+            values = strings(key)
+            if values is None:
+                return None
+            found.extend(values)
+    return found
 
 
+# Functions that look an attribute up by a name they are given.
+_LOOKUP_FUNCTIONS = {"getattr", "getattr_static", "attrgetter", "methodcaller",
+                     "__getattribute__", "__getattr__"}
+# What hands out a namespace as a mapping: ``type(f).__dict__["__d" + "oc__"]`` is the
+# descriptor of every function's docstring, ``vars(C)`` holds a class's ``__doc__`` and
+# ``__annotations__``.
+_VIEW_ATTRS = {"__dict__", "__globals__", "f_globals", "f_locals", "f_builtins"}
+_VIEW_CALLS = {"vars", "globals", "locals"}
+# Methods of a mapping that read no value, or one by the key given first.
+_BLIND_METHODS = {"update", "clear", "keys", "__contains__"}
+_KEY_METHODS = {"get", "pop", "setdefault", "__getitem__"}
+# gettext's functions, which translate a message written out, and the formatting
+# methods that look attributes up by the names in their format string.
+_TRANSLATORS = {"gettext", "ngettext", "pgettext", "npgettext"}
+_FORMATS = {"format", "format_map", "vformat"}
+
+
+def _keys_read(node: ast.AST, parents: dict[int, ast.AST],
+               tree: ast.Module) -> list[ast.expr] | None:
+    """The expressions whose strings ``node`` looks up by name, ``[]`` if it looks up
+    none, or None if it may look up any: a lookup function handed to other code
+    (``reduce(getattr, names, f)``), a namespace read wholesale (``vars(C).values()``, a
+    loop, ``dict(...)``, handing it on), the formatter itself. Writing into a namespace,
+    testing a key with ``in`` and reading its keys read no value. A format string is a
+    key too (``"{0.__doc__}".format(f)``); a literal translated by gettext's own function
+    (``_("{name}")``, ``_`` imported from ``gettext``) is itself."""
+    if isinstance(node, ast.Call):
+        keys = pylookups.lookup_keys(node)
+        if keys is not None:
+            return keys
+    word = node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else None)
+    if word in _LOOKUP_FUNCTIONS | {"Formatter"} and isinstance(node, ast.expr) and (
+            not pylookups.called(node, parents) or word == "Formatter"):
+        return None
+    if isinstance(node, ast.Name) and node.id in _VIEW_CALLS:
+        return None if not pylookups.called(node, parents) else []  # `map(vars, objects)`
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            node.func.attr in _FORMATS):
+        text = node.func.value
+        if isinstance(text, ast.Call) and _gettext(text.func, tree, parents) is not None:
+            # `ngettext(singular, plural, n)`: the count is no text.
+            name = _gettext(text.func, tree, parents)
+            return text.args[:-1] if name in ("ngettext", "npgettext") else text.args
+        return [text]
+    if isinstance(node, ast.Attribute) and node.attr in _VIEW_ATTRS:
+        if not isinstance(node.ctx, ast.Load):
+            return []  # `self.__dict__ = state`
+    elif not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in _VIEW_CALLS):
+        return []
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return [parent.slice] if isinstance(parent.ctx, ast.Load) else []
+    if isinstance(parent, ast.Compare) and node in parent.comparators and all(
+            isinstance(op, ast.In | ast.NotIn) for op in parent.ops):
+        return []
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        call = parents.get(id(parent))
+        if isinstance(call, ast.Call) and call.func is parent:
+            if parent.attr in _BLIND_METHODS:
+                return []
+            if parent.attr in _KEY_METHODS and call.args:
+                return call.args[:1]
+    return None
+
+
+def _gettext(func: ast.expr, tree: ast.Module, parents: dict[int, ast.AST]) -> str | None:
+    """The gettext function ``func`` calls (``_`` of ``from gettext import gettext as
+    _``), where every binding of its name in scope there is that import at module level:
+    no function around the call binds it (``_, rest = pair``), nor declares it global."""
+    name = _typing_name(func, tree, ("gettext",)) if isinstance(func, ast.Attribute) else None
+    if name is not None or not isinstance(func, ast.Name):
+        return name
+    around: set[int] = set()
+    at = parents.get(id(func))
+    while at is not None:
+        if isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            around.add(id(at))
+        at = parents.get(id(at))
+    imported: set[str] = set()
+    from_gettext = {id(a) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and n.module == "gettext" and n.level == 0 for a in n.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and func.id in node.names:
+            return None
+        if isinstance(node, ast.ImportFrom) and node.module == "gettext" and node.level == 0:
+            imported.update(a.name for a in node.names if (a.asname or a.name) == func.id)
+            continue
+        if func.id not in pylookups.bound_names(node) or (
+                isinstance(node, ast.alias) and id(node) in from_gettext):
+            continue
+        scope = parents.get(id(node))
+        while scope is not None and not isinstance(
+                scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            scope = parents.get(id(scope))
+        if scope is None or id(scope) in around:
+            return None  # a module-level binding, or one of the scope around the call
+    return imported.pop() if len(imported) == 1 else None
 def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
     """``id()`` of the ``N.__doc__`` nodes that read or write a docstring no version changed.
 
@@ -602,20 +763,48 @@ def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
     when ``N`` can only be a module-level definition whose docstring is the same in both
     versions. So ``N`` must be bound by nothing but ``def N``/``class N`` statements of the
     module's own body (not nested in a function or class, where a parameter or local of
-    that name could hold any function, the changed one too). A write (``f.__doc__ = s``)
-    reads nothing; what ``s`` reads is checked as any code is.
+    that name could hold any function, the changed one too), and no code may bind it
+    otherwise (``globals()["N"] = f``, ``setattr(me, "N", f)``, ``me.N = f`` where ``me``
+    is imported: the module itself, maybe). A write (``f.__doc__ = s``) reads nothing;
+    what ``s`` reads is checked as any code is; ``f.__doc__ += s`` reads it.
     """
     kept: set[int] = set()
     docs_b, docs_a = _docstrings_by_name(before), _docstrings_by_name(after)
+    rebinds = any(_may_rebind_globals(t) for t in (before, after))
     for tree in (before, after):
+        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Attribute) and node.attr == "__doc__"):
                 continue
-            writes = not isinstance(node.ctx, ast.Load)
-            if writes or (isinstance(node.value, ast.Name) and node.value.id in docs_b
+            writes = not isinstance(node.ctx, ast.Load) and not isinstance(
+                parents.get(id(node)), ast.AugAssign)
+            if writes or (not rebinds and isinstance(node.value, ast.Name)
+                          and node.value.id in docs_b
                           and docs_b[node.value.id] == docs_a.get(node.value.id)):
                 kept.add(id(node))
     return kept
+
+
+# Words of code that may bind a module's names other than by a statement of its own.
+_REBINDERS = {"globals", "vars", "__dict__", "setattr", "modules", "__globals__",
+              "f_globals", "import_module", "__import__", "__builtins__"}
+
+
+def _may_rebind_globals(tree: ast.Module) -> bool:
+    """Whether code of ``tree`` may bind a module-level name of it by a way other than a
+    statement at module level: a namespace or ``setattr`` (``_REBINDERS``), or an
+    attribute written on an imported module, which may be this one."""
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
+    for n in ast.walk(tree):
+        word = n.id if isinstance(n, ast.Name) else (
+            n.attr if isinstance(n, ast.Attribute) else None)
+        if word in _REBINDERS:
+            return True
+        if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and isinstance(
+                n.value, ast.Name) and n.value.id in imported:
+            return True
+    return False
 
 
 def _docstrings_by_name(tree: ast.Module) -> dict[str, list[str | None]]:

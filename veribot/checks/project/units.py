@@ -34,6 +34,10 @@ from veribot.checks.project import noise
 from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
+# ``ChangedUnit.noise`` of a function whose layout alone changed in a module that may read
+# line numbers or source text: not compared (its code is the same; what differs is what
+# no model of the code sees).
+LAYOUT_READ = "layout-read"
 
 # git's own heuristic: a NUL byte in the first 8000 bytes means binary.
 _BINARY_SNIFF = 8000
@@ -110,7 +114,7 @@ class ChangedUnit:
     context: PairContext | None = None
     # "docstring" / "annotations" / "formatting": the only change is the docstring, the
     # annotations (and perhaps the docstring), or the layout and comments, and the rest of
-    # the module is the same code (see ``noise``); "" otherwise.
+    # the module is the same code (see ``noise``); ``LAYOUT_READ``; "" otherwise.
     noise: str = ""
 
     @property
@@ -414,8 +418,10 @@ def _pair(
         )
 
     mode = ""  # what the whole module may differ in and stay the same code (`noise`)
+    layout_read = False  # whether code of the module may read line numbers or source text
     by_constant: dict[str, str] = {}
     if before.tree is not None and after.tree is not None:
+        layout_read = not noise.reads_no_source(before.tree, after.tree)
         # A moved file is another module (its name, its relative imports): no shortcut.
         if change.before_path == change.after_path:
             mode = noise.module_noise(before.tree, after.tree)
@@ -536,6 +542,11 @@ def _pair(
                     noise="formatting",
                 )
             )
+        elif layout_read and _text(before, b) != _text(after, a):
+            # A warning repeated from one line is shown once, from two lines twice.
+            units.append(unit(UnitKind.CHANGED, entry, "only formatting and comments changed, "
+                              "and the module may read line numbers or source text",
+                              noise=LAYOUT_READ))
         elif entry in by_constant:
             units.append(
                 unit(
