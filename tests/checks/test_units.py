@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from veribot.checks.project.units import (
+    CLASS_DOCSTRING,
     LAYOUT_READ,
     MODULE_ENTRY,
     ChangedUnit,
@@ -567,6 +568,38 @@ def test_reading_a_changed_docstring_still_blocks_the_shortcut(code: str) -> Non
     found = units(code, code.replace("old words", "new words"))
     assert found, "the docstring change is a unit"
     assert all(u.noise != "docstring" for u in found.values())
+
+
+CLASS_DOC = ("def helper(n: int) -> int:\n    return n\n\n"
+             "class C:\n    'old words'\n    def m(self) -> int:\n        return 1\n")
+
+
+def test_a_class_docstring_next_to_other_changes_is_noise() -> None:
+    # click 0f4738d: `PowerShellComplete`'s docstring, while `split_arg_string` changed.
+    after = CLASS_DOC.replace("old words", "new words").replace("return n", "return n + 1")
+    found = units(CLASS_DOC, after)
+    assert found["C"].noise == CLASS_DOCSTRING and found["helper"].noise == ""
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # A class-level statement calls what changed: a module-level helper, ...
+        CLASS_DOC + "    Y = helper(1)\n",
+        # ... a function of the class body, ...
+        CLASS_DOC + "    def mk(n: int) -> int:\n        return n\n    Y = mk(1)\n",
+        # ... or a decorator or default of a method.
+        CLASS_DOC + "    @helper\n    def k(self) -> None:\n        pass\n",
+        CLASS_DOC + "    def k(self, n: int = helper(1)) -> None:\n        pass\n",
+        # A base that changed.
+        CLASS_DOC.replace("class C:", "class B:\n    def n(self) -> int:\n        return 0\n"
+                          "\nclass C(B):"),
+    ],
+)
+def test_a_class_docstring_next_to_what_its_making_reads_is_not_noise(code: str) -> None:
+    after = code.replace("old words", "new words").replace("return n", "return n + 1").replace(
+        "return 0", "return 2")
+    assert units(code, after)["C"].noise == ""
 
 
 def test_gettext_messages_written_out_keep_the_shortcut() -> None:

@@ -14,6 +14,7 @@ one unit becomes that unit's inconclusive result (reason ``internal-error``); th
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import logging
@@ -33,6 +34,7 @@ from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.project.package import PairContext
 from veribot.checks.project.units import (
+    CLASS_DOCSTRING,
     LAYOUT_READ,
     MODULE_ENTRY,
     ChangedUnit,
@@ -189,9 +191,23 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         units = [u for u, keep in zip(units, chosen, strict=True) if keep]
 
     cuts = _budget_cuts(units, request.max_units)
-    todo = [u for i, u in enumerate(units) if i not in cuts]
-    decided = iter(_decide_all(todo, request.budget, max(1, request.jobs), progress))
-    results = [cuts[i] if i in cuts else next(decided) for i in range(len(units))]
+    done: dict[int, Result] = dict(cuts)
+    # Changes of docstrings, annotations or layout alone last: each holds only where what
+    # its module imports of the project is the same (``_noise_apart``).
+    total, offset = len(units) - len(cuts), 0
+    for last in (False, True):
+        if last:
+            unsure = {units[i].path for i in done if _unsure(units[i], done[i])} | {
+                u.path for u in filtered_out}
+            units = [u if i in done else _noise_apart(u, unsure) for i, u in enumerate(units)]
+        todo = [i for i, u in enumerate(units)
+                if i not in done and (last or u.noise not in NOISE_METHODS)]
+        decided = _decide_all(
+            [units[i] for i in todo], request.budget, max(1, request.jobs),
+            None if progress is None else _onward(progress, offset, total, first=not last))
+        done.update(zip(todo, decided, strict=True))
+        offset += len(todo)
+    results = [done[i] for i in range(len(units))]
     if request.hints:
         asked = request.agent if request.hints_ask else None
         results = improve_units(units, results, asked, request.budget,
@@ -214,6 +230,62 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
     )
+
+
+def _onward(progress: ProgressCallback, offset: int, total: int, *,
+            first: bool) -> ProgressCallback:
+    """``progress`` of a round of checks: counted on from ``offset`` of ``total`` (the
+    start said once, by the ``first`` round)."""
+
+    def report(done: int, _: int) -> None:
+        if done or first:
+            progress(offset + done, total)
+
+    return report
+
+
+def _unsure(unit: ChangedUnit, result: Result) -> bool:
+    """Whether the unit's change may change what code calling it does: changed code (or
+    code that moved, went away or does not parse) not verified. An added function is new
+    to callers."""
+    return unit.path.endswith(".py") and unit.kind is not UnitKind.ADDED and (
+        result.verdict is not Verdict.VERIFIED)
+
+
+def _noise_apart(unit: ChangedUnit, unsure: set[str]) -> ChangedUnit:
+    """The unit, checked as any change is where only its docstring, annotations or layout
+    changed but its module imports code of the project whose change is not verified
+    (``unsure`` paths): the rest of the module is the same code, but not what it calls
+    (``pkg/a.py`` returns ``b.K``, and ``pkg/b.py`` changed ``K``)."""
+    if unit.noise not in NOISE_METHODS or not _imports_any(unit, unsure - {unit.path}):
+        return unit
+    why = (f"{unit.detail}, but it imports code of the project whose change is not "
+           "verified: checked as any change")
+    return dataclasses.replace(unit, noise="", detail=why)
+
+
+def _imports_any(unit: ChangedUnit, paths: set[str]) -> bool:
+    """Whether a version of the unit's module imports relatively, where one of ``paths``
+    is in the same top folder, or a module whose first name is a folder or module of one
+    of ``paths``; True where a version does not parse."""
+    top = unit.path.split("/")[0]
+    near = any(p.split("/")[0] == top for p in paths) or "/" not in unit.path
+    parts = {p.removesuffix(".py") for path in paths for p in path.split("/")}
+    for source in (unit.before_source, unit.after_source):
+        if source is None or not paths:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (
+                    (node.level and near) or (node.module or "").split(".")[0] in parts):
+                return True
+            if isinstance(node, ast.Import) and any(
+                    a.name.split(".")[0] in parts for a in node.names):
+                return True
+    return False
 
 
 def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:
@@ -403,6 +475,7 @@ def decide(unit: ChangedUnit, budget: Budget) -> Result:
 
 NOISE_METHODS = {
     "docstring": "only the docstring changed",
+    CLASS_DOCSTRING: "only the class's docstring changed",
     "annotations": "only the annotations changed",
     "formatting": "only formatting and comments changed",
 }
@@ -421,6 +494,10 @@ NOISE_ASSUMPTIONS = {
     "formatting": (
         "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
     ),
+    CLASS_DOCSTRING: (
+        "the program does not read the class's docstring (`__doc__`)",
+        "line numbers and source text (tracebacks, `inspect.getsource`) are not behaviour",
+    ),
 }
 
 
@@ -431,10 +508,11 @@ def _noise_result(unit: ChangedUnit) -> Result | None:
     if unit.noise not in NOISE_METHODS:
         return None
     method = NOISE_METHODS[unit.noise]
+    rest = "" if unit.noise == CLASS_DOCSTRING else "; the rest of the module is the same code"
     return Result(
         Verdict.VERIFIED,
         Reason.PROOF,
-        f"{unit.detail or method}; the rest of the module is the same code",
+        f"{unit.detail or method}{rest}",
         method=method,
         assumptions=NOISE_ASSUMPTIONS[unit.noise],
         line=unit.line,

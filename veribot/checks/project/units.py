@@ -34,6 +34,9 @@ from veribot.checks.project import noise
 from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
+# ``ChangedUnit.noise`` of a class whose docstring alone changed where the module changed
+# otherwise too (``_class_doc_only``).
+CLASS_DOCSTRING = "class-docstring"
 # ``ChangedUnit.noise`` of a function whose layout alone changed in a module that may read
 # line numbers or source text: not compared (its code is the same; what differs is what
 # no model of the code sees).
@@ -495,12 +498,18 @@ def _pair(
                 quiet = mode if mode in _OUTSIDE_NOISE and isinstance(
                     b.node, ast.ClassDef) and noise.plain_class(
                         b.node, before.tree) and noise.plain_class(a.node, after.tree) else ""
+                detail = _OUTSIDE_NOISE[quiet] if quiet else (
+                    "class-level code changed (bases, decorators, attributes)")
+                if not quiet and not mode and _class_doc_only(
+                        b.node, a.node, before.tree, after.tree, b_defs, a_defs):
+                    quiet, detail = CLASS_DOCSTRING, (
+                        "only the class's docstring changed; its other class-level code is "
+                        "the same and reads nothing that changed")
                 units.append(
                     unit(
                         UnitKind.OUTSIDE_FUNCTIONS,
                         entry,
-                        _OUTSIDE_NOISE[quiet] if quiet else
-                        "class-level code changed (bases, decorators, attributes)",
+                        detail,
                         noise=quiet,
                     )
                 )
@@ -573,6 +582,56 @@ _OUTSIDE_NOISE = {
     noise.ANNOTATIONS: "only annotations and docstrings changed outside functions (or an "
                        "`if TYPE_CHECKING:` block, which never runs)",
 }
+
+
+def _class_doc_only(before: ast.ClassDef, after: ast.ClassDef, tree_before: ast.Module,
+                    tree: ast.Module, b_defs: dict[str, _Def], a_defs: dict[str, _Def]) -> bool:
+    """Whether a class's docstring is all its class-level code changed while the rest of
+    the module changed too: an undecorated class of plain bases (nothing reads its
+    docstring as it is made) in modules that read no docstring, whose header and
+    class-level statements are the same but for the docstring and read no module-level
+    name whose definition or binding changed (a base, a constant, a helper)."""
+    if not (noise.plain_class(before, tree_before) and noise.plain_class(after, tree)
+            and noise.reads_no_source(tree_before, tree)):
+        return False
+
+    def bare(node: ast.ClassDef) -> list[str]:
+        body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
+        return _class_header_key(ast.ClassDef(
+            name=node.name, bases=node.bases, keywords=node.keywords, body=body,
+            decorator_list=node.decorator_list))
+
+    if bare(before) != bare(after):
+        return False
+    # Each part of the name of a definition that changed: `C._make` is `_make` in the
+    # class body, where a statement may call it.
+    entries = (set(b_defs) ^ set(a_defs)) | {
+        e for e in set(b_defs) & set(a_defs)
+        if _code_key(b_defs[e].node) != _code_key(a_defs[e].node)}
+    changed = _changed_module_names(tree_before, tree) | {
+        part for e in entries for part in e.split(".")}
+    changed.discard(after.name)
+    return not (_made_with(before) | _made_with(after)) & changed
+
+
+def _made_with(cls: ast.ClassDef) -> set[str]:
+    """The names code that runs as the class is made reads: its header, its class-level
+    statements, and the decorators, defaults and annotations of its methods (the code of
+    nested classes the same way); not the bodies of its functions."""
+    names: set[str] = set()
+    todo: list[ast.AST] = [cls]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            todo.extend([*node.decorator_list, node.args, *([node.returns] if node.returns
+                                                           else [])])
+        elif isinstance(node, ast.Lambda):
+            todo.append(node.args)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _chain(entry: str, defs: dict[str, _Def]) -> list[_FunctionNode | ast.ClassDef]:
