@@ -10,6 +10,7 @@ from veribot.checks.project.units import (
     CLASS_DOCSTRING,
     LAYOUT_READ,
     MODULE_ENTRY,
+    REPLACED,
     ChangedUnit,
     FileChange,
     UnitKind,
@@ -600,6 +601,21 @@ def test_a_class_docstring_next_to_what_its_making_reads_is_not_noise(code: str)
     after = code.replace("old words", "new words").replace("return n", "return n + 1").replace(
         "return 0", "return 2")
     assert units(code, after)["C"].noise == ""
+
+
+def test_a_changed_property_getter_before_its_setter_is_a_unit() -> None:
+    # Units were keyed by the last definition of a name: the getter's change was lost.
+    before = ("class C:\n    @property\n    def x(self) -> int:\n        return 1\n"
+              "    @x.setter\n    def x(self, v: int) -> None:\n        pass\n")
+    found = units(before, before.replace("return 1", "return 2"))
+    assert kinds(found) == {"C.x": "changed"} and found["C.x"].noise == ""
+
+
+def test_a_changed_definition_replaced_later_is_reported_not_compared() -> None:
+    before = ("def f() -> int:\n    return 1\n\ng = f\n\n"
+              "def f() -> int:\n    return 3\n")
+    found = units(before, before.replace("return 1", "return 2"))
+    assert kinds(found) == {"f": "changed"} and found["f"].noise == REPLACED
 
 
 def test_gettext_messages_written_out_keep_the_shortcut() -> None:

@@ -37,6 +37,7 @@ from veribot.checks.project.units import (
     CLASS_DOCSTRING,
     LAYOUT_READ,
     MODULE_ENTRY,
+    REPLACED,
     ChangedUnit,
     FileChange,
     UnitKind,
@@ -534,6 +535,10 @@ def _not_checked(unit: ChangedUnit) -> Result | None:
         return result(Reason.RENAMED, f"{unit.detail}; its functions are paired across the move")
     if kind is UnitKind.RENAMED:
         return result(Reason.RENAMED, f"{unit.detail}: not compared, its callers change too")
+    if unit.noise == REPLACED:
+        return result(Reason.unsupported("a-definition-replaced-later"),
+                      f"{unit.detail}, which the module replaces with a later definition "
+                      "(code may still hold the earlier one): not checked")
     if unit.noise == LAYOUT_READ:
         return result(Reason.unsupported("a-layout-change-read"), f"{unit.detail}: not checked")
     if kind is UnitKind.OUTSIDE_FUNCTIONS and unit.noise:

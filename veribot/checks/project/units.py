@@ -37,6 +37,9 @@ MODULE_ENTRY = "<module>"
 # ``ChangedUnit.noise`` of a class whose docstring alone changed where the module changed
 # otherwise too (``_class_doc_only``).
 CLASS_DOCSTRING = "class-docstring"
+# ``ChangedUnit.noise`` of a function whose last definition is the same but an earlier
+# one of the same name, which a later one replaces, changed: not compared.
+REPLACED = "replaced"
 # ``ChangedUnit.noise`` of a function whose layout alone changed in a module that may read
 # line numbers or source text: not compared (its code is the same; what differs is what
 # no model of the code sees).
@@ -342,6 +345,22 @@ def _definitions(tree: ast.Module) -> Iterator[_Def]:
     yield from walk(tree.body, "")
 
 
+def _accessor(node: ast.AST) -> bool:
+    """Whether ``node`` is a property's setter, getter or deleter (``@x.setter``)."""
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+        isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter")
+        for d in node.decorator_list)
+
+
+def _earlier_keys(tree: ast.Module | None) -> dict[str, list[str]]:
+    """The code of each definition (by entry) that a later one of the same entry
+    replaces, in order."""
+    seen: dict[str, list[str]] = {}
+    for d in _definitions(tree) if tree is not None else ():
+        seen.setdefault(d.entry, []).append(_code_key(d.node))
+    return {entry: keys[:-1] for entry, keys in seen.items() if len(keys) > 1}
+
+
 def _code_key(node: ast.AST) -> str:
     return pysource.code_key(node)
 
@@ -393,6 +412,9 @@ def _pair(
 ) -> list[ChangedUnit]:
     b_defs = {d.entry: d for d in _definitions(before.tree)} if before.tree else {}
     a_defs = {d.entry: d for d in _definitions(after.tree)} if after.tree else {}
+    # Definitions a later one of the same name replaces: a property's getter before its
+    # setter, overloads, a function defined again (code may hold the first one).
+    earlier = _earlier_keys(before.tree), _earlier_keys(after.tree)
 
     def unit(
         kind: UnitKind,
@@ -525,6 +547,12 @@ def _pair(
             units.append(unit(UnitKind.ADDED, entry, "function added"))
         elif b.is_class:
             units.append(unit(UnitKind.CHANGED, entry, "a class became a function"))
+        elif earlier[0].get(entry, []) != earlier[1].get(entry, []):
+            # A property holds its getter, whose change is checked with the property; code
+            # may hold another replaced definition (`g = f` before `def f` again), which
+            # checking the name's last definition says nothing of.
+            units.append(unit(UnitKind.CHANGED, entry, "an earlier definition of the same "
+                              "name changed", noise="" if _accessor(a.node) else REPLACED))
         elif _code_key(b.node) != _code_key(a.node):
             assert after.tree is not None and before.tree is not None
             kind = noise.function_noise(
