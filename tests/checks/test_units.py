@@ -618,6 +618,16 @@ def test_a_changed_definition_replaced_later_is_reported_not_compared() -> None:
     assert kinds(found) == {"f": "changed"} and found["f"].noise == REPLACED
 
 
+def test_unchanged_functions_of_a_moved_module_with_relative_imports_are_units() -> None:
+    # `from .b import K` in pkg/sub/a.py reads pkg/sub/b.py, not pkg/b.py.
+    code = src("from .b import K\n\ndef g() -> int:\n    return K\n")
+    found = {u.entry: u for u in changed_units(FileChange("pkg/a.py", "pkg/sub/a.py", code, code))}
+    assert found["g"].kind is UnitKind.CHANGED and "moved" in found["g"].detail
+    plain = src("def g() -> int:\n    return 1\n")
+    moved = {u.entry for u in changed_units(FileChange("pkg/a.py", "pkg/sub/a.py", plain, plain))}
+    assert moved == {MODULE_ENTRY}
+
+
 def test_gettext_messages_written_out_keep_the_shortcut() -> None:
     # click formats its messages as `_("...").format(...)` with gettext's `_`.
     before = ("from gettext import gettext as _\nfrom gettext import ngettext\n"

@@ -415,6 +415,9 @@ def _pair(
     # Definitions a later one of the same name replaces: a property's getter before its
     # setter, overloads, a function defined again (code may hold the first one).
     earlier = _earlier_keys(before.tree), _earlier_keys(after.tree)
+    moved_relative = change.before_path != change.after_path and any(
+        isinstance(n, ast.ImportFrom) and n.level for t in (before.tree, after.tree)
+        if t is not None for n in ast.walk(t))
 
     def unit(
         kind: UnitKind,
@@ -592,6 +595,9 @@ def _pair(
                     f"its code is unchanged, but it reads {by_constant[entry]}, which changed",
                 )
             )
+        elif moved_relative:
+            units.append(unit(UnitKind.CHANGED, entry, "its code is unchanged, but its module "
+                              "moved, and imports relative to it may reach other modules"))
         elif include_unchanged:
             units.append(unit(UnitKind.UNCHANGED, entry))
 
