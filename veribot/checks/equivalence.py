@@ -28,6 +28,8 @@ How a verdict is reached:
    runs both versions on edge values, the code's constants and random draws of the
    domain. A difference it reproduces is a defect of the model: the unit is **refuted**
    and a "model defect" warning is logged. It samples; it is not what the proof rests on.
+   It runs after the relational check's proofs too (a shorter run): a difference it
+   reproduces there refutes as well.
 5. Otherwise **inconclusive**, with the reason: unsupported construct at a line, loop
    bound, unknown parameter type, solver gave up, or time ran out; or, when an input
    differed without refuting, why: nondeterministic, the sandbox refused an operation, or
@@ -204,7 +206,9 @@ def _decide(
                 callee=lambda name: _decide(before, after, name, None, budget, start, context),
                 statements=moves, refusal=why))
         if same is not None:
-            return same
+            return _wired(same, before, after, entry, {
+                **{k: t.text() for k, t in inferred.items()}, **(param_types or {})},
+                budget, deadline, context)
 
     outcome = _prove(tree_a, tree_b, entry, given, budget, deadline, hints=hints)
     if inferred:  # the proof, if any, holds only for these types
@@ -312,6 +316,9 @@ def _decide(
             relative=True,
         )
         if same is not None:
+            same = _wired(same, before, after, entry, {
+                **{k: t.text() for k, t in inferred.items()}, **(param_types or {})},
+                budget, deadline, context)
             return dataclasses.replace(same, notes=(*same.notes, *notes))
     if budget.execute and any(p.default is not None for p in (*sig_a.params, *sig_b.params)):
         # Calls that leave defaults out: what the model read as the defaults may not be
@@ -396,14 +403,45 @@ def _tripwire(
     budget: Budget,
     deadline: float,
     context: PairContext | None = None,
+    cap_s: float | None = None,
 ) -> tripwire.Outcome:
-    """Both versions on targeted inputs, after a proof; bounded by the pair's budget."""
+    """Both versions on targeted inputs, after a proof; bounded by the pair's budget (and
+    by ``cap_s``, with fewer inputs)."""
     left = deadline - time.monotonic()
     time_s = max(1.0, min(budget.timeout_s * 0.3, left))
     max_inputs = max(50, min(300, int(budget.timeout_s * 20)))
+    if cap_s is not None:
+        time_s, max_inputs = min(time_s, cap_s), min(max_inputs, 100)
     return tripwire.check(before, after, entry, param_types, time_s=time_s,
                           max_inputs=max_inputs, confirm_limits=_sandbox(deadline),
                           context=context)
+
+
+def _wired(
+    same: Result,
+    before: str,
+    after: str,
+    entry: str,
+    param_types: Mapping[str, str],
+    budget: Budget,
+    deadline: float,
+    context: PairContext | None,
+) -> Result:
+    """The relational check's result, once the tripwire ran after its proof (defence in
+    depth: the proof does not rest on it). A difference it reproduces refutes; a shorter
+    run than after a model's proof (at most 2 s), and a difference it does not reproduce
+    in fresh children withholds nothing: the relational proof compares the calls the code
+    makes, and nondeterministic ones may differ from run to run."""
+    if same.verdict is not Verdict.VERIFIED or not budget.execute:
+        return same
+    wire = _tripwire(before, after, entry, param_types, budget, deadline, context,
+                     cap_s=2.0)
+    if wire.counterexample is not None:
+        log.warning("relational defect: %s was proven equivalent, but on input (%s) %s",
+                    entry, ", ".join(wire.counterexample.args),
+                    wire.counterexample.difference)
+        return _refuted(wire.counterexample, tripwire.METHOD, [same.detail])
+    return dataclasses.replace(same, notes=(*same.notes, wire.note))
 
 
 def _first_confirmed(

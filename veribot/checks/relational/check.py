@@ -449,6 +449,12 @@ class _Module:
                for n in ast.walk(tree)):
             raise Refused("a star import in the module")
         self.package = package
+        # What is known to be a module: what `import a.b.c` imports anywhere in the module
+        # (`a`, `a.b`, `a.b.c`), and `os.path`. (`from m import x` may import any object.)
+        self.modules: set[tuple[str, ...]] = {("os", "path")} | {
+            tuple(parts[:i]) for n in ast.walk(tree) if isinstance(n, ast.Import)
+            for a in n.names for parts in [a.name.split(".")]
+            for i in range(1, len(parts) + 1)}
         pkg: str | None = None
         if package is not None:
             pkg = package.module if package.path.endswith("__init__.py") else (
@@ -805,8 +811,9 @@ class _Canon:
             return
         if isinstance(node, ast.AnnAssign) and scope is not None and isinstance(
             node.target, ast.Name
-        ):
-            # A local's annotation is never evaluated: `x: T = v` compiles as `x = v`.
+        ) and not _shaping(node.annotation):
+            # A local's annotation is never evaluated: `x: T = v` compiles as `x = v`
+            # (but what makes a generator or binds a local shapes the function all the same).
             if node.value is not None:
                 self._dump(ast.Assign(targets=[node.target], value=node.value), scope)
             else:
@@ -877,15 +884,18 @@ def _plain_annotated(
         for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
             yield part.body
 
-    # A bare `p.a: T` of a parameter `p` of `fn` nothing deletes only loads `p`.
+    # A bare `p.a: T` of a parameter `p` of `fn` nothing deletes only loads `p` (`except
+    # E as p` deletes `p` after the handler).
     deleted = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(
-        n.ctx, ast.Del)}
+        n.ctx, ast.Del)} | {n.name for n in ast.walk(fn)
+                            if isinstance(n, ast.ExceptHandler) and n.name}
     kept = {p.arg for p in _params(fn.args)} - deleted
 
     def plain(stmt: ast.stmt, own: bool) -> bool:
-        return isinstance(stmt, ast.AnnAssign) and (stmt.value is not None or (
-            own and isinstance(stmt.target, ast.Attribute) and isinstance(
-                stmt.target.value, ast.Name) and stmt.target.value.id in kept))
+        return isinstance(stmt, ast.AnnAssign) and not _shaping(stmt.annotation) and (
+            stmt.value is not None or (
+                own and isinstance(stmt.target, ast.Attribute) and isinstance(
+                    stmt.target.value, ast.Name) and stmt.target.value.id in kept))
 
     def annotated(node: ast.AST, own: bool) -> bool:
         return any(plain(s, own) or (not isinstance(s, ast.ClassDef) and annotated(
@@ -901,7 +911,8 @@ def _plain_annotated(
         for block in blocks(node):
             out: list[ast.stmt] = []
             for stmt in block:
-                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and not (
+                        _shaping(stmt.annotation)):
                     out.append(ast.copy_location(ast.Assign(
                         targets=[stmt.target], value=stmt.value, type_comment=None), stmt))
                 elif plain(stmt, own):
@@ -1109,6 +1120,13 @@ def _shape(args: ast.arguments) -> str:
     star = [p.arg if p is not None else "" for p in (args.vararg, args.kwarg)]
     kw = [d is not None for d in args.kw_defaults]
     return f"params:{names}:{star}:{len(args.defaults)}:{kw}"
+
+
+def _shaping(annotation: ast.expr) -> bool:
+    """Whether an annotation that is never evaluated still shapes its function as Python
+    compiles it: a ``yield`` or ``await`` (a generator, a coroutine), a ``:=`` (a local)."""
+    return any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await | ast.NamedExpr
+                          | ast.Lambda) for n in ast.walk(annotation))
 
 
 # ----------------------------------------------------------------------------- the static proof
@@ -1377,7 +1395,12 @@ def _relative_assumptions(matched: opaque.Matched) -> list[str]:
         "objects both versions let go of between the same two operations may be finalized "
         "in either order among themselves (`__del__`, weak-reference callbacks); when "
         "they are let go of, relative to the operations, was compared",
-    ]
+    ] + ([
+        "where an operation raises out of the function, the caller does not depend on "
+        "when the objects the versions' local variables held then are finalized (the "
+        "exception's traceback keeps them alive in one version, not in the other, until "
+        "the caller drops it)",
+    ] if matched.unwinding else [])
 
 
 def _sees_exceptions(fn: ast.AST) -> str | None:
@@ -1647,14 +1670,29 @@ _REACHES_MODULE = frozenset({"__name__", "__spec__", "__loader__", "__file__", "
                              "delattr", "getattr"})
 
 
+# Builtins that change no state when called on the standard library's objects (they make
+# a new object at most): the only calls module-level code let through may make.
+_PURE_BUILTINS = frozenset({
+    "hasattr", "isinstance", "issubclass", "callable", "len", "bool", "int", "float",
+    "complex", "str", "bytes", "tuple", "frozenset", "object", "repr", "abs", "min", "max",
+})  # fmt: skip
+
+
 def _outside_reach(node: ast.AST | None, module: _Module) -> bool:
-    """Whether code can reach no object of the module: it reads only builtins the module
-    never binds and standard-library modules it imports (`PYPY = hasattr(sys, "pypy")`,
-    `log = logging.getLogger("x")`), makes no function, and has no word that reaches
-    objects by name (`sys.modules`, `globals`, `__name__`, `getattr`, `setattr`)."""
+    """Whether code can reach no object of the module, and changes no state the function
+    may read: it reads only builtins the module never binds and standard-library modules
+    it imports (`PYPY = hasattr(sys, "pypy")`), calls only builtins that change nothing
+    (``_PURE_BUILTINS``: not `logging.getLogger("x").setLevel(...)`, `random.seed(2)`,
+    which change the standard library's state), makes no function, and has no word that
+    reaches objects by name (`sys.modules`, `globals`, `__name__`, `getattr`,
+    `setattr`)."""
     if node is None or any(isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
                                            ast.YieldFrom, *_COMPREHENSIONS))
                            for n in ast.walk(node)):
+        return False
+    if any(isinstance(n, ast.Call) and not (
+            isinstance(n.func, ast.Name) and n.func.id in _PURE_BUILTINS)
+           for n in ast.walk(node)):
         return False
     stdlib = _stdlib_names(module.tree)
     for n in ast.walk(node):
@@ -1699,7 +1737,8 @@ def _same_effects(pair: _Pair) -> None:
         which = 1 if k < len(effects[1]) else 0
         raise Refused(f"module-level code that may do more than bind names changed (line "
                       f"{effects[which][k][0]} of the {('before', 'after')[which]} version): "
-                      "it may change a class of the module whose objects the function handles")
+                      "it may change a class of the module whose objects the function handles, "
+                      "or state of the standard library the function reads")
 
 
 def _header_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -1802,15 +1841,58 @@ def _same_class(pair: _Pair, name: str, depth: int, method: str | None = None) -
             raise Refused(f"the class `{name}` reads `{read}`, which changed")
 
 
-# Names the interpreter and the builtins look up on an object by themselves, which are no
-# dunders: `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`,
-# `throw` and `close`; `print(file=x)` calls `write` and `flush`; file wrappers and
-# `contextlib.closing` call the file methods. A changed member of such a name refuses.
+# Names the interpreter, the builtins and the standard library look up on an object they
+# are handed by themselves, which are no dunders (a changed dunder refuses anyway):
+# `dict(x)`, `{**x}` and `f(**x)` call `x.keys()`; `yield from x` calls `send`, `throw`
+# and `close`; `print(file=x)`, `json.dump`, `pickle.dump` call `write` and `flush`; file
+# wrappers, `pickle.load`, `shutil.copyfileobj` and `contextlib.closing` call the file
+# methods (`gzip`, `tarfile` read `name` and `mode`); `bisect.insort` calls `insert`;
+# unpickling calls `append`, `extend`; `datetime` calls a `tzinfo`'s methods;
+# `statistics` and `fractions` read `as_integer_ratio`, `numerator`, `denominator`,
+# `real`, `imag`; `logging` calls a handler's, filter's and formatter's methods;
+# `threading.Condition` a lock's; `sqlite3` an aggregate's; `xml.sax` and `xml.etree` a
+# handler's, target's or element's; `asyncio` a future's. A changed
+# member of such a name refuses, whether or not this module names it.
 _PROTOCOL_NAMES = {
-    "keys", "items", "get", "send", "throw", "close", "write", "writelines", "flush", "read",
-    "readline", "readlines", "readinto", "fileno", "seek", "tell", "readable", "writable",
-    "seekable", "isatty", "closed",
+    # mappings, generators, coroutines, sequences
+    "keys", "items", "get", "send", "throw", "close", "asend", "athrow", "aclose", "insert",
+    "append", "extend",
+    # files, streams and sockets
+    "write", "writelines", "flush", "read", "read1", "readline", "readlines", "readinto",
+    "readinto1", "readall", "peek", "fileno", "seek", "tell", "truncate", "readable",
+    "writable", "seekable", "isatty", "closed", "name", "mode", "sendall", "makefile",
+    # numbers and time zones
+    "as_integer_ratio", "numerator", "denominator", "real", "imag", "utcoffset", "dst",
+    "tzname", "fromutc",
+    # logging handlers, filters and formatters
+    "handle", "emit", "filter", "format", "level", "formatTime", "formatException",
+    "formatStack", "formatMessage", "usesTime", "handleError",
+    # locks (`threading.Condition`)
+    "acquire", "release", "locked", "_is_owned", "_release_save", "_acquire_restore",
+    # sqlite3 aggregates and window functions
+    "step", "finalize", "value", "inverse",
+    # xml.sax handlers, xml.etree parser targets and elements (`SubElement`, `tostring`)
+    "startDocument", "endDocument", "startElement", "endElement", "startElementNS",
+    "endElementNS", "startPrefixMapping", "endPrefixMapping", "characters",
+    "ignorableWhitespace", "processingInstruction", "skippedEntity", "setDocumentLocator",
+    "notationDecl", "unparsedEntityDecl", "resolveEntity", "error", "fatalError", "warning",
+    "start", "end", "data", "comment", "pi", "doctype", "start_ns", "end_ns", "tag",
+    "attrib", "text", "tail", "iter", "makeelement",
+    # asyncio futures (`await`, `ensure_future`, `wrap_future`)
+    "_asyncio_future_blocking", "add_done_callback", "remove_done_callback", "result",
+    "exception", "cancel", "cancelled", "done", "get_loop",
+    # named tuples (`dataclasses.asdict`)
+    "_fields",
+    # what the dispatchers below call by a fixed name on the object they are handed
+    "generic_visit", "default", "emptyline", "precmd", "postcmd", "preloop", "postloop",
+    "parseline", "completedefault", "completenames", "repr1",
 }  # fmt: skip
+# Prefixes of the names standard-library dispatchers compute and look up on the object
+# they are handed (called unbound on any object: `ast.NodeVisitor.visit(self, node)` looks
+# up `visit_` + the node's class name; `cmd.Cmd.onecmd` `do_`, `help_`, `complete_`;
+# `http.server`'s handlers `do_`; `reprlib.Repr.repr1` `repr_`). A changed member of such
+# a name refuses, whether or not this module names it.
+_PROTOCOL_PREFIXES = ("visit_", "do_", "help_", "complete_", "repr_")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Reflection that reads attributes by a name the code computes, or all of them.
 _BY_NAME = {"getattr", "hasattr", "setattr", "delattr", "attrgetter", "methodcaller"}
@@ -2485,6 +2567,10 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
             if word in _ALL_ATTRIBUTES or (word in _BY_NAME and id(n) not in named):
                 raise Refused(f"a class it reads changed ({_listed(every)}), and code the "
                               f"method reaches uses `{word}`")
+            if _formats_by_name(n):
+                raise Refused(f"a class it reads changed ({_listed(every)}), and code the "
+                              f"method reaches formats with a string it computes "
+                              f"(`{word}`: its fields read attributes by name)")
             if isinstance(n, ast.MatchClass) and (n.patterns or set(n.kwd_attrs) & every):
                 raise Refused(f"a class pattern may read a member that changed (line "
                               f"{n.lineno})")
@@ -2510,10 +2596,14 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                 raise Refused(f"another module of the package {names} `{m}`, which the class "
                               f"`{cls}` changed other than as a method both versions define")
             pair.relative.add(f"{cls}.{m}")
-    protocol = every & _PROTOCOL_NAMES
+    # A member the result is relative to stands for every caller (it must be verified on
+    # its own); one taken as unreached must not be one the standard library calls.
+    protocol = {m for cls, changed in members.items() for m in changed
+                if f"{cls}.{m}" not in pair.relative
+                and (m in _PROTOCOL_NAMES or m.startswith(_PROTOCOL_PREFIXES))}
     if protocol:
-        raise Refused(f"`{sorted(protocol)[0]}` changed in a class, which Python calls "
-                      "by itself")
+        raise Refused(f"`{sorted(protocol)[0]}` changed in a class, which Python or the "
+                      "standard library calls by itself on objects it is handed")
     for cls, changed in sorted(members.items()):
         unreached = {m for m in changed if f"{cls}.{m}" not in pair.relative}
         if unreached:
@@ -2616,6 +2706,11 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
                       f"module of the package {_NAMES if elsewhere is None else 'names'} it "
                       "(it may make an object of it)")
     for part in code:
+        made = _class_used(part)
+        if made is not None:
+            raise Refused(f"a class changed {_listed(pair.made)}, and code the function "
+                          f"reaches uses the class a method is called on as a value "
+                          f"(`{made}`: it may make an object of it)")
         notes = {id(w) for n in ast.walk(part) for w in _annotation_nodes(n)} if (
             postponed) else set()
         # `type(o).__name__`, `o.__class__.__qualname__`: a name read, no object made
@@ -2638,6 +2733,36 @@ def _no_object_made(pair: _Pair, code: list[ast.AST]) -> list[str]:
     return [f"the constructor of the class `{cls}` changed: code outside {outside} does "
             "not make objects of it from the objects it is given"
             for cls in sorted(pair.constructed)]
+
+
+# Methods whose first parameter Python binds to a class (not an instance of it).
+_CLASS_RECEIVERS = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
+
+
+def _class_used(part: ast.AST) -> str | None:
+    """The first parameter of a class method in ``part`` (``cls``: the class it is called
+    on, a subclass of its own, or any object through ``K.m.__func__``), where it is used
+    otherwise than to read an attribute of it (``cls(v)``, ``super().__new__(cls)``,
+    ``make(cls)``, ``return cls``): that may make an object of the class."""
+    for fn in ast.walk(part):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if not (fn.name in _CLASS_RECEIVERS or any(
+                _word(d) == "classmethod" for d in fn.decorator_list)):
+            continue
+        first = [*fn.args.posonlyargs, *fn.args.args]
+        if not first:
+            if fn.args.vararg is not None:
+                return f"*{fn.args.vararg.arg}"
+            continue
+        name = first[0].arg
+        parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                up = parents.get(id(n))
+                if not (isinstance(up, ast.Attribute) and up.value is n):
+                    return name
+    return None
 
 
 def _makes_nothing(pair: _Pair, classes: set[str], n: ast.AST) -> bool:
@@ -2763,6 +2888,17 @@ def _by_constant_name(call: ast.Call) -> bool:
         else call.args[1:2]
     return bool(names) and not any(isinstance(a, ast.Starred) for a in call.args) and all(
         isinstance(a, ast.Constant) and isinstance(a.value, str) for a in names)
+
+
+def _formats_by_name(n: ast.AST) -> bool:
+    """Whether ``n`` formats with a template that is no string literal (whose words the
+    scan of strings sees): its fields (`{0.name}`) read attributes by the names its text
+    holds, as ``getattr`` with a computed name does. ``template.format(x)``,
+    ``template.format_map(m)``, ``string.Formatter`` (any use of it); the builtin
+    ``format(x, spec)`` reads no attribute by name (only ``__format__``, a dunder)."""
+    if isinstance(n, ast.Attribute) and n.attr in ("format", "format_map", "vformat"):
+        return not (isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
+    return _word(n) == "Formatter"
 
 
 def _listed(names: frozenset[str] | set[str]) -> str:

@@ -121,6 +121,15 @@ class Lifetimes:
             leaves(held, out, self.params)
         return frozenset(out)
 
+    def kept(self) -> frozenset[Term]:
+        """What a traceback would keep alive if the function raised here: what its locals
+        hold, and the exceptions being handled (the new one's ``__context__``)."""
+        out: set[Term] = set()
+        for frame in self.frames:
+            leaves(frame.env.values(), out, self.params)
+        leaves(self.handling, out, self.params)
+        return frozenset(out)
+
     def point(self, extra: Iterable[Value] = ()) -> None:
         """Something may have been let go of here: record what no longer is held."""
         now = self.alive(extra)

@@ -87,6 +87,9 @@ class Matched:
     """The versions make the same events: what the proof assumes of them, by name."""
 
     operations: tuple[str, ...]
+    # Where an operation raises out of the function, the versions' locals hold other
+    # objects (its traceback keeps those alive until the caller drops the exception).
+    unwinding: bool = False
 
 
 def match(fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, canon_a: _Canon,
@@ -95,7 +98,7 @@ def match(fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, canon_a: _Canon,
     ``walker.Refused`` where the walk does not model the code (or takes too long)."""
     driver = _Driver(lambda: Walker(fn_a, canon_a), lambda: Walker(fn_b, canon_b), seconds)
     driver.explore(_Run(_Side.start(driver.make_a), _Side.start(driver.make_b), {}), [])
-    return Matched(tuple(driver.operations()))
+    return Matched(tuple(driver.operations()), driver.unwinding)
 
 
 # ----------------------------------------------------------------------------- replayable walks
@@ -253,6 +256,7 @@ class _Driver:
         self.uids = 0
         self.seen: list[Event] = []
         self.names: dict[int, str] = {}  # event position: what a getattr read, for the report
+        self.unwinding = False  # (``Matched.unwinding``)
 
     def explore(self, run: _Run, loops: list[_Loop]) -> None:
         """Every path from ``run``'s position on, depth first (a fork waits in ``work``;
@@ -281,6 +285,11 @@ class _Driver:
                 if ra.event != rb.event:
                     raise Mismatch(self._differ(ra, rb))
                 _same_deaths(ra.deaths, rb.deaths)
+                if not (ra.protected or rb.protected) and ra.kept != rb.kept:
+                    # Raising here, the exception leaves the function: its traceback keeps
+                    # what the locals hold alive, and lets go of the rest (not explored:
+                    # the verdict says what it assumes of it).
+                    self.unwinding = True
                 self._step(ra.event, run.a.walker.events)
                 if (ra.protected or rb.protected) and ra.event.kind not in RAISING:
                     child = run.fork()

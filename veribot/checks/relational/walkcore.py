@@ -56,6 +56,10 @@ class Ask:
     event: Event
     protected: bool  # inside a `with` or `try`: a raise is handled, so it is explored too
     deaths: Deaths = ()
+    # What the locals (and an exception being handled) hold: where the event raises and
+    # the exception leaves the function, its traceback keeps them alive with the frame,
+    # while what the operand stack alone holds is let go of as it unwinds.
+    kept: frozenset[Term] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,8 @@ class Core:
         rendered = tuple(self.render(a, self.events) for a in args)
         index = self.events
         deaths = self.life.sync()
-        answer = yield Ask(Event(kind, rendered, self.handled), self.protected > 0, deaths)
+        answer = yield Ask(Event(kind, rendered, self.handled), self.protected > 0, deaths,
+                           self.life.kept())
         self.events += 1
         if mark is not None:
             self.life.cut(mark)
@@ -280,7 +285,14 @@ class Core:
         frame.env[name] = value
         self.life.point()
 
-    def _chain(self, node: ast.Attribute) -> Glob | None:
+    def _chain(self, node: ast.Attribute, text: bool = False) -> Glob | None:
+        """The name ``a.b.c`` resolves to, where it is an attribute of a module (``mod.f``,
+        ``os.path.join``): the same object all along the call under the listed assumption
+        that modules' attributes are not reassigned, read without an event. An attribute
+        of any other object (``logging.root.level``, ``ids.next`` where ``from m import
+        ids`` imports an instance) is None: a read of it is an event (a property runs
+        code, and a call may change it), after the read of the object it is on. ``text``:
+        for code compared as text (a closure's), where the whole chain is its name."""
         root: ast.expr = node
         while isinstance(root, ast.Attribute):
             root = root.value
@@ -290,7 +302,11 @@ class Core:
         before = len(reads.chains)
         token = self.canon._chain(node, self.frames[-1].scope)
         del reads.chains[before:]
-        return Glob(token) if token is not None else None
+        if token is None:
+            return None
+        if not text and tuple(token[2:].split(".")[:-1]) not in self.canon.module.modules:
+            return None
+        return Glob(token)
 
     def first_param(self) -> Param | None:
         params = [*self.fn.args.posonlyargs, *self.fn.args.args]

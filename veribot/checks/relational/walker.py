@@ -65,7 +65,7 @@ class Walker(Expressions):
         except _Return as ret:
             value = ret.value
         except _Throw as thrown:
-            self._frame_exit()
+            self._frame_exit(raised=True)
             yield End("raise", thrown.exc, life.sync((thrown.exc,)))
             return
         except (_Break, _Continue):  # pragma: no cover - the compiler rejects these
@@ -74,13 +74,18 @@ class Walker(Expressions):
         self._frame_exit()
         yield End("return", term, life.sync((value,)))
 
-    def _frame_exit(self) -> None:
+    def _frame_exit(self, raised: bool = False) -> None:
         """The frame is left: its stack and locals are let go of (the returned value or
-        the exception goes to the caller)."""
+        the exception goes to the caller). Where it ``raised``, only its stack is: the
+        exception's traceback holds the frame, which holds its locals, and an exception
+        being handled is the new one's ``__context__``; both live on as long as the caller
+        keeps the exception (so the versions must hold the same objects there)."""
         life = self.life
         life.pending.clear()
-        life.handling.clear()
         life.inflight.clear()
+        if raised:
+            return
+        life.handling.clear()
         for frame in self.frames:
             frame.env.clear()
 

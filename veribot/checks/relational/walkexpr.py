@@ -489,7 +489,7 @@ class Expressions(Core):
             while isinstance(root, ast.Attribute):
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in own):
-                chain = self._chain(node)
+                chain = self._chain(node, text=True)
                 if chain is not None:
                     out.append(chain.token)
                     return
