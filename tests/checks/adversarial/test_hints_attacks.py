@@ -133,6 +133,22 @@ DIFFERENT.append((
     SIDE_EFFECT_TEST.replace("return s", "return s + (1 if s > 100 else 0)"),
     [inv("len(before.xs) == before.t and len(after.xs) == after.t")]))
 
+# A hint that calls a helper with a loop: reading it over an arbitrary state reaches the
+# unrolling bound. Read as false there, the invariant made every induction step vacuous,
+# and the lemma made every call of `h` return nothing: both verified (1111 tells apart).
+COUNT_DOWN = "def g(x: int) -> int:\n    while x > 0:\n        x -= 1\n    return x\n\n"
+DIFFERENT.append((
+    "invariant-whose-reading-reaches-the-unrolling-bound", COUNT_DOWN + LOOP,
+    COUNT_DOWN + LOOP.replace("return s", "return s + (1 if s * 7 == 7777 else 0)"),
+    [inv("g(before.s) == before.s")]))
+DIFFERENT.append((
+    "lemma-whose-reading-reaches-the-unrolling-bound",
+    COUNT_DOWN + "def h(x: int) -> int:\n    return 0\n\ndef f(n: int) -> int:\n"
+    "    return h(n + 0)\n",
+    COUNT_DOWN + "def h(x: int) -> int:\n    return 0\n\ndef f(n: int) -> int:\n"
+    "    return h(n + 0) + (1 if n * 7 == 7777 else 0)\n",
+    [{"kind": "lemma", "function": "h", "ensures": "g(result) == 0"}]))
+
 
 @pytest.mark.parametrize("name,before,after,hints", DIFFERENT, ids=[d[0] for d in DIFFERENT])
 def test_a_hint_never_verifies_a_pair_that_differs(
@@ -154,7 +170,9 @@ def test_an_unreadable_helper_in_a_hint_makes_it_fail_not_hang() -> None:
         d for d in DIFFERENT if d[0] == "lemma-about-a-helper-that-never-returns-or-recurses")
     checked = check_hints(before, after, "f", parse_hints(hints), budget=PROOF_ONLY)
     statuses = [r.status for r in checked.hints]
-    assert statuses[:4] == [Status.REFUTED] * 4
+    # What a hint is where reading it reaches the unrolling bound is unknown: never
+    # proven, never assumed (read as false it made every induction step vacuous).
+    assert all(s in (Status.REFUTED, Status.REJECTED, Status.UNPROVEN) for s in statuses[:4])
     assert statuses[4] is Status.PROVEN  # true, and still no wrong verdict
 
 

@@ -479,13 +479,16 @@ def _lemma_condition(hint: Hint, module: Module, env: Env, value: V) -> z3.BoolR
 
 def _truth(tree: ast.expr, module: Module, env: Env, helpers: Mapping[str, SharedCall]
            ) -> z3.BoolRef:
-    """Where ``tree`` evaluates, without raising, to a true value (Python's semantics)."""
+    """Where ``tree`` evaluates, without raising, to a true value (Python's semantics).
+    Raises ``Unsupported`` where reading it reaches the unrolling bound: what it is then is
+    unknown, and read as false it would be a false assumption (an invariant assumed in
+    the induction step, a lemma at its call sites), under which anything is proven."""
     ex = Executor(module, Fresh("hint_"), EVAL_LIMITS, helpers)
     state = State(z3.BoolVal(True), dict(env), {})
     value = ex.ev(tree, state)
     truth = ex.truthy(value, state)
     if ex.exhausted:
-        return FALSE
+        raise Unsupported("a hint whose reading reaches the model's unrolling bound")
     return z3.And(state.live, truth)
 
 
