@@ -11,6 +11,7 @@ bounded result is never mistaken for a complete one. Anything outside the model 
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -362,10 +363,9 @@ class Executor(Builtins):
             return
         exc = stmt.exc
         name = None
-        if isinstance(exc, ast.Call):
-            for a in exc.args:
-                self.ev(a, state)
-            exc = exc.func
+        call = exc if isinstance(exc, ast.Call) else None
+        if call is not None:
+            exc = call.func
         if isinstance(exc, ast.Name):
             name = exc.id
         # Only builtin exception classes: the module's own classes are not modelled, and
@@ -374,6 +374,21 @@ class Executor(Builtins):
             raise Unsupported("raise of this expression", stmt.lineno)
         if self._shadowed(name) or name in state.env:
             raise Unsupported(f"raise of '{name}', a name the module binds", stmt.lineno)
+        # Constructing the exception runs its constructor: only one that makes an
+        # instance of exactly the class named, whatever the arguments, is modelled.
+        if call is not None and (
+            call.keywords or any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            raise Unsupported(
+                f"keyword or * arguments to the exception class '{name}'", stmt.lineno
+            )
+        n_args = len(call.args) if call is not None else 0
+        if not plain_constructor(name, n_args):
+            raise Unsupported(
+                f"the constructor of '{name}' with {n_args} argument(s)", stmt.lineno
+            )
+        if call is not None:
+            self.ev_all(call.args, state)
         self.raise_if(TRUE, name, state)
 
     def raise_if(
@@ -796,11 +811,22 @@ class Executor(Builtins):
         # The comprehension's variables live in their own scope: restore what they hid.
         targets = {t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)}
         hidden = {name: state.env[name] for name in targets if name in state.env}
+        # A generator expression's items are made by a generator: what leaves its frame is
+        # caught here and raised again from the consumer (a StopIteration as RuntimeError).
+        catcher = None
+        if isinstance(node, ast.GeneratorExp):
+            catcher = pytry.Catcher(self.depth, sees_close=False)
+            self.catchers.append(catcher)
         self.comp_scopes.append((self.depth, frozenset(targets), hidden))
         try:
-            return self._comprehension_items(node, state, lazy, n, source, targets, hidden)
+            result = self._comprehension_items(node, state, lazy, n, source, targets, hidden)
         finally:
             self.comp_scopes.pop()
+            if catcher is not None:
+                self.catchers.pop()
+        if catcher is not None:
+            pytry.leave_generator(self, catcher)
+        return result
 
     def _comprehension_items(
         self,
@@ -1103,6 +1129,25 @@ def _walk_own(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
             # Comprehension variables live in their own scope.
             continue
         stack.extend(ast.iter_child_nodes(node))
+
+
+def plain_constructor(name: str, n_args: int) -> bool:
+    """Whether ``name(a1, ..., an)`` (a builtin exception class, positional arguments)
+    makes an instance of exactly that class for any arguments, without raising.
+
+    ``OSError(errno, msg)`` (and its aliases) makes a subclass chosen by ``errno``, and
+    the OSError classes check their arguments from two on; ``SyntaxError(msg, details)``
+    checks ``details``; the Unicode errors and the exception groups take arguments of
+    fixed types (``UnicodeDecodeError('x')`` raises TypeError).
+    """
+    cls = getattr(builtins, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        return False
+    if cls is not UnicodeError and issubclass(cls, UnicodeError | BaseExceptionGroup):
+        return False
+    if issubclass(cls, OSError | SyntaxError):
+        return n_args <= 1
+    return True
 
 
 def _construct_name(node: ast.AST) -> str:

@@ -348,15 +348,23 @@ class Operators:
             inside = self.contains(b, a, state)
             return inside if isinstance(op, ast.In) else z3.Not(inside)
         if isinstance(op, ast.Is | ast.IsNot):
-            if isinstance(a, SNone) or isinstance(b, SNone) or _is_none_union(a, b):
-                other = b if isinstance(a, SNone) else a
-                is_none = z3.Or(
-                    [g for g, v in alternatives(other) if isinstance(v, SNone)] or [FALSE]
-                )
-                if isinstance(a, SNone) and isinstance(b, SNone):
-                    is_none = TRUE
-                return is_none if isinstance(op, ast.Is) else z3.Not(is_none)
-            raise Unsupported("'is' between values other than None", self.line)
+            # Only None is modelled by identity: each pair of alternatives where one side
+            # is None is decided (None is None; nothing else is None). A pair where
+            # neither side is None (`x is y` with two Optional values that are both set)
+            # is not modelled.
+            same: list[z3.BoolRef] = []
+            for ga, va in alternatives(a):
+                for gb, vb in alternatives(b):
+                    g = z3.simplify(z3.And(ga, gb))
+                    if z3.is_false(g):
+                        continue
+                    a_none, b_none = isinstance(va, SNone), isinstance(vb, SNone)
+                    if not (a_none or b_none):
+                        raise Unsupported("'is' between values other than None", self.line)
+                    if a_none and b_none:
+                        same.append(g)
+            is_same = z3.simplify(z3.Or(same)) if same else FALSE
+            return is_same if isinstance(op, ast.Is) else z3.Not(is_same)
         if isinstance(a, SUnion) or isinstance(b, SUnion):
             parts = []
             for ga, va in alternatives(a):
@@ -488,6 +496,14 @@ class Operators:
                 with self.assuming(state, g):
                     parts.append(z3.And(g, self.contains(c, item, state)))
             return z3.Or(parts)
+        if isinstance(item, SUnion) and not isinstance(container, STuple):
+            # The container's type decides how `in` goes; each type of the item in turn
+            # (a tuple compares items itself, alternative by alternative, in `item_eq`).
+            parts = []
+            for g, it in item.alts:
+                with self.assuming(state, g):
+                    parts.append(z3.And(g, self.contains(container, it, state)))
+            return z3.Or(parts)
         if isinstance(container, SStr):
             if isinstance(item, SStr):
                 return z3.Contains(container.e, item.e)
@@ -561,29 +577,48 @@ class Operators:
         return SNone()
 
     def slice(self, value: V, sl: ast.Slice, state: State) -> V:
-        if sl.step is not None:
-            step = self.ev(sl.step, state)
-            if not (isinstance(step, SInt) and z3.is_int_value(z3.simplify(step.e))
-                    and int_of(z3.simplify(step.e)) == 1):
-                raise Unsupported("a slice with a step", self.line)
+        # CPython evaluates the bounds and the step first (building the slice object), and
+        # only then checks their types while indexing.
+        nodes = [node for node in (sl.lower, sl.upper, sl.step) if node is not None]
+        values = iter(self.ev_all(nodes, state))
+        lower, upper, step = (
+            None if node is None else next(values) for node in (sl.lower, sl.upper, sl.step)
+        )
+        unit_step = (
+            step is None
+            or isinstance(step, SNone)
+            or (isinstance(step, SInt) and z3.is_int_value(z3.simplify(step.e))
+                and int_of(z3.simplify(step.e)) == 1)
+        )
+        if not unit_step:
+            raise Unsupported("a slice with a step", self.line)
         if isinstance(value, STuple):
             value = self._as_seq(value)
         if not isinstance(value, SSeq | SStr):
             raise Unsupported(f"slicing a {type(value).__name__}", self.line)
         n = z3.Length(value.e)
 
-        def bound(node: ast.expr | None, default: z3.ArithRef) -> z3.ArithRef:
-            if node is None:
+        def bound(v: V | None, default: z3.ArithRef) -> z3.ArithRef:
+            # None (or a union alternative that is None) is "no bound", as in CPython.
+            if v is None:
                 return default
-            v = self.ev(node, state)
-            if isinstance(v, SNone):
-                return default
-            i = self._as_int(v, state)
-            i = z3.If(i < 0, i + n, i)
-            return z3.If(i < 0, 0, z3.If(i > n, n, i))
+            result = default
+            bad: list[z3.BoolRef] = []
+            for g, alt in alternatives(v):
+                if isinstance(alt, SNone):
+                    continue
+                if not isinstance(alt, SInt | SBool | SIntB):
+                    bad.append(g)
+                    continue
+                i = self._as_int(alt, state)
+                i = z3.If(i < 0, i + n, i)
+                result = z3.If(g, z3.If(i < 0, 0, z3.If(i > n, n, i)), result)
+            if bad:
+                self.raise_if(z3.Or(bad), "TypeError", state)
+            return result
 
-        lo = bound(sl.lower, z3.IntVal(0))
-        hi = bound(sl.upper, n)
+        lo = bound(lower, z3.IntVal(0))
+        hi = bound(upper, n)
         length = z3.If(hi > lo, hi - lo, 0)
         if isinstance(value, SStr):
             return SStr(z3.SubString(value.e, lo, length))
@@ -697,10 +732,6 @@ def _list_origins(v: V) -> list[int]:
             for item in alt.items:
                 out.extend(_list_origins(item))
     return out
-
-
-def _is_none_union(a: V, b: V) -> bool:
-    return any(isinstance(x, SNone) for v in (a, b) for _, x in alternatives(v))
 
 
 def _holds_iterator(value: V) -> bool:

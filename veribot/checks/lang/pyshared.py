@@ -7,6 +7,11 @@ both versions call one shared uninterpreted function: its value, whether it ends
 normally, and, if not, which way it ends (an exception type, or never returning). The
 solver may pick any behaviour for it, so a proof holds for every possible helper body,
 and a difference it finds is only a candidate that the sandbox then checks for real.
+
+"The same arguments" are equal values, so a helper with a float parameter (or a tuple of
+floats) is never shared: it may tell two equal floats apart by identity (two NaN objects,
+through ``(x,) == (y,)`` or ``x in (y,)``). Integers, strings and booleans are safe: the
+model has no ``is`` between them, and for them identity implies equality.
 """
 
 from __future__ import annotations
@@ -117,6 +122,11 @@ def _declare(fn: ast.FunctionDef) -> Helper | None:
     params = tuple(from_annotation(a.annotation) for a in fn.args.args)
     if not _scalar(result) or not all(_scalar(p) for p in params):
         return None
+    if any(_holds_float(p) for p in params):
+        # A float argument is an object the helper can tell from an equal one (a NaN is
+        # found by `is` in `(x,) == (y,)` or `x in (y,)`): the helper is then not a
+        # function of the argument values. Its body is executed instead.
+        return None
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
         return None
     if fn.args.defaults:
@@ -154,6 +164,12 @@ def _scalar(t: PyType) -> bool:
     if isinstance(t, IntT | BoolT | FloatT | StrT):
         return True
     return isinstance(t, TupleT) and t.homogeneous is not None and _scalar(t.homogeneous)
+
+
+def _holds_float(t: PyType) -> bool:
+    if isinstance(t, FloatT):
+        return True
+    return isinstance(t, TupleT) and t.homogeneous is not None and _holds_float(t.homogeneous)
 
 
 def _closed(fn: ast.FunctionDef, module_a: Module, module_b: Module) -> bool:

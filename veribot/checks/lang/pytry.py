@@ -110,6 +110,23 @@ def _reraise(ex: Executor, c: Caught) -> None:
     ex.line = saved
 
 
+def leave_generator(ex: Executor, catcher: Catcher) -> None:
+    """Raise again what left a generator expression's frame (caught by ``catcher``).
+
+    PEP 479: a StopIteration leaving a generator becomes RuntimeError. A shared helper's
+    exception has a class the model does not know (it may be StopIteration): unsupported.
+    """
+    for c in catcher.caught:
+        if z3.is_false(z3.simplify(c.state.live)):
+            continue
+        if c.exc_term is not None or c.exc not in BUILTIN_EXCEPTIONS:
+            raise Unsupported(
+                "a helper that may raise inside a generator expression", c.line
+            )
+        exc = "RuntimeError" if c.exc == "StopIteration" else c.exc
+        _reraise(ex, Caught(c.state, exc, None, c.line))
+
+
 def exec_try(ex: Executor, stmt: ast.Try, state: State, frame: Frame) -> None:
     if stmt.finalbody:
         _try_finally(ex, stmt, state, frame)
