@@ -62,6 +62,17 @@ NOT_VERIFIED = [
      "def g():\n    x: (yield) = 1\n    return 5\n", "g"),
     ("a-local-annotation-that-binds", "y = 5\n\n\ndef g():\n    x: int = 2\n    return y\n",
      "y = 5\n\n\ndef g():\n    x: (y := 1) = 2\n    return y\n", "g"),
+    # A helper reads the function's local names by a name not written out.
+    ("a-local-name-read-by-a-computed-name",
+     "def g(p):\n    return getattr(getattr(f, '__co' + 'de__'), 'co_var' + 'names')\n\n\n"
+     "def f(p: int):\n    a = 1\n    return g(p)\n",
+     "def g(p):\n    return getattr(getattr(f, '__co' + 'de__'), 'co_var' + 'names')\n\n\n"
+     "def f(p: int):\n    z = 1\n    return g(p)\n", "f"),
+    ("a-local-name-read-by-a-format-string",
+     "def g(p, t):\n    return t.format(f)\n\n\n"
+     "def f(p: int, t: str):\n    a = 1\n    return g(p, t)\n",
+     "def g(p, t):\n    return t.format(f)\n\n\n"
+     "def f(p: int, t: str):\n    z = 1\n    return g(p, t)\n", "f"),
     # 03: `logging.root` is an object: `g` may change its `level` before it is read.
     ("an-attribute-of-an-imported-object-moved-past-a-call",
      "import logging\n\n\ndef f(g):\n    level = logging.root.level\n    g()\n"

@@ -559,6 +559,9 @@ def _observes(node: ast.AST, allowed: frozenset[str] = frozenset()) -> str | Non
             n.id in _OBSERVING_NAMES or n.id in _OBSERVING_ATTRS or n.id in _OBSERVING_MODULES
         ):
             return n.id
+        by_name = _observing_call(n)
+        if by_name is not None:
+            return by_name
         if isinstance(n, ast.Attribute) and n.attr in _OBSERVING_ATTRS:
             return n.attr
         if isinstance(n, ast.alias) and n.name.split(".")[0] in _OBSERVING_MODULES and not (
@@ -570,6 +573,35 @@ def _observes(node: ast.AST, allowed: frozenset[str] = frozenset()) -> str | Non
         ):
             return n.module
     return None
+
+
+def _observing_call(node: ast.AST) -> str | None:
+    """What ``node`` may observe names, frames or sources by, if it is a lookup by name
+    (``getattr(getattr(f, "__co" + "de__"), "co_varnames")``: a name not written out may
+    be any) or a format string that is not written out (``"{0.__code__}"``), or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    for key in pylookups.lookup_keys(node) or ():
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return "an attribute looked up by a computed name"
+        if key.value in _OBSERVING_ATTRS:
+            return key.value
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("format", "format_map") and (
+            not _written_out(node.func.value)):
+        return "a format string that may read attributes by name"
+    return None
+
+
+def _written_out(text: ast.expr) -> bool:
+    """Whether a format string is written out (or is a message written out that a
+    translation function such as gettext's ``_("...")`` is given) and names no attribute
+    that sees names, frames or sources (``"{0.__code__.co_varnames}"``)."""
+    if isinstance(text, ast.Call) and isinstance(text.func, ast.Name) and text.args and all(
+            isinstance(a, ast.Constant) for a in text.args) and not text.keywords:
+        return all(_written_out(a) for a in text.args
+                   if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return isinstance(text, ast.Constant) and isinstance(text.value, str) and not any(
+        a in text.value for a in _OBSERVING_ATTRS)
 
 
 def _class_level(node: ast.ClassDef) -> Iterator[ast.AST]:
@@ -764,6 +796,9 @@ class _Canon:
             out.append(self._name(node.id, scope, not isinstance(node.ctx, ast.Load)))
             out.append(type(node.ctx).__name__)
             return
+        by_name = _observing_call(node)
+        if by_name is not None:
+            raise Refused(f"{by_name} can observe names or frames")
         if isinstance(node, ast.Attribute):
             if node.attr in _OBSERVING_ATTRS:
                 raise Refused(f"`.{node.attr}` can observe names or frames")
