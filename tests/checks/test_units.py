@@ -628,6 +628,17 @@ def test_unchanged_functions_of_a_moved_module_with_relative_imports_are_units()
     assert moved == {MODULE_ENTRY}
 
 
+def test_overload_stubs_are_not_definitions_replaced_later() -> None:
+    # click a1d8785 changed the `@t.overload` stubs of `edit`: for type checkers only.
+    before = ("import typing as t\n@t.overload\ndef edit(x: int) -> int: ...\n"
+              "@t.overload\ndef edit(x: str) -> str: ...\n"
+              "def edit(x: t.Any) -> t.Any:\n    return x\n")
+    after = before.replace("x: str) -> str", "x: bytes) -> bytes")
+    assert all(u.noise != REPLACED for u in units(before, after).values())
+    changed = units(before, after.replace("return x", "return x * 2"))
+    assert kinds(changed) == {"edit": "changed"} and changed["edit"].noise == ""
+
+
 def test_gettext_messages_written_out_keep_the_shortcut() -> None:
     # click formats its messages as `_("...").format(...)` with gettext's `_`.
     before = ("from gettext import gettext as _\nfrom gettext import ngettext\n"

@@ -345,6 +345,13 @@ def _definitions(tree: ast.Module) -> Iterator[_Def]:
     yield from walk(tree.body, "")
 
 
+def _overload_stub(node: ast.AST) -> bool:
+    """Whether ``node`` is a definition decorated ``@overload`` (``typing.overload``)."""
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+        (isinstance(d, ast.Name) and d.id == "overload")
+        or (isinstance(d, ast.Attribute) and d.attr == "overload") for d in node.decorator_list)
+
+
 def _accessor(node: ast.AST) -> bool:
     """Whether ``node`` is a property's setter, getter or deleter (``@x.setter``)."""
     return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
@@ -357,7 +364,8 @@ def _earlier_keys(tree: ast.Module | None) -> dict[str, list[str]]:
     replaces, in order."""
     seen: dict[str, list[str]] = {}
     for d in _definitions(tree) if tree is not None else ():
-        seen.setdefault(d.entry, []).append(_code_key(d.node))
+        if not _overload_stub(d.node):  # typing's, for type checkers: the next one replaces it
+            seen.setdefault(d.entry, []).append(_code_key(d.node))
     return {entry: keys[:-1] for entry, keys in seen.items() if len(keys) > 1}
 
 
