@@ -93,6 +93,13 @@ def test_formatting_in_code_that_reads_line_numbers_is_not_noise() -> None:
     assert kinds(found) == {"f": "changed"} and found["f"].noise == LAYOUT_READ
 
 
+def test_formatting_next_to_a_docstring_reader_is_unchanged() -> None:
+    # A layout change leaves docstrings as they are: code reading `__doc__` cannot see it.
+    before = "def f() -> object:\n    return f.__doc__\n\ndef g() -> int:\n    return 1\n"
+    after = before.replace("return 1", "return (\n        1)") + "X = 1\n"
+    assert "g" not in units(before, after)
+
+
 def test_formatting_next_to_warnings_caught_by_line_is_not_noise() -> None:
     # A warning repeated from one line is shown once, from two lines twice.
     before = ("import warnings\ndef f() -> int:\n"

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence, Set
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
 __all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise",
-           "plain_class", "reads_no_source"]
+           "plain_class", "reads_no_docstring", "reads_no_source"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -360,6 +360,10 @@ _READS_DOCSTRINGS = (
     "formatwarning",
     "__warningregistry__",
 )
+# Those of them that read source text or line numbers (not docstrings alone).
+_READS_LAYOUT = frozenset(_READS_DOCSTRINGS) - {"__doc__", "getdoc", "pydoc", "getmembers",
+                                               "get_referents", "get_referrers",
+                                               "shortDescription", "FunctionTestCase"}
 # Names of what copies a docstring from one function to another (``functools.wraps``).
 _COPIES_DOCSTRINGS = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS")
 
@@ -612,10 +616,22 @@ def _docstrings_only(before: ast.Module, after: ast.Module) -> bool:
     return _reads_no_docstring(before, after)
 
 
-def reads_no_source(before: ast.Module, after: ast.Module) -> bool:
-    """Whether no code of either version may read docstrings, source text or line numbers
-    (which a change of layout alone may change)."""
+def reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
+    """Whether no code of either version may read a docstring that changed, source text
+    or line numbers."""
     return _reads_no_docstring(before, after)
+
+
+def reads_no_source(before: ast.Module, after: ast.Module) -> bool:
+    """Whether no code of either version may read source text or line numbers (which a
+    change of layout alone may change; docstrings it leaves as they are)."""
+    trees = (before, after)
+    keys = [_dynamic_keys(t) for t in trees]
+    if None in keys or any(_runs_code(t) for t in trees):
+        return False
+    words = "\n".join([*(w for t in trees for w in _code_words(t)),
+                       *(k for found in keys for k in found or [])])
+    return not any(n in words for n in _READS_LAYOUT)
 
 
 def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:

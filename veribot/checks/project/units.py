@@ -634,7 +634,7 @@ def _class_doc_only(before: ast.ClassDef, after: ast.ClassDef, tree_before: ast.
     class-level statements are the same but for the docstring and read no module-level
     name whose definition or binding changed (a base, a constant, a helper)."""
     if not (noise.plain_class(before, tree_before) and noise.plain_class(after, tree)
-            and noise.reads_no_source(tree_before, tree)):
+            and noise.reads_no_docstring(tree_before, tree)):
         return False
 
     def bare(node: ast.ClassDef) -> list[str]:
