@@ -198,17 +198,23 @@ def test_a_docstring_change_next_to_a_changed_sibling_module_is_checked(tmp_path
     repo = GitRepo(tmp_path / "r")
     a = b"from . import b\n\ndef f():\n    'Return K.'\n    return b.K\n"
     repo.commit("one", {"pkg/__init__.py": b"", "pkg/a.py": a, "pkg/b.py": b"K = 1\n",
-                        "pkg/c.py": b"def g() -> int:\n    'x'\n    return 1\n"})
+                        "pkg/c.py": b"def g() -> int:\n    'x'\n    return 1\n",
+                        "pkg/e.py": b"from . import c\n\ndef h() -> int:\n    'x'\n"
+                                    b"    return c.g()\n"})
     repo.commit("two", {"pkg/a.py": a.replace(b"Return K.", b"Return the constant K."),
                         "pkg/b.py": b"K = 2\n",
-                        "pkg/c.py": b"def g() -> int:\n    'y'\n    return 1\n"})
+                        "pkg/c.py": b"def g() -> int:\n    'y'\n    return 1\n",
+                        "pkg/e.py": b"from . import c\n\ndef h() -> int:\n    'y'\n"
+                                    b"    return c.g()\n"})
     found = by_name(review(ReviewRequest(GitSource(repo.path, base="HEAD^", head="HEAD"),
                                          budget=Budget(timeout_s=8.0))))
     f = found["pkg/a.py::f"].result
     assert f.verdict is Verdict.REFUTED, f.detail
     assert "imports code of the project whose change is not verified" in f.detail
-    # A module that imports nothing of the project keeps the shortcut.
+    # A module that imports nothing of the project keeps the shortcut, and so does one
+    # whose imports never reach the changed module.
     assert found["pkg/c.py::g"].result.method == "only the docstring changed"
+    assert found["pkg/e.py::h"].result.method == "only the docstring changed"
 
 
 def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: Path) -> None:

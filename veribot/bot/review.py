@@ -258,11 +258,77 @@ def _noise_apart(unit: ChangedUnit, unsure: set[str]) -> ChangedUnit:
     changed but its module imports code of the project whose change is not verified
     (``unsure`` paths): the rest of the module is the same code, but not what it calls
     (``pkg/a.py`` returns ``b.K``, and ``pkg/b.py`` changed ``K``)."""
-    if unit.noise not in NOISE_METHODS or not _imports_any(unit, unsure - {unit.path}):
+    others = unsure - {unit.path}
+    reach = _imports_reach(unit, others) if others else False
+    if unit.noise not in NOISE_METHODS or not (
+            _imports_any(unit, others) if reach is None else reach):
         return unit
     why = (f"{unit.detail}, but it imports code of the project whose change is not "
            "verified: checked as any change")
     return dataclasses.replace(unit, noise="", detail=why)
+
+
+def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
+    """Whether the unit's module, in either version, imports one of ``paths`` (files of
+    its package), itself or through the modules it imports (a package's ``__init__``
+    too); None where that is not known: no package read, or one the size caps cut."""
+    context = unit.context
+    if context is None:
+        return None
+    for package, source in ((context.before, unit.before_source),
+                            (context.after, unit.after_source)):
+        if package is None or source is None:
+            continue
+        if package.left_out:
+            return None
+        files = package.tree(source)
+        prefix = f"{package.root}/" if package.root else ""
+        by_name = {_dotted(path.removeprefix(prefix)): path for path in files
+                   if path.endswith(".py") and path.startswith(prefix)}
+        todo, seen = [package.path], set()
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            if path in paths:
+                return True
+            try:
+                tree = ast.parse(files[path])
+            except (SyntaxError, ValueError):
+                return None
+            name = _dotted(path.removeprefix(prefix))
+            here = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+            todo.extend(by_name[m] for m in _imported(tree, here) if m in by_name)
+    return False
+
+
+def _dotted(path: str) -> str:
+    """``pkg.sub.mod`` of ``pkg/sub/mod.py`` (``pkg.sub`` of ``pkg/sub/__init__.py``)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _imported(tree: ast.Module, package: str) -> set[str]:
+    """Every module an import of ``tree`` may run, ``package`` being the package it is
+    in: each dotted prefix (a package's ``__init__`` runs first), and each imported name
+    that may be a submodule (``from . import utils``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            full = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([base] if base else [])])
+            full = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
+        else:
+            continue
+        for name in full:
+            parts = name.split(".")
+            names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return names
 
 
 def _imports_any(unit: ChangedUnit, paths: set[str]) -> bool:
