@@ -74,15 +74,55 @@ def body_names(cls: ast.ClassDef) -> set[str]:
     or without: an annotation alone binds nothing, but declares an instance attribute)."""
     names: set[str] = set()
     for stmt in cls.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(stmt.name)
-        elif isinstance(stmt, ast.AnnAssign):
+        if isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None and isinstance(stmt.target, ast.Name):
                 names.add(stmt.target.id)
         else:
-            names |= {n.id for n in ast.walk(stmt)
-                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)}
+            names.update(bound_names(stmt))
     return names
+
+
+def bound_names(stmt: ast.stmt) -> list[str]:
+    """The names a statement of a class body binds in that body, once per binding, in
+    every form (assignments, definitions, imports, ``except ... as``, ``match`` captures,
+    ``del``), inside ``if``/``try``/``for``/``with`` too; the bodies of the functions and
+    classes it defines are their own scopes. A ``global`` or ``nonlocal`` declaration,
+    which makes a name of the body bind another scope's, is refused."""
+    names: list[str] = []
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(n.name)
+            # Decorators, defaults, bases and annotations run in the class body.
+            todo.extend(n.decorator_list)
+            if isinstance(n, ast.ClassDef):
+                todo.extend([*n.bases, *n.keywords])
+            else:
+                todo.extend([*n.args.defaults, *(d for d in n.args.kw_defaults if d)])
+            continue
+        if isinstance(n, ast.Lambda):
+            todo.extend([*n.args.defaults, *(d for d in n.args.kw_defaults if d)])
+            continue
+        if isinstance(n, ast.Global | ast.Nonlocal):
+            raise Unsupported("`global` or `nonlocal` in a class body", n.lineno)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+            names.append(n.id)
+        elif isinstance(n, ast.alias):
+            names.append((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+            names.append(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            names.append(n.rest)
+        todo.extend(ast.iter_child_nodes(n))
+    return names
+
+
+def dotted_name(tree: ast.Module, node: ast.expr) -> str:
+    """The dotted name ``node`` (a name or an attribute of one) names through the module's
+    imports, each bound once at module level (``dataclasses.dataclass`` for ``dataclass``
+    after ``from dataclasses import dataclass``), or ""."""
+    return _dotted(node, _imported(tree), {})
 
 
 def hierarchy(tree: ast.Module, cls: ast.ClassDef) -> Hierarchy:

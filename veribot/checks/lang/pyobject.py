@@ -84,6 +84,9 @@ class _Class:
     unknown: dict[str, str] = field(default_factory=dict)
     # The attributes building the object may set on it (None: any, `self` escapes).
     ctor_writes: frozenset[str] | None = frozenset()
+    # Members whose lookup on `self` may run code not read here (a decorated method, a
+    # descriptor): other than plain methods, read-only properties and plain data.
+    active: frozenset[str] = frozenset()
 
 
 def lower(tree_a: ast.Module, tree_b: ast.Module, entry: str) -> Lowered:
@@ -253,7 +256,9 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         raise Unsupported("a method of a nested class", node.lineno)
     order = pyclasses.hierarchy(tree, node)
     classes = order.classes
-    frozen = _decorators(node) if len(classes) == 1 else False
+    for c in classes:
+        _no_private_names(c)
+    frozen = _decorators(tree, node) if len(classes) == 1 else False
     for c in classes if len(classes) > 1 else ():
         if c.decorator_list:
             raise Unsupported(f"a class decorator in a class hierarchy "
@@ -264,7 +269,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
         or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.arg)
             and getattr(n, "name", getattr(n, "arg", None)) == "property")
         for n in ast.walk(tree))
-    bodies = [_read_body(c, overload_stubs(tree, c.body), builtin_property) for c in classes]
+    bodies = [_read_body(tree, c, overload_stubs(tree, c.body), builtin_property)
+              for c in classes]
     types: dict[str, ast.expr] = {}
     for b in reversed(bodies):
         for name, (annotation, line) in b.types.items():
@@ -275,6 +281,7 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
     owners: dict[int, ast.ClassDef] = {}
     by_class = {id(c): b for c, b in zip(classes, bodies, strict=True)}
     properties: dict[str, ast.FunctionDef] = {}
+    active: set[str] = set()
     for c, b in zip(classes, bodies, strict=True):
         for fn in (*b.methods.values(), *b.properties.values()):
             owners[id(fn)] = c
@@ -290,6 +297,8 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
                 properties[name] = found.properties[name]
             if name in found.members:
                 members.add(name)
+            if name in found.active:
+                active.add(name)
     slots = bodies[0].slots
     if len(classes) > 1 and any(b.slots is not None for b in bodies):
         raise Unsupported("`__slots__` in a class hierarchy", node.lineno)
@@ -304,18 +313,44 @@ def _read_class(tree: ast.Module, path: list[str]) -> _Class:
             del types[name]
     qualified = ".".join(path)
     cls = _Class(node, qualified, types, methods, members, frozen, slots, order, owners,
-                 properties)
+                 properties, active=frozenset(active))
     _construction(cls, {id(c): b for c, b in zip(classes, bodies, strict=True)})
     return cls
 
 
-def _decorators(node: ast.ClassDef) -> bool:
-    """Refuse decorators other than ``dataclass``; whether it makes the class frozen."""
+def _no_private_names(cls: ast.ClassDef) -> None:
+    """Refuse a private name (``__x``) anywhere in a class: Python mangles it there
+    (``self.__x`` in class ``K`` is ``self._K__x``), which the model does not follow."""
+    for n in ast.walk(cls):
+        names: list[str | None] = []
+        if isinstance(n, ast.Name):
+            names.append(n.id)
+        elif isinstance(n, ast.Attribute):
+            names.append(n.attr)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(n.name)
+        elif isinstance(n, ast.arg | ast.keyword):
+            names.append(n.arg)
+        elif isinstance(n, ast.alias):
+            names.extend([n.name, n.asname])
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            names.append(n.name)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            names.extend(n.names)
+        for name in names:
+            if name is not None and name.startswith("__") and not name.endswith("__"):
+                raise Unsupported(f"the private name `{name}`, which Python mangles in a "
+                                  f"class (`_{cls.name.lstrip('_')}{name}`)",
+                                  getattr(n, "lineno", cls.lineno))
+
+
+def _decorators(tree: ast.Module, node: ast.ClassDef) -> bool:
+    """Refuse decorators other than ``dataclasses.dataclass``; whether it makes the class
+    frozen."""
     frozen = False
     for d in node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
-        if not ((isinstance(target, ast.Name) and target.id == "dataclass")
-                or (isinstance(target, ast.Attribute) and target.attr == "dataclass")):
+        if pyclasses.dotted_name(tree, target) != "dataclasses.dataclass":
             raise Unsupported(f"a class decorator ({ast.unparse(d)})", d.lineno)
         if isinstance(d, ast.Call):
             for k in d.keywords:
@@ -338,12 +373,18 @@ class _Body:
     slots: frozenset[str] | None
     bound: set[str]
     properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    # Members whose lookup may run code (see `_Class.active`); `dataclasses.field` names.
+    active: set[str] = field(default_factory=set)
+    fields: set[str] = field(default_factory=set)
 
 
-def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _Body:
+def _read_body(tree: ast.Module, node: ast.ClassDef, stubs: set[int],
+               builtin_property: bool) -> _Body:
     """What a class body binds (``stubs``: its ``@overload`` definitions, which the next
     definition of their name replaces; ``builtin_property``: whether ``property`` is the
     builtin in the module)."""
+    active: set[str] = set()
+    fields: set[str] = set()
     types: dict[str, ast.expr] = {}
     lines: dict[str, int] = {}
     methods: dict[str, ast.FunctionDef] = {}
@@ -353,7 +394,7 @@ def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _
     bound: dict[str, int] = {}
     statements = [stmt for stmt in node.body if id(stmt) not in stubs]
     for stmt in statements:
-        for bound_name in _bound_names(stmt):
+        for bound_name in pyclasses.bound_names(stmt):
             bound[bound_name] = bound.get(bound_name, 0) + 1
 
     def declare(name: str, annotation: ast.expr, line: int) -> None:
@@ -371,15 +412,20 @@ def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _
                     ast.dump(d) for d in stmt.decorator_list] == [_PROPERTY] and (
                     bound.get(stmt.name) == 1):
                 properties[stmt.name] = stmt  # no setter or deleter: bound once
+            else:
+                active.add(stmt.name)  # a decorated method: what it is is not read here
             members.add(stmt.name)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             name = stmt.target.id
             annotation = _unwrap_classvar(stmt.annotation)
-            is_field = isinstance(stmt.value, ast.Call) and isinstance(
-                stmt.value.func, ast.Name) and stmt.value.func.id == "field"
+            is_field = _is_field(tree, stmt.value)
+            if is_field:
+                fields.add(name)
             if stmt.value is not None and not _plain_value(stmt.value) and not is_field:
                 members.add(name)  # a descriptor, say
-            elif stmt.value is None or is_field or _fits(stmt.value, annotation):
+                active.add(name)
+            elif stmt.value is None or (is_field and _field_fits(tree, stmt.value, annotation)) \
+                    or (not is_field and _fits(stmt.value, annotation)):
                 # A default that is not of the declared type leaves the type unknown.
                 declare(name, annotation, stmt.lineno)
         elif isinstance(stmt, ast.Assign):
@@ -394,15 +440,58 @@ def _read_body(node: ast.ClassDef, stubs: set[int], builtin_property: bool) -> _
                             stmt.lineno)
                 elif isinstance(target, ast.Name):
                     members.add(target.id)
+                    if not _plain_value(stmt.value):
+                        active.add(target.id)
                 else:
                     raise Unsupported("a class body assigning other than a name", stmt.lineno)
         elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) \
                 or isinstance(stmt, ast.Pass):
             continue
         else:
-            members.update(_bound_names(stmt))
+            members.update(pyclasses.bound_names(stmt))
+            active.update(pyclasses.bound_names(stmt))
     return _Body({n: (t, lines[n]) for n, t in types.items()}, methods, members, slots,
-                 set(bound), properties)
+                 set(bound), properties, active, fields)
+
+
+def _is_field(tree: ast.Module, value: ast.expr | None) -> bool:
+    """Whether ``value`` is a call of ``dataclasses.field``."""
+    return isinstance(value, ast.Call) and pyclasses.dotted_name(
+        tree, value.func) == "dataclasses.field"
+
+
+# What a builtin `default_factory` makes.
+_FACTORIES: dict[str, object] = {"list": [], "int": 0, "float": 0.0, "str": "", "bool": False}
+
+
+def _field_fits(tree: ast.Module, value: ast.expr, annotation: ast.expr) -> bool:
+    """Whether the default a ``field(...)`` gives (``default=``, ``default_factory=``),
+    if any, is of the type ``annotation`` declares."""
+    assert isinstance(value, ast.Call)
+    if value.args or any(k.arg is None for k in value.keywords):
+        return False
+    keys = {k.arg: k.value for k in value.keywords}
+    if "default" in keys and not _fits(keys["default"], annotation):
+        return False
+    factory = keys.get("default_factory")
+    if factory is not None:
+        if not (isinstance(factory, ast.Name) and factory.id in _FACTORIES
+                and not _module_binds(tree, factory.id)):
+            return False
+        made = copy.copy(_FACTORIES[factory.id])
+        return _fits_value(made, domain(from_annotation(annotation)))
+    return True
+
+
+def _module_binds(tree: ast.Module, name: str) -> bool:
+    """Whether the module binds ``name`` anywhere (so it may not be the builtin)."""
+    for n in ast.walk(tree):
+        if (isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)) \
+                or (isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] == name) \
+                or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    and n.name == name) or (isinstance(n, ast.arg) and n.arg == name):
+            return True
+    return False
 
 
 def _literal_type(node: ast.expr) -> str:
@@ -410,16 +499,6 @@ def _literal_type(node: ast.expr) -> str:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
         return type(node.value).__name__
     return ""
-
-
-def _bound_names(stmt: ast.stmt) -> list[str]:
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [stmt.name]
-    names = []
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.append(n.id)
-    return names
 
 
 def _unwrap_classvar(node: ast.expr) -> ast.expr:
@@ -753,8 +832,7 @@ def _construction(cls: _Class, bodies: dict[int, _Body]) -> None:
             is_classvar = _unwrap_classvar(stmt.annotation) is not stmt.annotation
             if "InitVar" in ast.unparse(stmt.annotation):
                 continue
-            is_field = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                and value.func.id == "field"
+            is_field = name in bodies[id(node)].fields
             if value is not None and not is_field:
                 class_level.add(name)
             if not (dataclass_init and "__init__" not in defined and not is_classvar):
@@ -852,17 +930,29 @@ def _super_method(cls: _Class, fn: ast.FunctionDef,
 
 
 def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
-    sources: dict[str, set[str]] = {}
+    """Check each value the code building the object stores on it against the declared
+    type. Only ``__init__``'s own parameters are of their annotated types (the search
+    makes them so); a parameter of a method the constructor calls (``self._set(v)``,
+    ``super().__init__(v)``) is when every call passes it one (``_trusted``)."""
     writes: set[str] = set()
+    # The calls between the methods building the object: (caller, callee, call).
+    sites: list[tuple[ast.FunctionDef, ast.FunctionDef, ast.Call]] = []
+    stores: list[tuple[ast.FunctionDef, ast.Attribute, ast.AST | None]] = []
+    reached: list[ast.FunctionDef] = []
+
+    def escape(reason: str) -> None:
+        for attr in cls.types:
+            cls.unknown[attr] = reason
+        cls.ctor_writes = None
+
     todo, seen = list(ctor), set()
     while todo:
         fn = todo.pop()
         if id(fn) in seen:
             continue
         seen.add(id(fn))
+        reached.append(fn)
         me = _self_name(fn)
-        params = {a: t for a, t in _typed_params(fn).items()
-                  if t is not None and _reassigned(fn, a) == 0}
         parents: dict[ast.AST, ast.AST] = {}
         for n in ast.walk(fn):
             for child in ast.iter_child_nodes(n):
@@ -872,17 +962,18 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
                 # `super()` hands `self` on, to the method it finds.
                 call = parents.get(n)
                 method = parents.get(call) if call is not None else None
+                outer = parents.get(method) if method is not None else None
                 callee = _super_method(cls, fn, method) if isinstance(
-                    method, ast.Attribute) and isinstance(
-                    parents.get(method), ast.Call) else None
+                    method, ast.Attribute) and isinstance(outer, ast.Call) and (
+                    outer.func is method) else None
                 if isinstance(callee, ast.FunctionDef):
+                    assert isinstance(outer, ast.Call)
                     todo.append(callee)
+                    sites.append((fn, callee, outer))
                     continue
                 if callee != "neutral":
-                    for attr in cls.types:
-                        cls.unknown[attr] = ("`super()` in the constructor, which reaches code "
-                                             f"not read here (line {n.lineno})")
-                    cls.ctor_writes = None
+                    escape("`super()` in the constructor, which reaches code not read here "
+                           f"(line {n.lineno})")
                     return
                 continue
             if not (isinstance(n, ast.Name) and n.id == me):
@@ -890,43 +981,135 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
             parent = parents.get(n)
             if not isinstance(parent, ast.Attribute) or (
                     parent.attr.startswith("__") and parent.attr.endswith("__")):
-                for attr in cls.types:
-                    cls.unknown[attr] = ("`self`, which the constructor hands to other code "
-                                         f"(line {n.lineno})")
-                cls.ctor_writes = None
+                escape(f"`self`, which the constructor hands to other code (line {n.lineno})")
                 return
             grand = parents.get(parent)
-            if isinstance(grand, ast.Call) and grand.func is parent \
-                    and parent.attr in cls.methods:
+            if parent.attr in cls.methods:
+                if not (isinstance(grand, ast.Call) and grand.func is parent):
+                    escape(f"the method `self.{parent.attr}` used as a value in the "
+                           f"constructor (line {n.lineno})")
+                    return
                 todo.append(cls.methods[parent.attr])
+                sites.append((fn, cls.methods[parent.attr], grand))
                 continue
+            if parent.attr in cls.properties and isinstance(parent.ctx, ast.Load):
+                todo.append(cls.properties[parent.attr])  # reading it runs its getter
+                continue
+            if parent.attr in cls.active:
+                escape(f"`self.{parent.attr}` in the constructor, a member whose code is "
+                       f"not read here (line {n.lineno})")
+                return
             if isinstance(parent.ctx, ast.Load | ast.Del):
                 continue  # a deleted attribute is not `present`
-            attr, stmt = parent.attr, grand
-            writes.add(attr)
+            writes.add(parent.attr)
             cls.ctor_writes = frozenset(writes)
-            declared = cls.types.get(attr)
-            if declared is None:
-                continue
-            value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
-            fits = False
-            if isinstance(stmt, ast.Assign | ast.AnnAssign) and value is not None and (
-                    not isinstance(stmt, ast.Assign) or stmt.targets == [parent]):
-                if isinstance(value, ast.Name) and value.id in params:
-                    fits = ast.dump(params[value.id]) == ast.dump(declared)
-                    sources.setdefault(value.id, set()).add(attr)
-                else:
-                    fits = _fits(value, declared)
-            if not fits:
-                cls.unknown[attr] = (f"the attribute `self.{attr}`, which the constructor "
-                                     f"sets to a value that may not be of its declared type "
-                                     f"(line {parent.lineno})")
+            stores.append((fn, parent, grand))
+    trusted, roots = _trusted(reached, sites, {id(f) for f in ctor if f.name == "__init__"})
+    sources: dict[tuple[object, ...], set[str]] = {}
+    for fn, parent, stmt in stores:
+        attr = parent.attr
+        declared = cls.types.get(attr)
+        if declared is None:
+            continue
+        params = trusted[id(fn)]
+        value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+        fits = False
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and value is not None and (
+                not isinstance(stmt, ast.Assign) or stmt.targets == [parent]):
+            if isinstance(value, ast.Name) and value.id in params:
+                fits = ast.dump(params[value.id]) == ast.dump(declared)
+                for root in roots[(id(fn), value.id)]:
+                    sources.setdefault(root, set()).add(attr)
+            else:
+                fits = _fits(value, declared)
+        if not fits:
+            cls.unknown[attr] = (f"the attribute `self.{attr}`, which the constructor "
+                                 f"sets to a value that may not be of its declared type "
+                                 f"(line {parent.lineno})")
     for attrs in sources.values():
         lists = [a for a in attrs if isinstance(from_annotation(cls.types[a]), ListT)]
         if len(lists) > 1:
             for a in lists:
                 cls.unknown[a] = ("list attributes the constructor binds to the same list ("
                                   + ", ".join(f"`self.{x}`" for x in sorted(lists)) + ")")
+
+
+def _trusted(reached: list[ast.FunctionDef],
+             sites: list[tuple[ast.FunctionDef, ast.FunctionDef, ast.Call]],
+             entries: set[int]) -> tuple[dict[int, dict[str, ast.expr]],
+                                         dict[tuple[int, str], set[tuple[object, ...]]]]:
+    """Which parameters of the methods building the object surely hold a value of their
+    annotation (by method id): those of ``__init__`` (``entries``), and a parameter of a
+    method it calls that every call passes a literal of that type, or a parameter of the
+    same annotation that is itself surely of it, never rebound. With each such parameter,
+    where its value may come from (for list aliasing): a parameter of ``__init__``, a
+    literal or a default."""
+    typed = {id(f): {a: t for a, t in _typed_params(f).items()
+                     if t is not None and _reassigned(f, a) == 0} for f in reached}
+    trusted = {k: dict(v) for k, v in typed.items()}
+    for f in reached:
+        if id(f) not in entries:
+            called = any(callee is f for _, callee, _ in sites)
+            if not called:  # `__post_init__`, a getter: nothing says what it gets
+                trusted[id(f)] = {}
+    bound: list[tuple[ast.FunctionDef, ast.FunctionDef, dict[str, ast.expr] | None]] = [
+        (caller, callee, _bind_call(callee, call)) for caller, callee, call in sites]
+    changed = True
+    while changed:  # the largest set each call keeps
+        changed = False
+        for caller, callee, args in bound:
+            params = trusted[id(callee)]
+            for p in list(params):
+                if args is None:
+                    del params[p]
+                    changed = True
+                    continue
+                arg = args.get(p)
+                if arg is None:
+                    continue  # its default, which `_typed_params` checked
+                source = trusted[id(caller)].get(arg.id) if isinstance(arg, ast.Name) else None
+                if source is not None and ast.dump(source) == ast.dump(params[p]):
+                    continue
+                if not isinstance(arg, ast.Name) and _fits(arg, params[p]):
+                    continue
+                del params[p]
+                changed = True
+    roots: dict[tuple[int, str], set[tuple[object, ...]]] = {}
+    for f in reached:
+        for p in trusted[id(f)]:
+            roots[(id(f), p)] = {("param", id(f), p)} if id(f) in entries else set()
+    changed = True
+    while changed:  # the smallest sets the calls give
+        changed = False
+        for caller, callee, args in bound:
+            for p in trusted[id(callee)]:
+                arg = (args or {}).get(p)
+                found: set[tuple[object, ...]]
+                if arg is None:
+                    found = {("default", id(callee), p)}
+                elif isinstance(arg, ast.Name):
+                    found = roots.get((id(caller), arg.id), set())
+                else:
+                    found = {("literal", id(arg))}
+                if not found <= roots[(id(callee), p)]:
+                    roots[(id(callee), p)] |= found
+                    changed = True
+    return trusted, roots
+
+
+def _bind_call(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The argument ``call`` (of the method ``fn``, ``self`` bound) passes each named
+    parameter, or None when it cannot be told (``*args``, ``**kwargs``)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:]
+    out: dict[str, ast.expr] = dict(zip(positional, call.args, strict=False))
+    keyword_names = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
+    for k in call.keywords:
+        if k.arg in keyword_names and k.arg not in out:
+            out[str(k.arg)] = k.value
+    return out
 
 
 def _reads(cls: _Class, methods: list[ast.FunctionDef]) -> set[str]:

@@ -69,6 +69,9 @@ class Param:
 @dataclass(frozen=True)
 class Signature:
     params: tuple[Param, ...]
+    # Whether the first parameter takes the object a method is called on (a `def` inside
+    # a class, not a `staticmethod`): only objects its class builds are inputs there.
+    receiver: bool = False
 
     @staticmethod
     def of(fn: ast.FunctionDef, module: Module) -> Signature:
@@ -86,7 +89,12 @@ class Signature:
             params.append(Param(arg.arg, KEYWORD_ONLY, _default(d, module, fn), arg.annotation))
         if a.kwarg is not None:
             params.append(Param(a.kwarg.arg, VAR_KEYWORD, None, a.kwarg.annotation))
-        return Signature(tuple(params))
+        # A `def` at module level starts a line; one indented is a method (or a nested
+        # function, for which keeping calls away is only more cautious).
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                     for d in fn.decorator_list)
+        receiver = fn.col_offset > 0 and bool(positional) and not static
+        return Signature(tuple(params), receiver)
 
     def text(self) -> str:
         """The parameter list as Python writes it (without annotations)."""
@@ -292,7 +300,12 @@ def calls_showing(
     values of common kinds
     (``_ANY_SAMPLES``): a call that passes it by a name only one version has shows the
     rename whatever the value (`quantify(xs, pred=bool)` after `pred` became `predicate`).
+
+    No calls for a method: each would pass a sample value (``[]``) as the object it is
+    called on, which no input of the method is.
     """
+    if a.receiver or b.receiver:
+        return []
     values: dict[str, list[str]] = {}
     for sig in (a, b):
         for p in sig.params:

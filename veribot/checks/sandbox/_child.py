@@ -1412,6 +1412,36 @@ def _owner(module: object, entry: str) -> type | None:
     return target if isinstance(target, type) else None
 
 
+def _built_state(obj: object, name: str) -> object:
+    """The state of an object a constructor built, to tell whether the two versions built
+    the same one: with the special (``__x__``) attributes it holds itself, which a state
+    leaves out, and marked ``opaque`` when a value in it is known only by its ``repr``
+    without an address (a function, a lambda): two such values may differ unseen."""
+    encoded = _encode(Instance(obj, name, properties=False), 0, set())
+    text = _dumps(encoded)
+    state: object = encoded if len(text) <= MAX_ENCODING_CHARS else [
+        "sha256", hashlib.sha256(text.encode()).hexdigest(), len(text)]
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        attrs = None
+    if isinstance(attrs, dict):
+        special = {k: v for k, v in attrs.items()
+                   if isinstance(k, str) and k.startswith("__") and k.endswith("__")}
+        if special:
+            encoded_special = _encode(special, 0, set())
+            text += _dumps(encoded_special)
+            state = ["with-special", state, canonical(special)]
+    if " at 0x?" in text:
+        state = [OPAQUE_STATE, state]
+    return state
+
+
+# The mark of an object state holding values known only by their masked ``repr``
+# (mirrored in ``search.differential``).
+OPAQUE_STATE = "opaque-state"
+
+
 # ``Behaviour.value`` of a method call whose object could not be built (mirrors
 # ``verdict.NO_INSTANCE``): not an input of the method.
 NO_INSTANCE = "no-instance"
@@ -1436,7 +1466,7 @@ def _method_call(cls: type, name: str, receiver: tuple[list[object], dict[str, o
         obj = cls(*init[0], **init[1])
         # What the constructor built: if the versions build different objects, that is a
         # difference of the class, not of the method (so too for objects made as arguments).
-        state = canonical(Instance(obj, name, properties=False))
+        state = _built_state(obj, name)
         built["state"] = state if call[2] is None else [state, call[2]]
         built["args"], built["kwargs"] = call[0], call[1]
         built["obj"] = obj
