@@ -149,3 +149,24 @@ def test_a_decorator_named_dataclass_is_not_taken_for_dataclasses_dataclass() ->
     after = head + ("    def m(self, d: int) -> int:\n        v = self.x\n"
                     "        return v if d > 0 else 0\n")
     _not_verified(before, after)
+
+
+IN_PLACE = (
+    "class C:\n"
+    "    def __init__(self, items: list[int]) -> None:\n"
+    "        self.items = items\n"
+    "        {change}\n"
+    "    def m(self, k: int) -> int:\n"
+    "        if k * 7 == 7777:\n"
+    "            return {read}\n"
+    "        return 0\n")
+
+
+@pytest.mark.parametrize("change", ['items.append("s")', 'self.items.append("s")',
+                                    'self.items[0:0] = ["s"]', 'grow(items)'])
+def test_a_list_the_constructor_changes_in_place_holds_what_it_put(change: str) -> None:
+    # `C([1]).m(1111)`: "s" * 1 is "s", int("s") raises.
+    head = "def grow(xs):\n    xs.append('s')\n\n\n"
+    before = head + IN_PLACE.format(change=change, read="self.items[-1] * 1")
+    after = head + IN_PLACE.format(change=change, read="int(self.items[-1])")
+    _not_verified(before, after)

@@ -602,6 +602,53 @@ def _fits_value(v: object, t: PyType) -> bool:
     return pysignature.fits(v, t)
 
 
+# Builtins that only read what they are given (do not change it in place nor keep it).
+_READERS = frozenset({"len", "isinstance", "str", "repr", "int", "float", "bool", "tuple",
+                      "list", "sorted", "sum", "min", "max", "any", "all", "abs", "hash",
+                      "frozenset", "set", "dict", "enumerate", "zip", "reversed", "iter",
+                      "print", "format", "id", "type", "callable", "hasattr", "round",
+                      "divmod", "ord", "chr", "bin", "hex", "oct"})
+
+
+def _handed_on(node: ast.expr, parents: dict[ast.AST, ast.AST],
+               read: frozenset[int] | set[int] = frozenset()) -> bool:
+    """Whether the value ``node`` reads may be changed in place there: a method called on
+    it or an attribute read of it (``items.append``), a store or delete of an item or
+    slice of it, an augmented assignment to it, or handed to a call other than a builtin
+    that only reads it, or bound to another name (an alias), or unpacked."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute):
+        return True
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return not isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(parent)
+    if isinstance(parent, ast.Call) and parent.func is not node:
+        return id(parent) not in read and not (
+            isinstance(parent.func, ast.Name) and parent.func.id in _READERS)
+    if isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and (
+            parent.value is node):
+        return True
+    return isinstance(parent, ast.Starred | ast.AugAssign)
+
+
+def _changed_in_place(fn: ast.FunctionDef, name: str, calls: set[int]) -> bool:
+    """Whether code of ``fn`` may change the value of its parameter ``name`` in place
+    (``items.append("s")``: a ``list[int]`` no more): ``_handed_on`` at some read of it,
+    but a store of it on the object (``self.items = items``), checked as a store."""
+    parents = {child: n for n in ast.walk(fn) for child in ast.iter_child_nodes(n)}
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        parent = parents.get(n)
+        if isinstance(parent, ast.Assign) and parent.value is n and all(
+                isinstance(t, ast.Attribute) for t in parent.targets):
+            continue
+        if _handed_on(n, parents, calls):
+            return True
+    return False
+
+
 def _reassigned(fn: ast.FunctionDef, name: str) -> int:
     return sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
                and not isinstance(n.ctx, ast.Load))
@@ -999,6 +1046,12 @@ def _construction_types(cls: _Class, ctor: list[ast.FunctionDef]) -> None:
                 escape(f"`self.{parent.attr}` in the constructor, a member whose code is "
                        f"not read here (line {n.lineno})")
                 return
+            if isinstance(parent.ctx, ast.Load) and _handed_on(parent, parents):
+                # `self.items.append("s")`: what it holds may no longer be of its type.
+                cls.unknown[parent.attr] = (
+                    f"the attribute `self.{parent.attr}`, which the constructor may change "
+                    f"in place (line {parent.lineno})")
+                continue
             if isinstance(parent.ctx, ast.Load | ast.Del):
                 continue  # a deleted attribute is not `present`
             writes.add(parent.attr)
@@ -1044,8 +1097,13 @@ def _trusted(reached: list[ast.FunctionDef],
     same annotation that is itself surely of it, never rebound. With each such parameter,
     where its value may come from (for list aliasing): a parameter of ``__init__``, a
     literal or a default."""
+    # A call between the methods building the object hands a value on to code that is
+    # read here: the callee's parameter is checked in its turn.
+    calls = {id(call) for _, _, call in sites}
     typed = {id(f): {a: t for a, t in _typed_params(f).items()
-                     if t is not None and _reassigned(f, a) == 0} for f in reached}
+                     if t is not None and _reassigned(f, a) == 0
+                     and not _changed_in_place(f, a, calls)}
+             for f in reached}
     trusted = {k: dict(v) for k, v in typed.items()}
     for f in reached:
         if id(f) not in entries:
