@@ -210,11 +210,44 @@ def test_a_docstring_change_next_to_a_changed_sibling_module_is_checked(tmp_path
                                          budget=Budget(timeout_s=8.0))))
     f = found["pkg/a.py::f"].result
     assert f.verdict is Verdict.REFUTED, f.detail
-    assert "imports code of the project whose change is not verified" in f.detail
+    assert "not verified for every caller" in f.detail
     # A module that imports nothing of the project keeps the shortcut, and so does one
     # whose imports never reach the changed module.
     assert found["pkg/c.py::g"].result.method == "only the docstring changed"
     assert found["pkg/e.py::h"].result.method == "only the docstring changed"
+
+
+A_DOC = b"from . import b\n\ndef f():\n    'Old.'\n    return {}\n"
+
+
+@pytest.mark.parametrize(
+    ("read", "b_before", "b_after", "init"),
+    [
+        # A callee verified only for `x: int`, called with 0.5.
+        (b"b.g(1 / 2)", b"def g(x: int) -> int:\n    return x\n",
+         b"def g(x: int) -> int:\n    if x == 0.5:\n        return 0\n    return x\n", None),
+        # A function added to the module `f` imports: `hasattr` sees it.
+        (b"hasattr(b, 'g')", b"def h():\n    return 1\n",
+         b"def h():\n    return 1\n\ndef g():\n    return 2\n", None),
+        # The package's `__init__` (which runs first) sets what `f` reads.
+        (b"LIMIT", b"X = 1\n", b"X = 1\n", (b"from . import a\na.LIMIT = 5\n",
+                                             b"from . import a\na.LIMIT = 6\n")),
+    ],
+    ids=["callee-verified-for-its-types", "function-added", "package-init"],
+)
+def test_a_docstring_change_whose_imports_changed_otherwise_is_checked(
+        tmp_path: Path, read: bytes, b_before: bytes, b_after: bytes,
+        init: tuple[bytes, bytes] | None) -> None:
+    repo = GitRepo(tmp_path / "r")
+    a = A_DOC.replace(b"{}", read).replace(b"from . import b\n", b"from . import b\nLIMIT = 1\n")
+    inits = init or (b"", b"")
+    repo.commit("one", {"pkg/__init__.py": inits[0], "pkg/a.py": a, "pkg/b.py": b_before})
+    repo.commit("two", {"pkg/__init__.py": inits[1], "pkg/a.py": a.replace(b"Old.", b"New."),
+                        "pkg/b.py": b_after})
+    found = by_name(review(ReviewRequest(GitSource(repo.path, base="HEAD^", head="HEAD"),
+                                         budget=Budget(timeout_s=8.0))))
+    f = found["pkg/a.py::f"].result
+    assert f.verdict is not Verdict.VERIFIED, f.detail
 
 
 def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: Path) -> None:

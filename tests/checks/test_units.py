@@ -602,6 +602,18 @@ def test_a_class_docstring_next_to_other_changes_is_noise() -> None:
         # A base that changed.
         CLASS_DOC.replace("class C:", "class B:\n    def n(self) -> int:\n        return 0\n"
                           "\nclass C(B):"),
+        # ... through a function that did not change, a lambda, or a namespace.
+        "def via() -> int:\n    return helper(1)\n\n" + CLASS_DOC + "    Y = via()\n",
+        CLASS_DOC + "    Y = (lambda: helper(1))()\n",
+        CLASS_DOC + "    Y = globals()['helper'](1)\n",
+        # A base that did not change, whose `__init_subclass__` calls what changed.
+        CLASS_DOC.replace("class C:", "class B:\n    def __init_subclass__(cls) -> None:\n"
+                          "        cls.tag = helper(1)\n\nclass C(B):"),
+        # A constant a changed function sets (`global K`) or a list it fills.
+        "K = 1\n\ndef setup() -> None:\n    global K\n    K = helper(1)\n\nsetup()\n\n"
+        + CLASS_DOC + "    Y = K\n",
+        "CACHE = []\n\ndef fill() -> None:\n    CACHE.append(helper(1))\n\nfill()\n\n"
+        + CLASS_DOC + "    Y = CACHE\n",
     ],
 )
 def test_a_class_docstring_next_to_what_its_making_reads_is_not_noise(code: str) -> None:

@@ -19,6 +19,7 @@ import dataclasses
 import enum
 import logging
 import multiprocessing
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -47,6 +48,7 @@ from veribot.checks.project.units import (
     is_stub_path,
     is_test_path,
 )
+from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Reason, Result, Verdict
 
 logger = logging.getLogger(__name__)
@@ -199,7 +201,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     for last in (False, True):
         if last:
             unsure = {units[i].path for i in done if _unsure(units[i], done[i])} | {
-                u.path for u in filtered_out}
+                u.path for u in (*filtered_out, *skipped)}
             units = [u if i in done else _noise_apart(u, unsure) for i, u in enumerate(units)]
         todo = [i for i, u in enumerate(units)
                 if i not in done and (last or u.noise not in NOISE_METHODS)]
@@ -246,46 +248,67 @@ def _onward(progress: ProgressCallback, offset: int, total: int, *,
 
 
 def _unsure(unit: ChangedUnit, result: Result) -> bool:
-    """Whether the unit's change may change what code calling it does: changed code (or
-    code that moved, went away or does not parse) not verified. An added function is new
-    to callers."""
-    return unit.path.endswith(".py") and unit.kind is not UnitKind.ADDED and (
-        result.verdict is not Verdict.VERIFIED)
+    """Whether the unit's change may change what code calling it, or reading what it
+    binds, does: any change but one verified for every input and every caller (the same
+    code in the same environment, or a change of docstring, annotations or layout alone
+    no code reads). A proof over declared or inferred types says nothing of a caller that
+    passes other values; an added function is seen by ``hasattr``."""
+    if result.verdict is not Verdict.VERIFIED:
+        return True
+    if result.method in NOISE_METHODS.values():
+        return False
+    return not (result.method == relational.METHOD and not any(
+        "inferred" in a or "declared" in a for a in result.assumptions))
 
 
 def _noise_apart(unit: ChangedUnit, unsure: set[str]) -> ChangedUnit:
     """The unit, checked as any change is where only its docstring, annotations or layout
-    changed but its module imports code of the project whose change is not verified
-    (``unsure`` paths): the rest of the module is the same code, but not what it calls
-    (``pkg/a.py`` returns ``b.K``, and ``pkg/b.py`` changed ``K``)."""
+    changed but what its module imports may have changed otherwise (``unsure`` paths): the
+    rest of the module is the same code, but not what it calls (``pkg/a.py`` returns
+    ``b.K``, and ``pkg/b.py`` changed ``K``)."""
     others = unsure - {unit.path}
-    reach = _imports_reach(unit, others) if others else False
-    if unit.noise not in NOISE_METHODS or not (
-            _imports_any(unit, others) if reach is None else reach):
+    if unit.noise not in NOISE_METHODS or not others or _imports_reach(unit, others) is False:
         return unit
-    why = (f"{unit.detail}, but it imports code of the project whose change is not "
-           "verified: checked as any change")
+    why = (f"{unit.detail}, but code it may import changed in this range and is not "
+           "verified for every caller: checked as any change")
     return dataclasses.replace(unit, noise="", detail=why)
 
 
+# Words of code that imports a module by a name it computes, or reaches one otherwise.
+_DYNAMIC_IMPORTS = {"import_module", "__import__", "modules", "importlib", "pkgutil",
+                    "run_path", "run_module", "exec", "eval", "spec_from_file_location"}
+
+
 def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
-    """Whether the unit's module, in either version, imports one of ``paths`` (files of
-    its package), itself or through the modules it imports (a package's ``__init__``
-    too); None where that is not known: no package read, or one the size caps cut."""
+    """Whether the unit's module, in either version, may reach one of ``paths``: a module
+    it imports, itself or through the modules it imports (each package's ``__init__`` runs
+    first, the module's own too), or a file of another kind in its package's folder (data
+    it may read). None where that cannot be known (no package read, one the size caps cut,
+    a module that imports by a computed name or does not parse, an import that leaves the
+    files read while a path is outside them): the caller takes it as reached."""
     context = unit.context
     if context is None:
         return None
     for package, source in ((context.before, unit.before_source),
                             (context.after, unit.after_source)):
-        if package is None or source is None:
+        if source is None:
             continue
-        if package.left_out:
-            return None
+        if package is None or package.left_out:
+            return None  # (a package named like a module of the standard library has none)
         files = package.tree(source)
         prefix = f"{package.root}/" if package.root else ""
+        top = prefix + package.module.split(".")[0] + "/"
+        if any(not p.endswith(".py") and p.startswith(top) for p in paths):
+            return True  # a data file of the package
+        if not any(p.endswith(".py") for p in paths):
+            continue  # (an import reaches Python files only)
+        outside = any(p.endswith(".py") and p not in files for p in paths)
         by_name = {_dotted(path.removeprefix(prefix)): path for path in files
                    if path.endswith(".py") and path.startswith(prefix)}
-        todo, seen = [package.path], set()
+        parts = package.module.split(".")
+        todo = [package.path, *(by_name[m] for m in (
+            ".".join(parts[:i]) for i in range(1, len(parts))) if m in by_name)]
+        seen: set[str] = set()
         while todo:
             path = todo.pop()
             if path in seen:
@@ -297,9 +320,17 @@ def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
                 tree = ast.parse(files[path])
             except (SyntaxError, ValueError):
                 return None
+            if any((isinstance(n, ast.Name) and n.id in _DYNAMIC_IMPORTS) or (
+                    isinstance(n, ast.Attribute) and n.attr in _DYNAMIC_IMPORTS)
+                   for n in ast.walk(tree)):
+                return None
             name = _dotted(path.removeprefix(prefix))
             here = name if path.endswith("__init__.py") else name.rpartition(".")[0]
-            todo.extend(by_name[m] for m in _imported(tree, here) if m in by_name)
+            for module in _imported(tree, here):
+                if module in by_name:
+                    todo.append(by_name[module])
+                elif outside and module.split(".")[0] not in sys.stdlib_module_names:
+                    return None
     return False
 
 
@@ -329,30 +360,6 @@ def _imported(tree: ast.Module, package: str) -> set[str]:
             parts = name.split(".")
             names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return names
-
-
-def _imports_any(unit: ChangedUnit, paths: set[str]) -> bool:
-    """Whether a version of the unit's module imports relatively, where one of ``paths``
-    is in the same top folder, or a module whose first name is a folder or module of one
-    of ``paths``; True where a version does not parse."""
-    top = unit.path.split("/")[0]
-    near = any(p.split("/")[0] == top for p in paths) or "/" not in unit.path
-    parts = {p.removesuffix(".py") for path in paths for p in path.split("/")}
-    for source in (unit.before_source, unit.after_source):
-        if source is None or not paths:
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return True
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (
-                    (node.level and near) or (node.module or "").split(".")[0] in parts):
-                return True
-            if isinstance(node, ast.Import) and any(
-                    a.name.split(".")[0] in parts for a in node.names):
-                return True
-    return False
 
 
 def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:

@@ -24,12 +24,14 @@ Pure: no git, no files, no environment. The caller passes the bytes of both vers
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import importlib.util
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pyinterfere, pysource
 from veribot.checks.project import noise
 from veribot.checks.project.package import PairContext
 
@@ -629,10 +631,13 @@ _OUTSIDE_NOISE = {
 def _class_doc_only(before: ast.ClassDef, after: ast.ClassDef, tree_before: ast.Module,
                     tree: ast.Module, b_defs: dict[str, _Def], a_defs: dict[str, _Def]) -> bool:
     """Whether a class's docstring is all its class-level code changed while the rest of
-    the module changed too: an undecorated class of plain bases (nothing reads its
-    docstring as it is made) in modules that read no docstring, whose header and
-    class-level statements are the same but for the docstring and read no module-level
-    name whose definition or binding changed (a base, a constant, a helper)."""
+    the module changed too, and making the class runs nothing that may have changed: an
+    undecorated class of plain bases in modules that read no docstring, whose header and
+    class-level statements are the same but for the docstring, whose local bases changed
+    in nothing and define no ``__init_subclass__``, and whose class-level code (its
+    statements, its methods' decorators and defaults, and annotations that are evaluated)
+    calls nothing and reads only literals and names that surely hold the same immutable
+    value (``_inert``)."""
     if not (noise.plain_class(before, tree_before) and noise.plain_class(after, tree)
             and noise.reads_no_docstring(tree_before, tree)):
         return False
@@ -645,35 +650,141 @@ def _class_doc_only(before: ast.ClassDef, after: ast.ClassDef, tree_before: ast.
 
     if bare(before) != bare(after):
         return False
-    # Each part of the name of a definition that changed: `C._make` is `_make` in the
-    # class body, where a statement may call it.
     entries = (set(b_defs) ^ set(a_defs)) | {
         e for e in set(b_defs) & set(a_defs)
         if _code_key(b_defs[e].node) != _code_key(a_defs[e].node)}
-    changed = _changed_module_names(tree_before, tree) | {
-        part for e in entries for part in e.split(".")}
-    changed.discard(after.name)
-    return not (_made_with(before) | _made_with(after)) & changed
+    changed = {part for e in entries for part in e.split(".")} - {after.name}
+    for cls, module in ((before, tree_before), (after, tree)):
+        if noise._may_rebind_globals(module):
+            return False
+        constants = _constants(module) - changed - _changed_module_names(tree_before, tree)
+        if not _inert_class(cls, module, constants, changed, 0):
+            return False
+    return True
 
 
-def _made_with(cls: ast.ClassDef) -> set[str]:
-    """The names code that runs as the class is made reads: its header, its class-level
-    statements, and the decorators, defaults and annotations of its methods (the code of
-    nested classes the same way); not the bodies of its functions."""
-    names: set[str] = set()
-    todo: list[ast.AST] = [cls]
-    while todo:
-        node = todo.pop()
+def _constants(tree: ast.Module) -> set[str]:
+    """Module-level names bound once, by an assignment of an immutable literal (a string,
+    a number, ``None``, a tuple of such), and declared ``global`` nowhere."""
+    bound: dict[str, int] = {}
+    literal: set[str] = set()
+    for stmt in tree.body:
+        for name in _bound_names(stmt):
+            bound[name] = bound.get(name, 0) + 1
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(
+            stmt.targets) == 1 else stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and value is not None and _literal(value):
+            literal.add(target.id)
+    declared = {g for n in ast.walk(tree) if isinstance(n, ast.Global | ast.Nonlocal)
+                for g in n.names}
+    return {n for n in literal if bound.get(n) == 1} - declared
+
+
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Tuple):
+        return all(_literal(e) for e in node.elts)
+    return isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant)
+
+
+# Builtins a class body may name: decorators of its methods.
+_CLASS_BUILTINS = {"staticmethod", "classmethod", "property"}
+
+
+def _inert_class(cls: ast.ClassDef, tree: ast.Module, constants: set[str],
+                 changed: set[str], depth: int) -> bool:
+    """Whether making ``cls`` runs no code that may differ (``_class_doc_only``): bases
+    that are builtins or unchanged local classes without ``__init_subclass__`` (the same
+    for theirs), and class-level code of literals, containers of them, ``constants``,
+    the names the class body binds, the builtin decorators and ``abc``'s and ``typing``'s
+    own (``abstractmethod``, ``overload``, ``final``, ``override``)."""
+    if depth > 20 or cls.decorator_list or cls.keywords:
+        return False
+    local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    rebound = pyinterfere.bound_names(tree)
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id not in rebound and base.id in dir(builtins):
+            continue
+        if not (isinstance(base, ast.Name) and base.id in local and base.id not in changed):
+            return False
+        parent = local[base.id]
+        if any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+               and s.name == "__init_subclass__" for s in parent.body):
+            return False
+        if not _inert_class(parent, tree, constants, changed, depth + 1):
+            return False
+    own = {n for s in cls.body for n in _bound_names(s)}
+    once = pyinterfere.bound_once(tree)
+    stdlib: set[str] = set()  # names bound (once) by an import from the standard library
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom) and not getattr(stmt, "level", 0):
+            for alias in stmt.names:
+                source = stmt.module if isinstance(stmt, ast.ImportFrom) else alias.name
+                if (source or "").split(".")[0] in sys.stdlib_module_names:
+                    stdlib.add((alias.asname or alias.name).split(".")[0])
+    stdlib &= once
+    postponed = any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(
+        a.name == "annotations" for a in s.names) for s in tree.body)
+
+    def inert(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return all(inert(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is None or inert(k) for k in node.keys) and all(
+                inert(v) for v in node.values)
+        if isinstance(node, ast.UnaryOp):
+            return inert(node.operand)
         if isinstance(node, ast.Name):
-            names.add(node.id)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            todo.extend([*node.decorator_list, node.args, *([node.returns] if node.returns
-                                                           else [])])
-        elif isinstance(node, ast.Lambda):
-            todo.append(node.args)
-        else:
-            todo.extend(ast.iter_child_nodes(node))
-    return names
+            return node.id in constants or node.id in own
+        return False
+
+    def decorator(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name) and node.id in _CLASS_BUILTINS and node.id not in rebound:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in ("setter", "getter", "deleter") and (
+                isinstance(node.value, ast.Name) and node.value.id in own):
+            return True
+        return noise._typing_name(node, tree, ("abc", "typing", "typing_extensions")) in (
+            "abstractmethod", "overload", "final", "override")
+
+    def notes(node: ast.expr | None) -> bool:
+        """An annotation: never evaluated, or one of builtins, literals, the class's
+        names and names imported from the standard library (``t.ClassVar[str]``)."""
+        if node is None or postponed or (
+                isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return True
+        return all(
+            isinstance(n, ast.Name | ast.Attribute | ast.Subscript | ast.Tuple | ast.List
+                       | ast.Constant | ast.BinOp | ast.BitOr | ast.Load | ast.expr_context)
+            and (not isinstance(n, ast.Name) or n.id in constants or n.id in own
+                 or n.id in stdlib or (n.id not in rebound and n.id in dir(builtins)))
+            for n in ast.walk(node))
+
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = stmt.args
+            if not all(decorator(d) for d in stmt.decorator_list) or not all(
+                    inert(d) for d in (*a.defaults, *(k for k in a.kw_defaults if k))) or not (
+                    all(notes(p.annotation) for p in (*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                                      *(v for v in (a.vararg, a.kwarg) if v)))
+                    and notes(stmt.returns)):
+                return False
+        elif isinstance(stmt, ast.Assign):
+            if not (all(isinstance(t, ast.Name) for t in stmt.targets) and inert(stmt.value)):
+                return False
+        elif isinstance(stmt, ast.AnnAssign):
+            if not (isinstance(stmt.target, ast.Name) and notes(stmt.annotation)
+                    and (stmt.value is None or inert(stmt.value))):
+                return False
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the docstring
+        elif not isinstance(stmt, ast.Pass):
+            return False
+    return True
 
 
 def _chain(entry: str, defs: dict[str, _Def]) -> list[_FunctionNode | ast.ClassDef]:
