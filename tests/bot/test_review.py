@@ -250,6 +250,20 @@ def test_a_docstring_change_whose_imports_changed_otherwise_is_checked(
     assert f.verdict is not Verdict.VERIFIED, f.detail
 
 
+def test_a_docstring_change_next_to_code_no_import_reaches_keeps_the_shortcut(
+        tmp_path: Path) -> None:
+    # toolz 037b10a: `doc/source/conf.py` (Sphinx's, no package) changed beside `fold`.
+    repo = GitRepo(tmp_path / "r")
+    a = A_DOC.replace(b"{}", b"b.K")
+    repo.commit("one", {"pkg/__init__.py": b"", "pkg/a.py": a, "pkg/b.py": b"K = 1\n",
+                        "doc/source/conf.py": b"project = 'x'\n"})
+    repo.commit("two", {"pkg/a.py": a.replace(b"Old.", b"New."),
+                        "doc/source/conf.py": b"project = 'y'\n"})
+    found = by_name(review(ReviewRequest(GitSource(repo.path, base="HEAD^", head="HEAD"),
+                                         budget=Budget(timeout_s=8.0))))
+    assert found["pkg/a.py::f"].result.method == "only the docstring changed"
+
+
 def test_package_files_come_from_the_commits_and_never_through_a_link(tmp_path: Path) -> None:
     repo = calc_repo(tmp_path / "calc")
     (repo.path / "src/calc/secret.py").symlink_to("/etc/hostname")

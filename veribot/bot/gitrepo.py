@@ -284,3 +284,19 @@ def _package_at(repo: git.Repo, rev: str, path: str) -> Package | None:
     except (git.GitCommandError, ValueError) as exc:
         logger.warning("cannot read the package of %s at %s: %s", path, rev, exc)
         return None
+
+
+def package_folders(root: Path, revs: Sequence[str]) -> frozenset[str]:
+    """The folders holding an ``__init__.py`` at any of ``revs`` (regular packages, whose
+    modules an import by name may reach); empty where git cannot list them."""
+    try:
+        repo = open_repo(root)
+        found: set[str] = set()
+        for rev in revs:
+            out = repo.git.ls_tree("-r", "--full-name", "--name-only", "-z", rev)
+            found.update(p.rpartition("/")[0] for p in str(out).split("\0")
+                         if p == "__init__.py" or p.endswith("/__init__.py"))
+        return frozenset(found)
+    except (git.GitCommandError, ValueError, NotARepositoryError) as exc:
+        logger.warning("cannot list the packages of %s: %s", root, exc)
+        return frozenset()

@@ -202,7 +202,10 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         if last:
             unsure = {units[i].path for i in done if _unsure(units[i], done[i])} | {
                 u.path for u in (*filtered_out, *skipped)}
-            units = [u if i in done else _noise_apart(u, unsure) for i, u in enumerate(units)]
+            folders = gitrepo.package_folders(changes.root, (changes.base, changes.head)) if (
+                isinstance(source, GitSource) and unsure) else frozenset()
+            units = [u if i in done else _noise_apart(u, unsure, folders)
+                     for i, u in enumerate(units)]
         todo = [i for i, u in enumerate(units)
                 if i not in done and (last or u.noise not in NOISE_METHODS)]
         decided = _decide_all(
@@ -261,13 +264,15 @@ def _unsure(unit: ChangedUnit, result: Result) -> bool:
         "inferred" in a or "declared" in a for a in result.assumptions))
 
 
-def _noise_apart(unit: ChangedUnit, unsure: set[str]) -> ChangedUnit:
+def _noise_apart(unit: ChangedUnit, unsure: set[str],
+                 folders: frozenset[str] = frozenset()) -> ChangedUnit:
     """The unit, checked as any change is where only its docstring, annotations or layout
     changed but what its module imports may have changed otherwise (``unsure`` paths): the
     rest of the module is the same code, but not what it calls (``pkg/a.py`` returns
     ``b.K``, and ``pkg/b.py`` changed ``K``)."""
     others = unsure - {unit.path}
-    if unit.noise not in NOISE_METHODS or not others or _imports_reach(unit, others) is False:
+    if unit.noise not in NOISE_METHODS or not others or _imports_reach(
+            unit, others, folders) is False:
         return unit
     why = (f"{unit.detail}, but code it may import changed in this range and is not "
            "verified for every caller: checked as any change")
@@ -279,7 +284,8 @@ _DYNAMIC_IMPORTS = {"import_module", "__import__", "modules", "importlib", "pkgu
                     "run_path", "run_module", "exec", "eval", "spec_from_file_location"}
 
 
-def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
+def _imports_reach(unit: ChangedUnit, paths: set[str],
+                   folders: frozenset[str] = frozenset()) -> bool | None:
     """Whether the unit's module, in either version, may reach one of ``paths``: a module
     it imports, itself or through the modules it imports (each package's ``__init__`` runs
     first, the module's own too), or a file of another kind in its package's folder (data
@@ -300,9 +306,15 @@ def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
         top = prefix + package.module.split(".")[0] + "/"
         if any(not p.endswith(".py") and p.startswith(top) for p in paths):
             return True  # a data file of the package
-        if not any(p.endswith(".py") for p in paths):
-            continue  # (an import reaches Python files only)
-        outside = any(p.endswith(".py") and p not in files for p in paths)
+        # An import reaches Python files only: those of the package, a module at the top
+        # of the folder on `sys.path`, and those of regular packages there (`folders`: an
+        # `__init__.py` in each folder); not `doc/source/conf.py`, which only an import of
+        # a namespace package by a computed name would reach.
+        importable = {p for p in paths if p.endswith(".py") and (
+            p in files or _in_packages(p, prefix, folders))}
+        if not importable:
+            continue
+        outside = any(p not in files for p in importable)
         by_name = {_dotted(path.removeprefix(prefix)): path for path in files
                    if path.endswith(".py") and path.startswith(prefix)}
         parts = package.module.split(".")
@@ -314,7 +326,7 @@ def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
             if path in seen:
                 continue
             seen.add(path)
-            if path in paths:
+            if path in importable:
                 return True
             try:
                 tree = ast.parse(files[path])
@@ -329,9 +341,24 @@ def _imports_reach(unit: ChangedUnit, paths: set[str]) -> bool | None:
             for module in _imported(tree, here):
                 if module in by_name:
                     todo.append(by_name[module])
-                elif outside and module.split(".")[0] not in sys.stdlib_module_names:
+                    continue
+                # From another folder on `sys.path` (the repository's top, a namespace
+                # package): `import pkg.b` of `pkg/b.py`.
+                as_path = module.replace(".", "/")
+                if paths & {f"{as_path}.py", f"{as_path}/__init__.py"}:
+                    return True
+                if outside and module.split(".")[0] not in sys.stdlib_module_names:
                     return None
     return False
+
+
+def _in_packages(path: str, prefix: str, folders: frozenset[str]) -> bool:
+    """Whether ``path`` is under ``prefix`` (the folder on ``sys.path``) and each folder
+    between is a regular package (in ``folders``)."""
+    if not path.startswith(prefix):
+        return False
+    parts = path.removeprefix(prefix).split("/")[:-1]
+    return all(prefix + "/".join(parts[:i + 1]) in folders for i in range(len(parts)))
 
 
 def _dotted(path: str) -> str:
