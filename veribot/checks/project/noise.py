@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence, Set
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
 __all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise",
-           "plain_class", "reads_no_docstring", "reads_no_source"]
+           "plain_class", "reads_no_docstring", "reads_no_source", "typing_name"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -280,6 +280,14 @@ def plain_class(cls: ast.ClassDef, tree: ast.Module) -> bool:
     return not cls.decorator_list and _plain_bases(cls, tree, notes=True)
 
 
+def typing_name(node: ast.expr, tree: ast.Module,
+                typing_modules: tuple[str, ...] = ("typing", "typing_extensions")) -> str | None:
+    """The name in ``typing`` (or ``typing_extensions``, or ``typing_modules``) that
+    ``node`` reads (``_typing_name``): ``typing_name(d, tree) == "overload"`` for a
+    decorator ``d`` that is typing's ``overload``, not a function of that name."""
+    return _typing_name(node, tree, typing_modules)
+
+
 def _abc(base: ast.expr, tree: ast.Module) -> bool:
     """``abc.ABC``: its metaclass collects abstract methods, and reads no docstring or
     annotation."""
@@ -347,6 +355,24 @@ _READS_DOCSTRINGS = (
     "currentframe",
     "getframeinfo",
     "__code__",
+    # Other ways to a code object, whose constants hold its function's docstring (and
+    # whose line table its line numbers): a generator's, a coroutine's, a frame's.
+    "gi_code",
+    "cr_code",
+    "ag_code",
+    "f_code",
+    "co_consts",
+    "co_code",
+    "co_lines",
+    "co_positions",
+    "co_linetable",
+    "co_lnotab",
+    "co_firstlineno",
+    "code_info",  # dis's: a code object's constants and line numbers, as text
+    "show_code",
+    "get_instructions",
+    "Bytecode",
+    "findlinestarts",
     "getmembers",  # inspect.getmembers(f) has f.__doc__ among them
     "get_referents",  # the garbage collector hands out what a function refers to
     "get_referrers",
@@ -646,8 +672,274 @@ def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
                        *(k for found in keys for k in found or [])])
     if kept and any(n in words for n in _COPIES_DOCSTRINGS):
         return False  # a copied docstring is read as another function's own
+    if any(_reader_words(t) or _attaches_to_open_class(t) for t in trees):
+        return False
     return not any(n in words for n in _READS_DOCSTRINGS) and not any(
         _calls_builtin_help(t) for t in trees)
+
+
+# Whole words (not parts of one) naming what reads docstrings: `dis` shows a code object's
+# constants (a docstring among them) and line numbers; `cmd.Cmd` prints the docstring of
+# each `do_*` method it finds on its instance as help; an XML-RPC server hands out its
+# functions' docstrings (`system.methodHelp`, `DocXMLRPCServer`).
+_READER_WORDS = frozenset({"dis", "Cmd", "register_introspection_functions",
+                           "system_methodHelp", "DocXMLRPCServer", "SimpleXMLRPCServer",
+                           "SimpleXMLRPCDispatcher", "DocCGIXMLRPCRequestHandler"})
+
+
+def _reader_words(tree: ast.Module) -> bool:
+    """Whether a word of the code is one of ``_READER_WORDS`` (a name, an attribute, an
+    imported name or module), or the module imports ``cmd``, ``dis`` or ``xmlrpc``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias) and node.name.split(".")[0] in ("cmd", "dis", "xmlrpc"):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
+                "cmd", "dis", "xmlrpc"):
+            return True
+        word = node.id if isinstance(node, ast.Name) else (
+            node.attr if isinstance(node, ast.Attribute) else (
+                node.name if isinstance(node, ast.alias) else None))
+        if word in _READER_WORDS:
+            return True
+    return False
+
+
+def _attaches_to_open_class(tree: ast.Module) -> bool:
+    """Whether code of the module may make one of its functions an attribute of a class
+    that may read its members' docstrings, other than by a ``def`` in the class body
+    (which ``_plain_classes`` checks for each method): ``cmd.Cmd`` prints the docstring
+    of a ``do_greet`` attached as ``Shell.do_greet = do_greet`` too.
+
+    The rule: a class made by ``type(name, bases, ns)`` or ``types.new_class`` counts;
+    so does an attribute written (``x.a = v``, ``setattr(x, ...)``) on a name imported
+    by ``from m import C`` (a class from elsewhere). Where the module defines a class that
+    is not ``_closed`` (a base or metaclass from elsewhere, or an unknown decorator, may
+    read anything of the class and its instances): any binding in its body but a
+    ``def``, a nested class or a literal (``RED = 1``, ``enum.auto()``); ``vars``,
+    ``__dict__``, ``__setattr__``; ``setattr`` but on the first parameter of a method of
+    another class; and an attribute written on what may be that class or its instance:
+    a root that is no name (``type(s).a``, ``make().a``), the class's name, a name
+    assigned a call of a class or function of the module (``s = Shell()``), the first
+    parameter of a method of the class or of a class of the module it derives from (in
+    that method).
+    LIMIT: an instance handed in otherwise (a parameter, ``s = self.make()``) is taken
+    for no such instance: code attaching the module's functions to it is as code
+    elsewhere reading the docstring, the verdict's listed assumption."""
+    classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "type"
+                 and len(node.args) + len(node.keywords) > 1)
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "new_class")):
+            return True
+    open_classes = [c for c in classes if not _closed(c, tree)]
+    risky = {(a.asname or a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+             for a in n.names}
+    if open_classes and any(not _inert_member(stmt, tree)
+                            for c in open_classes for stmt in c.body):
+        return True
+    # A class an open one derives from (`class Shell(Base, cmd.Cmd)`) has instances of
+    # the open one for `self` too.
+    under = {c.name for c in open_classes}
+    for _ in range(len(classes) + 1):
+        more = {n.id for c in classes if c.name in under for b in (*c.bases, *c.keywords)
+                for n in ast.walk(b) if isinstance(n, ast.Name)}
+        if more <= under:
+            break
+        under |= more
+    if open_classes:
+        risky |= under | {c.name for c in open_classes}
+        made = {s.name for s in ast.walk(tree)
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+        for n in ast.walk(tree):
+            value = getattr(n, "value", None)
+            if isinstance(n, ast.Assign | ast.AnnAssign | ast.NamedExpr) and isinstance(
+                    value, ast.Call) and isinstance(value.func, ast.Name) and (
+                    value.func.id in made):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                risky |= {t.id for target in targets for t in ast.walk(target)
+                          if isinstance(t, ast.Name)}
+    # `self.a = v` in a method of an open class, or of a class one derives from.
+    selves: set[int] = set()
+    for c in classes if open_classes else ():
+        for m in c.body if c.name in under else ():
+            if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    p := [*m.args.posonlyargs, *m.args.args]):
+                selves |= {id(n) for n in ast.walk(m)
+                           if isinstance(n, ast.Name) and n.id == p[0].arg}
+    for node in ast.walk(tree):
+        target: ast.expr | None = None
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            target = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                node.func.id == "setattr") and node.args:
+            target = node.args[0]
+            if open_classes and not (isinstance(target, ast.Name) and id(target) not in selves
+                                     and target.id not in risky and _self_like(target, tree)):
+                return True
+        elif open_classes and (
+                (isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__setattr__"))
+                or (isinstance(node, ast.Name) and node.id in ("vars", "__dict__"))):
+            return True
+        while isinstance(target, ast.Attribute):
+            target = target.value
+        if target is None:
+            continue
+        if not isinstance(target, ast.Name):
+            if open_classes:
+                return True
+        elif target.id in risky or id(target) in selves:
+            return True
+    return False
+
+
+def _self_like(name: ast.Name, tree: ast.Module) -> bool:
+    """Whether ``name`` is the first parameter of some method of the module."""
+    return any(isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+               and (p := [*m.args.posonlyargs, *m.args.args]) and p[0].arg == name.id
+               for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body)
+
+
+def _closed(cls: ast.ClassDef, tree: ast.Module, depth: int = 0) -> bool:
+    """Whether no code from elsewhere runs as ``cls``'s own or its instances': its
+    decorators are known (``_DOC_SAFE_DECORATORS``), and each base and its metaclass is a
+    builtin class the module does not rebind, ``typing.Generic``/``Protocol``,
+    ``abc.ABC``, or a class of the module's own body, bound once, that is closed too (the
+    code of the module's own classes is scanned for words like any of its code)."""
+    if depth > 20 or any(_decorator_name(d, tree, None) not in _DOC_SAFE_DECORATORS
+                         for d in cls.decorator_list):
+        return False
+    if any(k.arg is None for k in cls.keywords):
+        return False  # `**options` may hold a metaclass
+    local = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    # The bases of a class of the module's body are evaluated there: a parameter `type`
+    # of some function is not the name they read.
+    top = any(cls is s for s in tree.body)
+    bound = pyinterfere.module_bound(tree) if top else pyinterfere.bound_names(tree)
+    for base in (*cls.bases, *(k.value for k in cls.keywords if k.arg == "metaclass")):
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        name = base.id if isinstance(base, ast.Name) else None
+        if name is not None and name not in bound and isinstance(
+                getattr(builtins, name, None), type):
+            continue
+        if name is not None and name in local and name in pyinterfere.bound_once(tree) and (
+                _closed(local[name], tree, depth + 1)):
+            continue
+        if _typing_name(base, tree) in _CLOSED_TYPING or _abc(base, tree) or (
+                _typing_name(base, tree, ("collections.abc", "typing")) in _CLOSED_ABCS) or (
+                _typing_name(base, tree, ("enum",)) in _CLOSED_ENUMS) or (
+                _from_collections_abc(base, tree) in _CLOSED_ABCS) or (
+                top and _module_attribute(base, tree) in _CLOSED_NAMES) or any(
+                _typing_name(base, tree, (m,)) == n for m, _, n in (
+                    c.rpartition(".") for c in _CLOSED_STDLIB)):
+            continue
+        return False
+    return True
+
+
+def _module_attribute(node: ast.expr, tree: ast.Module) -> str | None:
+    """``module.Name`` for ``X.Name`` read at module level where the module's own code
+    binds ``X`` only by one ``import module as X`` of its body (a local ``t`` of some
+    function is another name), and declares it ``global`` nowhere."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return None
+    name = node.value.id
+    modules: list[str] = []
+    others = 0
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Import):
+            modules += [a.name for a in n.names if a.asname == name or (
+                a.asname is None and a.name == name)]
+            others += sum(1 for a in n.names if a.asname is None and a.name != name
+                          and a.name.split(".")[0] == name)
+            continue
+        if isinstance(n, ast.ImportFrom):
+            others += sum(1 for a in n.names if (a.asname or a.name) in (name, "*"))
+            continue
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            others += n.name == name
+            todo.extend([*n.decorator_list, *getattr(n, "bases", ()),
+                         *(k.value for k in getattr(n, "keywords", ()))])
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == name:
+            others += 1
+        if isinstance(n, ast.MatchAs | ast.MatchStar) and n.name == name:
+            others += 1
+        todo.extend(ast.iter_child_nodes(n))
+    if others or len(modules) != 1 or any(
+            isinstance(g, ast.Global) and name in g.names for g in ast.walk(tree)):
+        return None
+    return f"{modules[0]}.{node.attr}"
+
+
+def _from_collections_abc(node: ast.expr, tree: ast.Module) -> str | None:
+    """The name ``node`` reads as ``abc.Name`` after ``from collections import abc`` (the
+    name ``abc`` bound nowhere else)."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return None
+    if node.value.id not in pyinterfere.bound_once(tree):
+        return None
+    return node.attr if any(
+        isinstance(s, ast.ImportFrom) and s.module == "collections" and s.level == 0
+        and any(a.name == "abc" and (a.asname or a.name) == node.value.id for a in s.names)
+        for s in ast.walk(tree)) else None
+
+
+# Classes of the standard library whose code (metaclass, `__init_subclass__`, mixin
+# methods) reads no docstring of a subclass's members or of its instances' attributes.
+_CLOSED_TYPING = frozenset({"Generic", "Protocol", "NamedTuple", "TypedDict"})
+_CLOSED_ABCS = frozenset({
+    "Hashable", "Awaitable", "Coroutine", "AsyncIterable", "AsyncIterator",
+    "AsyncGenerator", "Iterable", "Iterator", "Reversible", "Generator", "Sized",
+    "Container", "Callable", "Collection", "Set", "MutableSet", "Mapping",
+    "MutableMapping", "MappingView", "KeysView", "ItemsView", "ValuesView", "Sequence",
+    "MutableSequence", "ByteString", "Buffer"})
+_CLOSED_ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+_CLOSED_NAMES = frozenset({*(f"typing.{n}" for n in _CLOSED_TYPING | _CLOSED_ABCS),
+                           *(f"typing_extensions.{n}" for n in _CLOSED_TYPING),
+                           *(f"collections.abc.{n}" for n in _CLOSED_ABCS),
+                           *(f"enum.{n}" for n in _CLOSED_ENUMS), "abc.ABC"})
+# Other classes of the standard library that read no docstring of their subclasses'
+# members or instances' attributes.
+_CLOSED_STDLIB = frozenset({
+    *(f"io.{n}" for n in ("IOBase", "RawIOBase", "BufferedIOBase", "TextIOBase",
+                          "TextIOWrapper", "BufferedReader", "BufferedWriter",
+                          "BufferedRandom", "BufferedRWPair", "BytesIO", "StringIO",
+                          "FileIO")),
+    "threading.Thread", "threading.local", "collections.OrderedDict",
+    "collections.defaultdict", "collections.Counter", "collections.deque",
+    "collections.UserDict", "collections.UserList", "collections.UserString"})
+_CLOSED_NAMES = _CLOSED_NAMES | _CLOSED_STDLIB
+
+
+def _inert_member(stmt: ast.stmt, tree: ast.Module) -> bool:
+    """Whether a statement of a class body binds nothing but a ``def``, a nested class, a
+    literal or ``enum.auto()`` (or is ``pass``, a docstring, a bare annotation)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+        return isinstance(stmt.target, ast.Name)
+    if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        return all(isinstance(t, ast.Name) for t in targets) and (
+            _literal(value) or (isinstance(value, ast.Call) and not value.args
+                                and not value.keywords
+                                and _typing_name(value.func, tree, ("enum",)) == "auto"))
+    return False
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _dynamic_keys(tree: ast.Module) -> list[str] | None:
@@ -657,11 +949,15 @@ def _dynamic_keys(tree: ast.Module) -> list[str] | None:
     ``getattr(f, "__d" + "oc__")`` reads a docstring without its name written out. A
     relay in ``__getattr__`` passes on the name Python asked for, never ``__doc__``, which
     every class has."""
+    if _aliases_a_lookup(tree):
+        return None  # `from builtins import getattr as lookup`: calls no word tells
     relayed = pylookups.relays(tree)
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     strings = pylookups.finite_strings(tree)
     found: list[str] = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.MatchClass):
+            found.extend(node.kwd_attrs)  # `case object(__doc__=d)` looks `__doc__` up
         keys = [] if id(node) in relayed else _keys_read(node, parents, tree)
         if keys is None:
             return None
@@ -670,7 +966,31 @@ def _dynamic_keys(tree: ast.Module) -> list[str] | None:
             if values is None:
                 return None
             found.extend(values)
+    if any(key in _HIDDEN_LOOKUPS for key in found):
+        # `getattr(builtins, "getattr")(f, "__d" + "oc__")`, `vars(builtins)["eval"]`: a
+        # lookup function or code runner got by name is called under no word.
+        return None
     return found
+
+
+# Functions that look a name up (or run code) when called, by the names they have in
+# ``builtins``, ``operator``, ``inspect``: bound under another name, or got by a lookup
+# by name, they are called under no word ``_keys_read`` and ``_runs_code`` know.
+_HIDDEN_LOOKUPS = frozenset(
+    {"getattr", "getattr_static", "attrgetter", "methodcaller",
+     "__getattribute__", "__getattr__", "vars", "globals", "locals", "Formatter", "format",
+     "format_map", "vformat", "getdoc", "getsource", "getmembers", "getmembers_static",
+     "get_referents", "__dict__", "__globals__", *pylookups.CODE_RUNNERS})
+
+
+def _aliases_a_lookup(tree: ast.Module) -> bool:
+    """Whether an import binds a lookup function (or code runner) under a name of its own
+    (``from builtins import getattr as lookup``, ``from operator import attrgetter as
+    ag``): its calls are lookups by name that no word shows."""
+    return any(
+        isinstance(node, ast.ImportFrom) and any(
+            a.name in _HIDDEN_LOOKUPS and a.asname not in (None, a.name) for a in node.names)
+        for node in ast.walk(tree))
 
 
 # Functions that look an attribute up by a name they are given.
@@ -713,7 +1033,15 @@ def _keys_read(node: ast.AST, parents: dict[int, ast.AST],
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
             node.func.attr in _FORMATS):
         text = node.func.value
-        if isinstance(text, ast.Call) and _gettext(text.func, tree, parents) is not None:
+        # ASSUMPTION (kept for reach: click formats every message so): a translation has
+        # the replacement fields of the message it translates, so `_("{n} items")` is
+        # looked up by its literal. A message catalog may map it to any format string
+        # (`{f.__doc__}`, `{n.__init__.__globals__[g].__doc__}`): where the module itself
+        # binds or installs a catalog (`bindtextdomain`, `translation`, `install`...), the
+        # literal is not taken for the text. Catalogs installed by code elsewhere are
+        # assumed to keep the fields.
+        if isinstance(text, ast.Call) and _gettext(text.func, tree, parents) is not None and (
+                not _binds_catalog(tree)):
             # `ngettext(singular, plural, n)`: the count is no text.
             name = _gettext(text.func, tree, parents)
             return text.args[:-1] if name in ("ngettext", "npgettext") else text.args
@@ -738,6 +1066,22 @@ def _keys_read(node: ast.AST, parents: dict[int, ast.AST],
             if parent.attr in _KEY_METHODS and call.args:
                 return call.args[:1]
     return None
+
+
+# What binds or installs a gettext message catalog (gettext's and locale's functions).
+_CATALOG_WORDS = frozenset({"bindtextdomain", "textdomain", "translation", "install",
+                            "GNUTranslations", "NullTranslations", "add_fallback",
+                            "bind_textdomain_codeset", "_translations"})
+
+
+def _binds_catalog(tree: ast.Module) -> bool:
+    """Whether code of the module names something that binds or installs a message
+    catalog (``gettext.bindtextdomain``, ``gettext.translation(...).install()``)."""
+    return any(
+        (isinstance(n, ast.Name) and n.id in _CATALOG_WORDS)
+        or (isinstance(n, ast.Attribute) and n.attr in _CATALOG_WORDS)
+        or (isinstance(n, ast.alias) and n.name in _CATALOG_WORDS)
+        for n in ast.walk(tree))
 
 
 def _gettext(func: ast.expr, tree: ast.Module, parents: dict[int, ast.AST]) -> str | None:
@@ -909,6 +1253,9 @@ def _code_words(tree: ast.Module, kept: Set[int] = frozenset(),
         elif isinstance(node, ast.Attribute):
             if id(node) not in kept:
                 yield node.attr
+        elif isinstance(node, ast.MatchClass):
+            # `case object(__doc__=d)` reads the attribute `__doc__`: its names are no nodes.
+            yield from node.kwd_attrs
         elif isinstance(node, ast.alias):
             yield node.name
         elif isinstance(node, ast.ImportFrom) and node.module:

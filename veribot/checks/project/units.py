@@ -347,11 +347,12 @@ def _definitions(tree: ast.Module) -> Iterator[_Def]:
     yield from walk(tree.body, "")
 
 
-def _overload_stub(node: ast.AST) -> bool:
-    """Whether ``node`` is a definition decorated ``@overload`` (``typing.overload``)."""
-    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-        (isinstance(d, ast.Name) and d.id == "overload")
-        or (isinstance(d, ast.Attribute) and d.attr == "overload") for d in node.decorator_list)
+def _overload_stub(node: ast.AST, tree: ast.Module | None) -> bool:
+    """Whether ``node`` is a definition decorated ``@overload`` of ``typing`` (or
+    ``typing_extensions``), as the module's imports bind it: an ``overload`` of another
+    library (``multimethod``, ``plum``) or of the module registers the definition."""
+    return tree is not None and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+        noise.typing_name(d, tree) == "overload" for d in node.decorator_list)
 
 
 def _accessor(node: ast.AST) -> bool:
@@ -366,7 +367,7 @@ def _earlier_keys(tree: ast.Module | None) -> dict[str, list[str]]:
     replaces, in order."""
     seen: dict[str, list[str]] = {}
     for d in _definitions(tree) if tree is not None else ():
-        if not _overload_stub(d.node):  # typing's, for type checkers: the next one replaces it
+        if not _overload_stub(d.node, tree):  # typing's, for type checkers: the next replaces it
             seen.setdefault(d.entry, []).append(_code_key(d.node))
     return {entry: keys[:-1] for entry, keys in seen.items() if len(keys) > 1}
 
