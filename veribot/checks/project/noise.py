@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence, Set
 
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
 
-__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "module_noise",
-           "plain_class", "reads_no_docstring", "reads_no_source", "typing_name"]
+__all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "may_rebind_globals",
+           "module_noise", "plain_class", "reads_no_docstring", "reads_no_source", "typing_name"]
 
 DOCSTRING = "docstring"
 ANNOTATIONS = "annotations"
@@ -1148,6 +1148,12 @@ def _same_docstring_reads(before: ast.Module, after: ast.Module) -> set[int]:
 # Words of code that may bind a module's names other than by a statement of its own.
 _REBINDERS = {"globals", "vars", "__dict__", "setattr", "modules", "__globals__",
               "f_globals", "import_module", "__import__", "__builtins__"}
+
+
+def may_rebind_globals(tree: ast.Module) -> bool:
+    """Whether code of ``tree`` may bind a module-level name of it other than by a
+    statement at module level (``_may_rebind_globals``)."""
+    return _may_rebind_globals(tree)
 
 
 def _may_rebind_globals(tree: ast.Module) -> bool:

@@ -656,7 +656,7 @@ def _class_doc_only(before: ast.ClassDef, after: ast.ClassDef, tree_before: ast.
         if _code_key(b_defs[e].node) != _code_key(a_defs[e].node)}
     changed = {part for e in entries for part in e.split(".")} - {after.name}
     for cls, module in ((before, tree_before), (after, tree)):
-        if noise._may_rebind_globals(module):
+        if noise.may_rebind_globals(module):
             return False
         constants = _constants(module) - changed - _changed_module_names(tree_before, tree)
         if not _inert_class(cls, module, constants, changed, 0):
@@ -749,7 +749,7 @@ def _inert_class(cls: ast.ClassDef, tree: ast.Module, constants: set[str],
         if isinstance(node, ast.Attribute) and node.attr in ("setter", "getter", "deleter") and (
                 isinstance(node.value, ast.Name) and node.value.id in own):
             return True
-        return noise._typing_name(node, tree, ("abc", "typing", "typing_extensions")) in (
+        return noise.typing_name(node, tree, ("abc", "typing", "typing_extensions")) in (
             "abstractmethod", "overload", "final", "override")
 
     def notes(node: ast.expr | None) -> bool:
