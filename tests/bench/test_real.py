@@ -93,6 +93,30 @@ def test_reviews_a_commit_of_a_bundle_against_its_parent(
     assert row.split()[1:3] == ["1", "1"]
 
 
+def test_an_unlabelled_commit_of_a_repository_folder_counts_by_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records drawn by sample_commits.py carry no intent; repositories may be clones."""
+    repos, head = _bundle(tmp_path)
+    (repos / "demo.bundle").rename(tmp_path / "elsewhere.bundle")
+    _git(tmp_path, "clone", "--quiet", str(tmp_path / "work"), str(repos / "demo"))
+    commits = tmp_path / "commits.jsonl"
+    commits.write_text(json.dumps({"repo": "demo", "commit": head, "subject": "second",
+                                   "py_files": ["mod.py"], "py_lines": 4}) + "\n")
+    out = tmp_path / "units.jsonl"
+    code = main(["bench-real", str(commits), "--repos", str(repos), "--out", str(out),
+                 "--timeout", "10"])
+    assert code == 0
+    assert real.summarise_file(out.read_text().splitlines()) == {
+        "unlabelled": {"verified": 1, "refuted": 1}
+    }
+    summary = capsys.readouterr().out
+    project = next(line for line in summary.splitlines() if line.startswith("demo"))
+    # commits, flagged, units, verified, refuted, inconclusive, decided
+    assert project.split()[1:8] == ["1", "1", "2", "1", "1", "0", "100%"]
+    assert "most frequent inconclusive reasons (0 units)" in summary
+
+
 def test_a_missing_bundle_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

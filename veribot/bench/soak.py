@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from veribot.bench.real import clone_bundle
+from veribot.bench.real import clone_bundle, repo_source
 from veribot.bot import gitrepo
 from veribot.bot.review import with_packages
 from veribot.checks.lang import pyinfer, pysource
@@ -131,7 +131,10 @@ def run(records: Iterable[str], repos: Path, out: TextIO, *, rounds: int, inputs
         clones: dict[str, Path] = {}
         for (repo, commit), names in wanted.items():
             if repo not in clones:
-                clones[repo] = clone_bundle(repos / f"{repo}.bundle", Path(tmp) / repo)
+                source = repo_source(repos, repo)
+                if source is None:
+                    raise OSError(f"no bundle or repository for {repo} in {repos}")
+                clones[repo] = clone_bundle(source, Path(tmp) / repo)
             changes = gitrepo.read_changes(clones[repo], f"{commit}^", commit)
             units = [u for f in changes.files for u in changed_units(f)]
             by_name = {u.qualname: u for u in with_packages(units, changes)}
