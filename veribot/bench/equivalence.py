@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import datetime as dt
 import fnmatch
 import json
@@ -539,6 +540,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the first N selected records")
     parser.add_argument("--ids", metavar="PATTERN", default=None,
                         help="only ids matching this glob (plain text: substring)")
+    parser.add_argument("--without-types", action="store_true",
+                        help="drop the records' param_types (for the engine and the peer): "
+                             "how far each gets on unannotated code")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -552,6 +556,9 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(f"not a benchmark file: {exc}\n")
         return 2
     chosen = select(pairs, ids=args.ids, language=args.language, limit=args.limit)
+    if args.without_types:
+        chosen = [dataclasses.replace(p, input=dataclasses.replace(p.input, param_types=None))
+                  for p in chosen]
     if not chosen:
         sys.stderr.write("no records selected\n")
         return 2

@@ -153,7 +153,9 @@ def type_to_json(t: PyType, *, top: bool = True, classes: construct.Classes | No
         known = [o for o in options if not _has_unknown(o)]
         return {"k": "union", "options": known or options}
     source = t.source if isinstance(t, Unknown) else "?"
-    anything = source.rsplit(".", 1)[-1] in _ANYTHING or (source == "" and not top)
+    # No annotation at all (and none inferred): the parameter's domain is every value,
+    # so any value is an input of it, at the top as inside a bare container.
+    anything = source.rsplit(".", 1)[-1] in _ANYTHING or source == ""
     if not anything and classes is not None:
         made = _object_json(source, classes, depth)
         if made is not None:
