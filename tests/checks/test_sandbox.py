@@ -429,7 +429,8 @@ def test_run_script_files_stdin_and_environment() -> None:
     )
     run = run_script(script, {"data/in.txt": "hello"}, stdin="world", limits=QUICK)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "hello world ['HOME', 'TMPDIR']"
+    assert run.stdout.strip() == (
+        "hello world ['HOME', 'LANG', 'LOGNAME', 'PATH', 'PWD', 'SHELL', 'TMPDIR', 'TZ', 'USER']")
 
 
 def test_run_script_error_status() -> None:

@@ -153,6 +153,10 @@ def test_the_job_files_are_read_only_and_the_folder_is_bounded() -> None:
 def test_the_parent_environment_is_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
     _isolation_or_skip()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake")
-    [b] = run_calls("import os\ndef f():\n    return sorted(os.environ)\n", "f", [[]])
-    assert b.text == "['HOME', 'TMPDIR']"
+    [b] = run_calls("import os\ndef f():\n    return dict(os.environ)\n", "f", [[]])
+    # A plain process's variables (a login shell's), none of the parent's.
+    assert "ANTHROPIC_API_KEY" not in b.text and "sk-ant-fake" not in b.text
+    for name in ("'PATH': '/usr/local/bin:/usr/bin:/bin'", "'LANG': 'C.UTF-8'", "'TZ': 'UTC'",
+                 "'HOME'", "'TMPDIR'"):
+        assert name in b.text
     assert os.environ["ANTHROPIC_API_KEY"] == "sk-ant-fake"

@@ -286,3 +286,21 @@ def test_an_import_the_sandbox_cannot_make_is_not_a_difference() -> None:
     before = "def f(x: int) -> int:\n    import not_installed_anywhere\n    return x\n"
     after = "def f(x: int) -> int:\n    return x\n"
     _undecided(_check(before, after), Reason.SANDBOX_LIMIT)
+
+
+# -- the sandbox's environment is a plain process's -----------------------------------------
+
+
+def test_code_that_reads_the_environment_sees_a_plain_process() -> None:
+    """PATH and HOME exist in the sandbox as in any login shell: reading them is no
+    KeyError that the sandbox alone makes, and an equivalent pair is not refuted."""
+    before = ("import os\n\ndef f(x: int) -> int:\n"
+              "    return x + len(os.environ['PATH'].split(':'))\n")
+    after = ("import os\n\ndef f(x: int) -> int:\n"
+             "    return len(os.environ.get('PATH', '').split(':')) + x\n")
+    result = _check(before, after)
+    assert result.verdict is not Verdict.REFUTED, (result.detail, result.counterexample)
+    # A variable a plain process lacks still tells two versions apart.
+    before = "import os\n\ndef f(x: int) -> str:\n    return os.environ.get('TZ', 'none')\n"
+    after = "import os\n\ndef f(x: int) -> str:\n    return 'none'\n"
+    _refuted(_sure(before, after))

@@ -796,6 +796,18 @@ def isolate(cfg: dict[str, Any]) -> dict[str, str]:
     return {"user": f"uid {os.getuid()}", "processes": f"RLIMIT_NPROC {nproc}"}
 
 
+# The environment of the code under review, besides HOME, TMPDIR and PWD (its folder):
+# what a login shell on a plain Linux machine has, and nothing of the host's.
+PLAIN_ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "TZ": "UTC",
+    "USER": "sandbox",
+    "LOGNAME": "sandbox",
+    "SHELL": "/bin/sh",
+}
+
+
 # The message of every PermissionError the audit hook raises starts with this.
 REFUSAL_PREFIX = "veribot sandbox: "
 # What the sandbox refused during the current call (and during the import), in order.
@@ -1668,7 +1680,10 @@ def main(argv: Sequence[str]) -> None:
         os._exit(70)
     for name in ("PYTHONHASHSEED", "PWD", "LC_CTYPE"):  # bwrap's and Python's own: the
         os.environ.pop(name, None)  # rest of bwrap's empty environment stays, for the probes
-    os.environ.update({"HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
+    # A plain process's environment, as a login shell has, the same for every child and
+    # holding no secret: code that reads PATH or HOME behaves as it does elsewhere.
+    os.environ.update({**PLAIN_ENVIRONMENT, "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"],
+                       "PWD": cfg["workdir"]})
     sys.dont_write_bytecode = True
     send({"t": "ready", "isolation": report})
     if cfg.get("audit_hook", True):

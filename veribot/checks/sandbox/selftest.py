@@ -318,8 +318,12 @@ def own_env():
         initial -= {"PWD", "LC_CTYPE"}  # bwrap's --chdir and Python's UTF-8 mode
     except OSError:
         initial = set()
-    extra = sorted((set(os.environ) | initial) - {"HOME", "TMPDIR", "PYTHONHASHSEED"})
-    return bool(extra), f"variables {extra}" if extra else "empty but HOME and TMPDIR"
+    plain = {"HOME", "TMPDIR", "PWD", "PATH", "LANG", "TZ", "USER", "LOGNAME", "SHELL"}
+    extra = sorted((set(os.environ) | initial) - plain - {"PYTHONHASHSEED"})
+    marked = sorted(k for k, v in os.environ.items() if token in v)
+    found = extra + marked
+    return bool(found), f"variables {found}" if found else (
+        "only a plain process's variables (PATH, HOME, LANG, TZ, ...)")
 probe("find secrets in its own environment", own_env)
 
 def connect():
