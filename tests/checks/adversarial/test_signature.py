@@ -168,3 +168,35 @@ def test_a_module_that_fails_when_imported_refutes_nothing() -> None:
     after = _fn("xs, pred=bool", "return sum(map(pred, xs))") + "_fine = 1\n"
     result = check_pair(before, after, "f", budget=BUDGET)
     assert result.verdict is not Verdict.REFUTED, result.detail
+
+
+# A parameter of a declared type the type tree does not model gets values of that type
+# only: `[]` is no `dict`, `bytes` or `Path` (issue 24, class 4).
+IN_DOMAIN: list[tuple[str, str, str, tuple[str, ...]]] = [
+    ("dict", "d: dict, k: int", "d: dict, key: int", ("{}",)),
+    ("mapping", "d: 'Mapping[str, int]', k: int", "d: 'Mapping[str, int]', key: int", ("{}",)),
+    ("bytes", "b: bytes, k: int", "b: bytes, key: int", ("b''", "b'a'")),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "values"),
+                         [(_fn(b, "return 0"), _fn(a, "return 0"), v)
+                          for _, b, a, v in IN_DOMAIN],
+                         ids=[n for n, *_ in IN_DOMAIN])
+def test_a_refutation_passes_only_values_of_the_declared_type(
+    before: str, after: str, values: tuple[str, ...]
+) -> None:
+    result = check_pair(before, after, "f", budget=BUDGET)
+    assert result.verdict is Verdict.REFUTED, (result.reason, result.detail)
+    assert result.counterexample is not None
+    first = result.counterexample.args[0].split("=", 1)[-1]
+    assert first in values, result.counterexample.args
+
+
+def test_a_declared_type_without_samples_makes_no_call_outside_it() -> None:
+    before = _fn("p: 'pathlib.Path', k: int", "return k")
+    after = _fn("p: 'pathlib.Path', key: int", "return key")
+    result = check_pair("import pathlib\n" + before, "import pathlib\n" + after, "f",
+                        budget=BUDGET)
+    if result.counterexample is not None:
+        assert "[]" not in result.counterexample.args[0], result.counterexample.args

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import (
     BoolT,
+    DictT,
     FloatT,
     IntT,
     ListT,
     NoneT,
     PyType,
+    SetT,
     StrT,
     TupleT,
     UnionT,
@@ -270,17 +272,35 @@ def samples(t: PyType) -> tuple[str, ...]:
     if isinstance(t, ListT):
         inner = samples(t.elem)
         if not inner:
-            return ()
+            return ("[]",)  # a list of any element type
         return ("[]", f"[{inner[0]}]", f"[{', '.join(inner[:3])}]")
     if isinstance(t, TupleT):
         if t.homogeneous is not None:
             inner = samples(t.homogeneous)
-            return ("()", f"({inner[0]},)") if inner else ()
+            return ("()", f"({inner[0]},)") if inner else ("()",)
         parts = [samples(i) for i in t.items]
         if not all(parts):
             return ()
         return ("(" + "".join(p[0] + ", " for p in parts) + ")",)
+    if isinstance(t, DictT):
+        return ("{}",)
+    if isinstance(t, SetT):
+        return ("frozenset()",) if t.frozen else ("set()",)
+    if isinstance(t, Unknown):
+        return _DECLARED_SAMPLES.get(t.source.split("[", 1)[0].rsplit(".", 1)[-1].strip(), ())
     return _SAMPLES.get(type(t), ())
+
+
+# Empty values of declared types the type tree does not model, by the annotation's last
+# name (without its parameters): each is a value of the type whatever its parameters.
+_DECLARED_SAMPLES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("dict", "Dict", "Mapping", "MutableMapping"), ("{}",)),
+    **dict.fromkeys(("Iterable", "Collection", "Container", "Sized", "Reversible",
+                     "Sequence"), ("[]", "()")),
+    **dict.fromkeys(("MutableSequence", "list", "List"), ("[]",)),
+    "bytes": ("b''", "b'a'"),
+    **dict.fromkeys(("Any", "object"), ("[]", "[1, 0]", "0", "'a'", "None")),
+}
 
 
 # Values for a parameter of no known type: an empty and a short iterable, a number, a
@@ -295,9 +315,9 @@ def calls_showing(
 
     For each version's signature: every parameter by position where it may be, every one
     by keyword, only the required ones, and each defaulted one left out in turn; values
-    are drawn from the parameter types' samples and from the other version's defaults. A
-    parameter of no type at all (not annotated, nothing inferred) and no default takes
-    values of common kinds
+    are drawn from the parameter types' samples (values of the declared type only) and from
+    the other version's defaults. A parameter of no type at all (not annotated, nothing
+    inferred) and no default takes values of common kinds
     (``_ANY_SAMPLES``): a call that passes it by a name only one version has shows the
     rename whatever the value (`quantify(xs, pred=bool)` after `pred` became `predicate`).
 
@@ -316,8 +336,10 @@ def calls_showing(
             if p.default is not None and p.default.known and p.default.text not in pool:
                 pool.append(repr(p.default.value))
     for name, pool in values.items():
-        # (a value outside a declared type shows nothing: `[]` for a `t.TextIO`)
-        if not pool and isinstance(types.get(name, Unknown()), Unknown):
+        # Only where nothing is declared (a value outside a declared type shows nothing:
+        # `[]` for a `t.TextIO`, a `dict` or a `Path`).
+        declared = types.get(name, Unknown())
+        if not pool and isinstance(declared, Unknown) and not declared.source:
             pool.extend(_ANY_SAMPLES)
     calls: list[list[str]] = []
     for round_ in range(4):
