@@ -409,3 +409,45 @@ def test_a_class_whose_body_changed_only_in_annotations_is_verified(tmp_path: Pa
     report = review(ReviewRequest(FilesSource(b, a), budget=FAST))
     found = {i.unit.entry: i.result for i in report.items}
     assert found["Box"].verdict is Verdict.INCONCLUSIVE, found["Box"]
+
+
+def _moved(tmp_path: Path, a_source: bytes, to: str) -> Report:
+    """A package `pkg` (a.py importing b relatively) moved whole to `to` in one commit."""
+    repo = GitRepo(tmp_path / "moved")
+    files = {"pkg/__init__.py": b"", "pkg/b.py": b"K = 2\n", "pkg/a.py": a_source}
+    repo.commit("initial", files)
+    (repo.path / to).parent.mkdir(parents=True, exist_ok=True)
+    repo.git("mv", "pkg", to)
+    repo.commit("move")
+    return review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"), budget=FAST))
+
+
+A_SOURCE = b"from .b import K\n\n\ndef g(x: int) -> int:\n    return x + K\n"
+
+
+def test_a_package_moved_under_src_keeps_its_modules() -> None:
+    """`pkg/a.py` moved to `src/pkg/a.py` is still the module `pkg.a`: its relative
+    imports reach the same modules, so its unchanged functions are not changed units."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        report = _moved(Path(tmp), A_SOURCE, "src/pkg")
+        assert "src/pkg/a.py::g" not in by_name(report)
+        assert report.unchanged >= 1
+    with tempfile.TemporaryDirectory() as tmp:
+        # Moved into another package, `pkg.sub.a`: another module, checked.
+        repo = GitRepo(Path(tmp) / "sub")
+        repo.commit("initial", {"pkg/__init__.py": b"", "pkg/b.py": b"K = 2\n",
+                                "pkg/a.py": A_SOURCE})
+        repo.write({"pkg/sub/__init__.py": b"", "pkg/sub/b.py": b"K = 3\n"})
+        repo.git("mv", "pkg/a.py", "pkg/sub/a.py")
+        repo.commit("move")
+        report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                      budget=FAST))
+        assert by_name(report)["pkg/sub/a.py::g"].unit.kind is UnitKind.CHANGED
+
+
+def test_a_moved_module_that_reads_its_file_location_stays_a_unit(tmp_path: Path) -> None:
+    source = (b"import os\nfrom .b import K\n\n\ndef g(x: int) -> str:\n"
+              b"    return os.path.dirname(__file__) * (x + K)\n")
+    report = _moved(tmp_path, source, "src/pkg")
+    assert by_name(report)["src/pkg/a.py::g"].unit.kind is UnitKind.CHANGED

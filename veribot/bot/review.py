@@ -19,6 +19,7 @@ import dataclasses
 import enum
 import logging
 import multiprocessing
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from veribot.checks.project.units import (
     CLASS_DOCSTRING,
     LAYOUT_READ,
     MODULE_ENTRY,
+    MOVED_UNCHANGED,
     REPLACED,
     ChangedUnit,
     FileChange,
@@ -185,6 +187,9 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         unchanged = 0
     if isinstance(source, GitSource):
         units = with_packages(_skip_by_choice(units, request), changes)
+        kept = _same_module_moves(units)
+        unchanged += len(units) - len(kept)
+        units = kept
     skipped = tuple(u for u in units if u.kind in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED))
     units = [u for u in units if u.kind not in (UnitKind.NOT_PYTHON, UnitKind.SKIPPED)]
     filtered_out: tuple[ChangedUnit, ...] = ()
@@ -387,6 +392,30 @@ def _imported(tree: ast.Module, package: str) -> set[str]:
             parts = name.split(".")
             names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return names
+
+
+# Words of a module that may read where its file is (``__file__``, a code object's file
+# name, a frame): a move changes what they give even where the dotted name stays.
+_READS_LOCATION = re.compile(
+    r"__file__|__spec__|__loader__|__cached__|__path__|getfile|getsourcefile|getabsfile"
+    r"|co_filename|_getframe|currentframe|f_code|__code__|traceback|inspect|getsource")
+
+
+def _same_module_moves(units: list[ChangedUnit]) -> list[ChangedUnit]:
+    """Without the unchanged functions of a file that moved but kept its dotted name (a
+    package moved under `src/`): it is the same module, and its relative imports reach
+    the same modules as before. Kept where the module may read where its file is."""
+    out = []
+    for unit in units:
+        ctx = unit.context
+        if (unit.kind is UnitKind.CHANGED and unit.detail == MOVED_UNCHANGED
+                and ctx is not None and ctx.before is not None and ctx.after is not None
+                and ctx.before.module == ctx.after.module
+                and not any(_READS_LOCATION.search(s or "")
+                            for s in (unit.before_source, unit.after_source))):
+            continue
+        out.append(unit)
+    return out
 
 
 def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:

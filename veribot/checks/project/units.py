@@ -53,6 +53,12 @@ _BINARY_SNIFF = 8000
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+# The detail of an unchanged function of a moved module with relative imports (which the
+# review drops where the module keeps its dotted name: ``review._same_module_moves``).
+MOVED_UNCHANGED = ("its code is unchanged, but its module moved, and imports relative to it "
+                   "may reach other modules")
+
+
 class UnitKind(enum.Enum):
     """What happened to one unit between the two versions."""
 
@@ -607,8 +613,7 @@ def _pair(
                 )
             )
         elif moved_relative:
-            units.append(unit(UnitKind.CHANGED, entry, "its code is unchanged, but its module "
-                              "moved, and imports relative to it may reach other modules"))
+            units.append(unit(UnitKind.CHANGED, entry, MOVED_UNCHANGED))
         elif include_unchanged:
             units.append(unit(UnitKind.UNCHANGED, entry))
 
