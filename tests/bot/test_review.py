@@ -411,6 +411,56 @@ def test_a_class_whose_body_changed_only_in_annotations_is_verified(tmp_path: Pa
     assert found["Box"].verdict is Verdict.INCONCLUSIVE, found["Box"]
 
 
+ASYNC_BASE = b'''import asyncio
+
+
+async def double(x: int) -> int:
+    return x * 2
+
+
+async def bump(x: int) -> int:
+    return x + 1
+
+
+async def wait(x: int) -> int:
+    """Old."""
+    await asyncio.sleep(0)
+    return x
+
+
+async def waits(x: int) -> int:
+    await asyncio.sleep(0)
+    return x * 2
+'''
+
+
+def test_changed_async_functions_are_found_and_decided(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "r")
+    base = repo.commit("one", {"pkg/__init__.py": b"", "pkg/m.py": ASYNC_BASE})
+    after = (ASYNC_BASE.replace(b"return x * 2", b"return x + x")  # double and waits
+             .replace(b"return x + 1", b"return x + 2").replace(b"Old.", b"New."))
+    head = repo.commit("two", {"pkg/m.py": after})
+    report = review(ReviewRequest(GitSource(repo.path, base, head), budget=FAST))
+    found = {i.unit.entry: i.result for i in report.items}
+    assert set(found) == {"double", "bump", "wait", "waits"}
+    assert all(r.reason != Reason.NOT_FOUND for r in found.values()), found
+    # The body never suspends: the model proves what awaiting the coroutines gives.
+    assert found["double"].verdict is Verdict.VERIFIED, found["double"]
+    assert any("async def" in a for a in found["double"].assumptions)
+    # Awaited in the sandbox, the coroutines give different results.
+    bump = found["bump"]
+    assert bump.verdict is Verdict.REFUTED, bump
+    assert bump.counterexample is not None
+    assert "awaiting it returns" in bump.counterexample.after.text
+    # Only the docstring changed, next to other changes: the same code, awaits and all.
+    assert found["wait"].verdict is Verdict.VERIFIED, found["wait"]
+    # It awaits: not modelled, and said so; running it found nothing.
+    waits = found["waits"]
+    assert waits.verdict is Verdict.INCONCLUSIVE, waits
+    assert waits.reason == Reason.unsupported("async-function"), waits
+    assert "`await` at line" in waits.detail
+
+
 def _moved(tmp_path: Path, a_source: bytes, to: str) -> Report:
     """A package `pkg` (a.py importing b relatively) moved whole to `to` in one commit."""
     repo = GitRepo(tmp_path / "moved")

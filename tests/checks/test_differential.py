@@ -206,3 +206,20 @@ def test_a_difference_after_earlier_calls_names_them() -> None:
     assert cex is not None and cex.prior == (("1",),)
     assert cex.before.text == "[2]" and cex.after.text == "[1, 2]"
     assert cex.call("f") == "f(2) after f(1)"
+
+
+TAG = "class Tag:\n    def __init__(self, v):\n        self.v = v\n\n\n"
+
+
+def test_an_address_in_a_result_is_no_difference_and_hides_none() -> None:
+    # A true refactoring that returns an object's repr (its address differs in each run).
+    made = TAG + "def f(x):\n    return f'made {Tag(x)!r}'\n"
+    same = TAG + "def f(x):\n    tag = Tag(x)\n    return 'made ' + repr(tag)\n"
+    seen = examine(made, same, "f", ["1"], found_by="t", limits=QUICK)
+    assert seen.counterexample is None and not seen.reason, seen
+    # Returning it where the other raises is a difference, reproduced in every run.
+    raises = TAG + "def f(x):\n    raise ValueError(f'bad {Tag(x)!r}')\n"
+    seen = examine(made, raises, "f", ["1"], found_by="t", limits=QUICK)
+    assert seen.counterexample is not None, seen
+    assert seen.counterexample.before.text == "'made <subject.Tag object at 0x?>'"
+    assert seen.counterexample.after.text == "ValueError: bad <subject.Tag object at 0x?>"

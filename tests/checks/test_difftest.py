@@ -119,12 +119,15 @@ def test_unknown_parameter_types_are_not_searched_and_said() -> None:
     before = "def last(xs):\n    return xs[-1] if xs else None\n"
     after = "def last(xs):\n    return xs[0] if xs else None\n"
     # A class of the module whose objects cannot be made: its constructor needs a value
-    # of a type no value is generated for.
-    node = "class Node:\n    def __init__(self, cb: 'Callable[[], int]') -> None:\n" \
+    # of a type that names nothing in the module.
+    node = "class Node:\n    def __init__(self, cb: 'Undefined') -> None:\n" \
            "        self.cb = cb\n\n"
     outcome = search(node + before, node + after, "last", types(xs="list[Node]"),
                      deadline_s=6, limits=FAST)
-    assert outcome.counterexample is None and "`xs` (list[Node])" in outcome.note
+    assert outcome.counterexample is None and outcome.inputs_tried == 0
+    assert ("`xs: list[Node]`: `Node` is a class of the project whose objects are not built: "
+            "its constructor's `cb`: `Undefined` could not be resolved in the module"
+            ) in outcome.note, outcome.note
 
 
 def test_a_bare_list_takes_elements_of_any_type() -> None:

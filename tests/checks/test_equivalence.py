@@ -502,3 +502,71 @@ def test_list_item_assignment_difference_is_not_verified() -> None:
     after = _fn("lst: list[int]", "return 0")
     assert _reproduces(before, after, ("[1]",))
     _assert_not_wrong(_check(before, after), before, after)
+
+
+# -- async def: found, and modelled only where awaiting is running the body ----------------
+
+# Proof only (no code runs): each pair is decided by the model, or says why not.
+PROOF_ONLY = Budget(timeout_s=10, execute=False)
+
+
+def _async(params: str, *body: str, name: str = "f") -> str:
+    lines = "".join(f"    {line}\n" for line in body)
+    return f"async def {name}({params}):\n{lines}"
+
+
+def test_an_async_function_that_never_suspends_is_found_and_proven() -> None:
+    before = _async("x: int", "return x * 2")
+    after = _async("x: int", "y = x", "return y + y")
+    result = _check(before, after, PROOF_ONLY)
+    assert result.verdict is Verdict.VERIFIED, (result.reason, result.detail)
+    assert "awaiting" in result.detail
+    assert any("`f` is an `async def` function" in a for a in result.assumptions)
+    # A method of a class too.
+    cls = "class C:\n    async def m(self, x: int) -> int:\n        return {}\n"
+    method = check_pair(cls.format("x * 2"), cls.format("x + x"), "C.m", budget=PROOF_ONLY)
+    assert method.verdict is Verdict.VERIFIED, (method.reason, method.detail)
+    different = check_pair(cls.format("x * 2"), cls.format("x + 2"), "C.m", budget=PROOF_ONLY)
+    assert different.verdict is not Verdict.VERIFIED
+    assert different.reason != Reason.NOT_FOUND
+
+
+def test_a_different_async_function_is_not_verified() -> None:
+    result = _check(_async("x: int", "return x * 2"), _async("x: int", "return x + 2"),
+                    PROOF_ONLY)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.reason == Reason.NOT_EXECUTED  # the solver's input, not run here
+
+
+ASYNC_NOT_MODELLED: list[tuple[str, str, str, str]] = [
+    # Awaiting suspends: the model has no event loop.
+    ("await", "import asyncio\n\n" + _async("x: int", "await asyncio.sleep(0)", "return x"),
+     "import asyncio\n\n" + _async("x: int", "await asyncio.sleep(0)", "return x + 1"),
+     "async-function"),
+    # `rec(x - 1)` gives a coroutine, not 0: as plain functions both would return 0.
+    ("names-itself", _async("x: int", "if x > 0:", "    return rec(x - 1)", "return 0",
+                            name="rec"),
+     _async("x: int", "return 0", name="rec"), "async-function"),
+    # The same through another function of the module.
+    ("named-by-a-helper",
+     "def helper(x: int) -> object:\n    return f(x)\n\n\n"
+     + _async("x: int", "if x > 0:", "    return helper(x - 1)", "return 0"),
+     "def helper(x: int) -> object:\n    return f(x)\n\n\n" + _async("x: int", "return 0"),
+     "async-function"),
+    ("async-generator", _async("x: int", "yield x"), _async("x: int", "yield x + 1"),
+     "async-function"),
+    # The same body, but one call runs it and the other gives a coroutine.
+    ("def-to-async-def", _fn("x: int", "return x"), _async("x: int", "return x"),
+     "a-change-between-def-and-async-def"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "slug"),
+                         [(b, a, s) for _, b, a, s in ASYNC_NOT_MODELLED],
+                         ids=[n for n, _, _, _ in ASYNC_NOT_MODELLED])
+def test_async_functions_the_model_does_not_cover_say_so(before: str, after: str,
+                                                         slug: str) -> None:
+    entry = "rec" if "async def rec" in before else "f"
+    result = check_pair(before, after, entry, budget=PROOF_ONLY)
+    assert result.verdict is Verdict.INCONCLUSIVE, (result.method, result.detail)
+    assert result.reason == Reason.unsupported(slug), (result.reason, result.detail)

@@ -16,6 +16,7 @@ import pytest
 
 from veribot.checks.sandbox import (
     Limits,
+    _child,
     canonical,
     parse_argument,
     parse_literal,
@@ -147,6 +148,65 @@ def test_canonical_handles_cycles_and_objects() -> None:
     assert canonical(object()) == canonical(object())
 
 
+class _Tag:
+    def __init__(self, v: object) -> None:
+        self.v = v
+
+
+class _OtherTag(_Tag):
+    pass
+
+
+class _Slotted:
+    __slots__ = ("v", "w")
+
+    def __init__(self, v: object) -> None:
+        self.v = v
+
+
+class _ShowsAddress:
+    def __init__(self, v: object) -> None:
+        self.v = v
+
+    def __repr__(self) -> str:
+        return f"<ShowsAddress at {hex(id(self))}>"
+
+
+class _ShowsState(_ShowsAddress):
+    def __repr__(self) -> str:
+        return f"ShowsState({self.v!r})"
+
+
+def test_canonical_never_compares_addresses_but_does_states_and_types() -> None:
+    # Distinct objects (at other addresses) in equal states are equal, an address in a
+    # string too (`repr(obj)` returned), so running a version twice gives the same.
+    for make in (_Tag, _Slotted, _ShowsAddress, _ShowsState):
+        assert canonical(make(1)) == canonical(make(1)), make
+    assert canonical(repr(_Tag(1))) == canonical(repr(_Tag(1)))
+    assert canonical({f"made {_Tag(1)!r}": [_Slotted(2)]}) == canonical(
+        {f"made {_Tag(1)!r}": [_Slotted(2)]})
+    # Another state, another type, another text is a difference.
+    for make in (_Tag, _Slotted, _ShowsAddress, _ShowsState):
+        assert canonical(make(1)) != canonical(make(2)), make
+    assert canonical(_Tag(1)) != canonical(_OtherTag(1))
+    both = _Slotted(1)
+    both.w = None
+    assert canonical(_Slotted(1)) != canonical(both)  # an unset slot is not None
+    assert canonical(repr(_Tag(1))) != canonical(repr(_OtherTag(1)))
+    assert canonical("jump at 0x1f") != canonical("jump at 0x2f")  # a number, no address
+
+    def g() -> None: ...
+
+    def h() -> None: ...
+
+    assert canonical(g) != canonical(h)
+    # What a person reads: the state, or the repr, without the address.
+    assert _child._value_text(_Tag(3)) == "<_Tag object: v=3>"
+    assert _child._value_text(_Slotted(3)) == "<_Slotted object: v=3>"
+    assert _child._value_text(f"made {_Tag(1)!r}").endswith("_Tag object at 0x?>'")
+    assert " at 0x?" in _child._exception_text(ValueError(f"bad {_Tag(1)!r}"))
+
+
 # ---------------------------------------------------------------- behaviours
 
 
@@ -166,6 +226,26 @@ def test_returned_raised_and_mutation() -> None:
     assert err.kind is BehaviourKind.RAISED
     assert err.value == "KeyError" and err.text == "KeyError: 'empty'"
     assert err.args_after == canonical(([0], {}))
+
+
+def test_a_returned_coroutine_is_awaited_and_compared_by_what_that_gives() -> None:
+    source = (
+        "import asyncio\n\n"
+        "async def f(xs):\n"
+        "    await asyncio.sleep(0)\n"
+        "    xs.append(0)\n"
+        "    if len(xs) > 1:\n"
+        "        raise ValueError('long')\n"
+        "    return xs\n"
+    )
+    ok, err = run_calls(source, "f", [["[]"], ["[1]"]], limits=QUICK)
+    assert ok.kind is BehaviourKind.RETURNED and not ok.refused
+    assert ok.value == ("coroutine", "return", canonical([0]))
+    assert ok.text == "<coroutine: awaiting it returns [0]>"
+    assert ok.args_after == canonical(([0],))  # what awaiting it did, too
+    assert err.kind is BehaviourKind.RETURNED  # the call returned; awaiting raised
+    assert err.value == ("coroutine", "raise", "ValueError")
+    assert err.text == "<coroutine: awaiting it raises ValueError: long>"
 
 
 def test_static_method_entry_and_special_floats() -> None:

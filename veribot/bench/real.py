@@ -182,6 +182,7 @@ def run(
                     assumptions=res.assumptions,
                     counterexample=(res.counterexample.args
                                     if res.counterexample is not None else None),
+                    notes=res.notes,
                 )
                 if is_counted(item):
                     for summary in tallies:
@@ -217,6 +218,7 @@ def _write(
     method: str = "",
     assumptions: Sequence[str] = (),
     counterexample: Sequence[str] | None = None,
+    notes: Sequence[str] = (),
 ) -> None:
     record = {
         "repo": rec.repo,
@@ -231,6 +233,7 @@ def _write(
         "method": method,
         "assumptions": list(assumptions),
         "counterexample": None if counterexample is None else list(counterexample),
+        "notes": list(notes),  # what else was tried: random testing's inputs, or why none
         "time": round(seconds, 3),
     }
     out.write(json.dumps(record) + "\n")

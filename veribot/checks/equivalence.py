@@ -39,6 +39,7 @@ How a verdict is reached:
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import logging
 import re
@@ -154,8 +155,10 @@ def _decide(
                 line=err.lineno,
             )
     tree_a, tree_b = trees
-    fn_a = pyprove.find_function(tree_a, entry)
-    fn_b = pyprove.find_function(tree_b, entry)
+    # The definition the name is bound to, `def` or `async def` (the last one, as Python
+    # binds it).
+    fn_a = pysource.definition(tree_a, entry)
+    fn_b = pysource.definition(tree_b, entry)
     if fn_a is None or fn_b is None:
         where = "before" if fn_a is None else "after"
         return Result(
@@ -210,7 +213,23 @@ def _decide(
                 **{k: t.text() for k, t in inferred.items()}, **(param_types or {})},
                 budget, deadline, context)
 
-    outcome = _prove(tree_a, tree_b, entry, given, budget, deadline, hints=hints)
+    # An `async def` function: the model runs its body as a plain function's only where
+    # awaiting its coroutine is exactly that (``_coroutines``); the trees it reads then
+    # hold it as one.
+    coroutines = _coroutines(tree_a, tree_b, fn_a, fn_b)
+    if isinstance(coroutines, pyprove.Outcome):
+        model_a, model_b = tree_a, tree_b
+        outcome = coroutines
+    else:
+        model_a, model_b = coroutines.trees if coroutines is not None else (tree_a, tree_b)
+        outcome = _prove(model_a, model_b, entry, given, budget, deadline, hints=hints)
+        if coroutines is not None:
+            outcome = dataclasses.replace(
+                outcome, detail=f"{outcome.detail} (what awaiting the coroutines gives)"
+                if outcome.kind == "proved" else outcome.detail,
+                assumptions=(*outcome.assumptions, coroutines.assumption))
+    if model_a is not tree_a:
+        module_a, module_b = Module.of(model_a), Module.of(model_b)
     if inferred:  # the proof, if any, holds only for these types
         # pyprove names a type it was handed "given": these were guessed, not given.
         guessed = {f"`{k}`: {t.text()} (given)": f"`{k}`: {t.text()} (inferred)"
@@ -220,7 +239,7 @@ def _decide(
                                   pyinfer.assumption(guesses)))
     if outcome.kind == "proved":
         unchecked = _module_unchecked(
-            (before, tree_a, module_a), (after, tree_b, module_b), budget, deadline, context
+            (before, model_a, module_a), (after, model_b, module_b), budget, deadline, context
         )
         if unchecked is not None and not budget.execute:
             return dataclasses.replace(unchecked, assumptions=outcome.assumptions)
@@ -288,7 +307,7 @@ def _decide(
         if found is None and outcome.shared_helpers:
             # The helpers were arbitrary functions there; with their bodies inlined the
             # solver's inputs follow what they really compute.
-            inlined = _prove(tree_a, tree_b, entry, given, budget, deadline, shared=False)
+            inlined = _prove(model_a, model_b, entry, given, budget, deadline, shared=False)
             if inlined.kind == "candidates":
                 found, again = _first_confirmed(before, after, entry, inlined, deadline,
                                                 context)
@@ -362,9 +381,146 @@ def _decide(
 
 HARVESTED = "calls from the repository's doctests and tests, executed on both versions"
 
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class _Coroutines:
+    """Both versions of an `async def` function that never suspends, as the model reads
+    them: module trees in which each is a plain `def`, and what that rests on."""
+
+    trees: tuple[ast.Module, ast.Module]
+    assumption: str
+
+
+# What makes a coroutine suspend, or an `async def` an asynchronous generator.
+_SUSPENDS = (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.Yield, ast.YieldFrom)
+
+
+def _coroutines(tree_a: ast.Module, tree_b: ast.Module, fn_a: _Def,
+                fn_b: _Def) -> _Coroutines | pyprove.Outcome | None:
+    """How the model reads a pair of which at least one is an `async def` function: the
+    trees in which both are plain functions, or why it does not (None: neither is one).
+
+    Calling an `async def` function runs none of its body: it returns a coroutine, and
+    awaiting that runs the body. Where the body never suspends (no `await`, `async for`
+    or `async with`, and no `yield`, which makes it an asynchronous generator), awaiting
+    runs it to its end at once, as a call of the same body as a plain function would,
+    except that a `StopIteration` it raises becomes a `RuntimeError` (PEP 479), the same
+    in both versions. So the two coroutines behave the same, awaited, wherever the two
+    bodies do as plain functions. That holds only where nothing runs the function in
+    the model's place: no code of the module names it (a call of it gives a coroutine,
+    which the model has no values for), and it is no special method (Python calls those
+    on its own).
+    """
+    if not isinstance(fn_a, ast.AsyncFunctionDef) and not isinstance(fn_b, ast.AsyncFunctionDef):
+        return None
+    if not isinstance(fn_a, ast.AsyncFunctionDef) or not isinstance(fn_b, ast.AsyncFunctionDef):
+        which = "after" if isinstance(fn_b, ast.AsyncFunctionDef) else "before"
+        return pyprove.Outcome(
+            "unsupported",
+            f"only the {which} version is an `async def` function: calling it gives a "
+            "coroutine where the other version's call runs the code, which the model does "
+            "not compare",
+            construct="a change between def and async def", line=fn_b.lineno)
+    for fn in (fn_a, fn_b):
+        for node in ast.walk(fn):
+            if isinstance(node, _SUSPENDS) or (
+                    isinstance(node, ast.comprehension) and node.is_async):
+                what = ("`yield` (an asynchronous generator)" if isinstance(
+                    node, ast.Yield | ast.YieldFrom) else "`await`" if isinstance(
+                    node, ast.Await) else "`async for`" if isinstance(
+                    node, ast.AsyncFor | ast.comprehension) else "`async with`")
+                line = node.target.lineno if isinstance(node, ast.comprehension) else (
+                    node.lineno)
+                return pyprove.Outcome(
+                    "unsupported",
+                    f"the model does not cover async functions that suspend: {what} at "
+                    f"line {line} (an `async def` function is modelled only where its body "
+                    "never suspends)",
+                    construct="async function", line=line)
+    name = fn_b.name
+    if name.startswith("__") and name.endswith("__"):
+        return pyprove.Outcome(
+            "unsupported", f"the model does not cover `async def {name}`, a special method "
+            "Python calls on its own", construct="async function", line=fn_b.lineno)
+    for tree, fn in ((tree_a, fn_a), (tree_b, fn_b)):
+        named = _named_elsewhere(tree, fn)
+        if named is not None:
+            return pyprove.Outcome(
+                "unsupported",
+                f"the model does not cover an async function whose module names it (line "
+                f"{named}): a call of `{name}` there gives a coroutine, not what its body "
+                "computes", construct="async function", line=named)
+    return _Coroutines(
+        (_with_plain_def(tree_a, fn_a), _with_plain_def(tree_b, fn_b)),
+        f"`{name}` is an `async def` function whose body never suspends (no `await`, `async "
+        "for` or `async with`): what is compared is what awaiting its coroutine gives, its "
+        "body run to the end when it is awaited, not when it is called")
+
+
+def _named_elsewhere(tree: ast.Module, fn: ast.AsyncFunctionDef) -> int | None:
+    """The first line where the module may name ``fn`` (its name read, written, defined
+    again, imported, passed as text or as an attribute of anything), other than its own
+    definition; None where it does not."""
+    name = fn.name
+    # `__all__` names it only for `from m import *` elsewhere, which binds it, no more.
+    listed = {id(n) for stmt in tree.body
+              if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign)
+              and any(isinstance(t, ast.Name) and t.id == "__all__" for t in (
+                  stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
+              and isinstance(stmt.value, ast.List | ast.Tuple)
+              for n in stmt.value.elts}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                id(node) not in listed):
+            names = [node.value]
+        elif isinstance(node, ast.alias):
+            names = [node.name, node.name.split(".")[0], node.asname or ""]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name] if node is not fn else []
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names = list(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar):
+            names = [node.name or ""]
+        elif isinstance(node, ast.MatchMapping):
+            names = [node.rest or ""]
+        if name in names:
+            return getattr(node, "lineno", None) or fn.lineno
+    return None
+
+
+def _with_plain_def(tree: ast.Module, fn: ast.AsyncFunctionDef) -> ast.Module:
+    """A copy of ``tree`` in which ``fn`` (a module function or a method) is a plain `def`
+    with the same body, at the same place; ``tree`` itself is left as it is."""
+    plain = ast.FunctionDef(**{f: getattr(fn, f) for f in fn._fields})
+    ast.copy_location(plain, fn)
+
+    def swapped(body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in body:
+            if stmt is fn:
+                out.append(plain)
+            elif isinstance(stmt, ast.ClassDef) and any(n is fn for n in ast.walk(stmt)):
+                cls = copy.copy(stmt)
+                cls.body = swapped(stmt.body)
+                out.append(cls)
+            else:
+                out.append(stmt)
+        return out
+
+    return ast.Module(body=swapped(tree.body), type_ignores=tree.type_ignores)
+
 
 def _repository_inputs(
-    before: str, after: str, entry: str, fn_a: ast.FunctionDef, fn_b: ast.FunctionDef,
+    before: str, after: str, entry: str, fn_a: _Def, fn_b: _Def,
     given: Mapping[str, PyType], context: PairContext | None,
 ) -> tuple[list[harvest.Call], dict[str, pyinfer.Inferred]]:
     """Calls of ``entry`` found in the repository, and the parameter types inferred from
@@ -525,9 +681,7 @@ def _prove_with(
                 "unknown-type", f"no proof with {names} ({kinds}): the model has no "
                 "streams, so only executing the versions compares them"
             )
-        return pyprove.Outcome(
-            "unknown-type", f"unknown type of {names}: annotate it to get a proof"
-        )
+        return pyprove.Outcome("unknown-type", _unknown_types_detail(err))
     except OutOfTime as err:
         return pyprove.Outcome("solver-unknown", f"time ran out ({err})", construct="timeout")
     except RecursionError:
@@ -539,6 +693,26 @@ def _prove_with(
         return pyprove.Outcome(
             "internal-error", f"the prover failed ({type(err).__name__}: {err})"
         )
+
+
+def _unknown_types_detail(err: pyprove.UnknownTypes) -> str:
+    """What the model met: annotated types it has not modelled yet (``Iterable[str] |
+    None``), said as such, and parameters with no annotation, which one would give it."""
+    annotated: list[str] = []
+    bare: list[str] = []
+    for name, t in zip(err.names, err.types or [None] * len(err.names), strict=False):
+        if t is None or (isinstance(t, Unknown) and not t.source):
+            bare.append(f"`{name}`")
+        else:
+            annotated.append(f"`{name}: {t.text()}`")
+    parts = []
+    if annotated:
+        verb = "is" if len(annotated) == 1 else "are"
+        parts.append(f"{', '.join(annotated)} {verb} not modelled yet")
+    if bare:
+        parts.append(f"no annotation or inferred type for {', '.join(bare)}: annotate "
+                     f"{'it' if len(bare) == 1 else 'them'} to get a proof")
+    return "; ".join(parts) or "unknown parameter types"
 
 
 def _with_problem(outcome: pyprove.Outcome, problem: pyprove.Problem) -> pyprove.Outcome:
@@ -619,7 +793,7 @@ def _mutable_default(*sigs: Signature) -> bool:
 
 
 def _call_types(
-    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
+    fn_a: _Def, fn_b: _Def, given: Mapping[str, PyType]
 ) -> dict[str, PyType]:
     """Each parameter's type by name (either version's annotation), for sample calls."""
     types: dict[str, PyType] = {}
@@ -685,7 +859,7 @@ def _sandbox(deadline: float) -> SandboxLimits:
 
 
 def _search_types(
-    fn_a: ast.FunctionDef, fn_b: ast.FunctionDef, given: Mapping[str, PyType]
+    fn_a: _Def, fn_b: _Def, given: Mapping[str, PyType]
 ) -> dict[str, PyType]:
     types: dict[str, PyType] = {}
     params_a = [*fn_a.args.posonlyargs, *fn_a.args.args]

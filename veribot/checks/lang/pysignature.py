@@ -76,7 +76,7 @@ class Signature:
     receiver: bool = False
 
     @staticmethod
-    def of(fn: ast.FunctionDef, module: Module) -> Signature:
+    def of(fn: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -> Signature:
         a = fn.args
         positional = [*a.posonlyargs, *a.args]
         first_default = len(positional) - len(a.defaults)
@@ -115,7 +115,8 @@ class Signature:
         return "(" + ", ".join(parts) + ")"
 
 
-def _default(node: ast.expr | None, module: Module, fn: ast.FunctionDef) -> Default | None:
+def _default(node: ast.expr | None, module: Module,
+             fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Default | None:
     if node is None:
         return None
     text = ast.unparse(node)

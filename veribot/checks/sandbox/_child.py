@@ -38,7 +38,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from types import FrameType
+from types import CoroutineType, FrameType, FunctionType
 from typing import IO, Any, ClassVar
 
 # Canonical encodings longer than this (as compact JSON) are replaced by their digest.
@@ -96,7 +96,11 @@ _PATH_EVENTS = frozenset(
     }
 )
 _CTYPES = ("ctypes", "_ctypes")
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# An address as CPython prints one (`<Tag object at 0x7f3a...>`): where an object is,
+# which differs from run to run, never what it holds. It is no part of any value
+# compared, in a `repr` or in a string (`repr(obj)` returned), nor of a text shown.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{6,}")
+_MASKED = " at 0x?"
 
 
 # --------------------------------------------------------------------------- literals
@@ -212,6 +216,15 @@ def _literal(node: ast.expr, objects: bool = False) -> object:
         stream = _stream(node)
         if stream is not None:
             return stream
+        library = _library_call(node)
+        if library is not _NOT_LIBRARY:
+            return library
+    if objects and isinstance(node, ast.Attribute | ast.BinOp):
+        constant = _library_constant(node)
+        if constant is not _NOT_LIBRARY:
+            return constant
+    if objects and isinstance(node, ast.Lambda):
+        return _constant_function(node)
     if (objects and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id not in _VALUE_CALLS and not any(k.arg is None for k in node.keywords)):
         # A bare name only: the class the module binds to it (never `os.system(...)`).
@@ -234,10 +247,11 @@ def _literal(node: ast.expr, objects: bool = False) -> object:
     if isinstance(node, ast.Tuple):
         return tuple(_literal(e, objects) for e in node.elts)
     if isinstance(node, ast.Set):
-        return {_literal(e) for e in node.elts}  # members are hashed: plain literals only
+        # Members are hashed: plain literals, and values of the standard library.
+        return {_key(e, objects) for e in node.elts}
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {
-            _literal(k): _literal(v, objects)
+            _key(k, objects): _literal(v, objects)
             for k, v in zip(node.keys, node.values, strict=True)
             if k is not None
         }
@@ -265,6 +279,172 @@ def _literal(node: ast.expr, objects: bool = False) -> object:
             if isinstance(items, list | tuple | str | bytes | set | frozenset | dict | range):
                 return iter(items)
     raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+
+def _key(node: ast.expr, objects: bool) -> object:
+    """A set member or dict key: a plain literal, or (with ``objects``) a value of the
+    standard library (``_LIBRARY_CALLS``), never an object still to build or a stream."""
+    if not (objects and isinstance(node, ast.Call | ast.Attribute)):
+        return _literal(node)
+    value = _literal(node, objects)
+    if isinstance(value, Build | io.IOBase) or callable(value):
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+    return value
+
+
+# Values of the standard library a call's text may write, by the dotted name of what makes
+# them (``datetime.date(2024, 1, 31)``, ``decimal.Decimal('1.5')``, ``pathlib.PosixPath('a')``,
+# ``builtins.ValueError('no')``): constructors of plain values, which run no code of the
+# project, with literal arguments. Their module is imported when a text first names it.
+_LIBRARY_CALLS: dict[str, tuple[str, str]] = {
+    **{f"datetime.{n}": ("datetime", n)
+       for n in ("date", "datetime", "time", "timedelta", "timezone")},
+    "decimal.Decimal": ("decimal", "Decimal"),
+    "fractions.Fraction": ("fractions", "Fraction"),
+    **{f"pathlib.{n}": ("pathlib", n)
+       for n in ("PurePosixPath", "PureWindowsPath", "PosixPath")},
+    "uuid.UUID": ("uuid", "UUID"),
+    "re.compile": ("re", "compile"),
+    **{f"ipaddress.{n}": ("ipaddress", n)
+       for n in ("IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network", "IPv4Interface",
+                 "IPv6Interface")},
+    **{f"collections.{n}": ("collections", n)
+       for n in ("deque", "OrderedDict", "Counter", "ChainMap")},
+}
+# Names of constants such a text may use: ``datetime.timezone.utc``, ``re.IGNORECASE``.
+_LIBRARY_CONSTANTS: dict[str, tuple[str, str]] = {
+    "datetime.timezone.utc": ("datetime", "timezone.utc"),
+    **{f"re.{n}": ("re", n)
+       for n in ("ASCII", "IGNORECASE", "LOCALE", "MULTILINE", "DOTALL", "VERBOSE")},
+}
+_NOT_LIBRARY = object()
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _library_object(module: str, path: str) -> object:
+    value: object = importlib.import_module(module)
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _builtin_exception(name: str) -> type | None:
+    """The builtin exception class ``builtins.<name>`` names, if it is one."""
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def _library_call(node: ast.Call) -> object:
+    """The value ``node`` makes, if it calls one of ``_LIBRARY_CALLS`` or a builtin
+    exception written ``builtins.ValueError('no')``; ``_NOT_LIBRARY`` otherwise."""
+    name = _dotted(node.func)
+    if name is None:
+        return _NOT_LIBRARY
+    maker: object
+    if name in _LIBRARY_CALLS:
+        maker = _library_object(*_LIBRARY_CALLS[name])
+    elif name.startswith("builtins.") and _builtin_exception(name[len("builtins."):]):
+        maker = _builtin_exception(name[len("builtins."):])
+    else:
+        return _NOT_LIBRARY
+    if any(k.arg is None for k in node.keywords):
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+    args = [_literal(a, True) for a in node.args]
+    kwargs = {str(k.arg): _literal(k.value, True) for k in node.keywords}
+    if has_builds(args) or has_builds(list(kwargs.values())):
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+    assert callable(maker)
+    try:
+        return maker(*args, **kwargs)
+    except Exception as exc:
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]} "
+                         f"({type(exc).__name__})") from None
+
+
+def _library_constant(node: ast.expr) -> object:
+    """``datetime.timezone.utc``, ``re.IGNORECASE`` or flags joined by ``|``; else
+    ``_NOT_LIBRARY``."""
+    if isinstance(node, ast.BinOp):
+        if not isinstance(node.op, ast.BitOr):
+            return _NOT_LIBRARY
+        left, right = _library_constant(node.left), _library_constant(node.right)
+        if isinstance(left, re.RegexFlag) and isinstance(right, re.RegexFlag):
+            return left | right
+        return _NOT_LIBRARY
+    name = _dotted(node)
+    if name is None or name not in _LIBRARY_CONSTANTS:
+        return _NOT_LIBRARY
+    return _library_object(*_LIBRARY_CONSTANTS[name])
+
+
+def _constant_function(node: ast.Lambda) -> Callable[..., object]:
+    """``lambda *args, **kwargs: <literal>``: a function that takes any arguments and
+    returns a new copy of the literal at each call, as the lambda would build it anew."""
+    a = node.args
+    if a.posonlyargs or a.args or a.kwonlyargs or a.vararg is None or a.kwarg is None:
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+    value = _literal(node.body, True)
+    if has_builds(value):
+        raise ValueError(f"not a supported literal: {ast.unparse(node)[:80]}")
+
+    def constant(*args: object, **kwargs: object) -> object:
+        import copy
+
+        return copy.deepcopy(value)
+
+    constant.__name__ = constant.__qualname__ = "<lambda>"  # as the text's lambda is named
+    return constant
+
+
+def library_text(value: object, lit: Callable[[object], str]) -> str | None:
+    """How a call's text writes ``value``, a value of the standard library that
+    ``parse_literal(objects=True)`` reads back (``_LIBRARY_CALLS``); None for any other.
+    ``lit`` writes the values it holds. The caller checks that the text reads back as an
+    equal value."""
+    tp = type(value)
+    module = getattr(tp, "__module__", "")
+    if isinstance(value, BaseException):
+        plain = (module == "builtins" and _builtin_exception(tp.__name__) is tp
+                 and not vars(value) and value.__cause__ is None and value.__context__ is None
+                 and value.__traceback__ is None)
+        if not plain:
+            return None
+        return f"builtins.{tp.__name__}({', '.join(lit(a) for a in value.args)})"
+    if module == "re" and isinstance(value, re.Pattern):
+        flags = value.flags & ~(re.UNICODE if isinstance(value.pattern, str) else 0)
+        shown = f", {re.RegexFlag(flags)!r}".replace("re.RegexFlag", "re") if flags else ""
+        return f"re.compile({lit(value.pattern)}{shown})"
+    name = f"{module}.{tp.__qualname__}"
+    if name not in _LIBRARY_CALLS:
+        return None
+    if module == "datetime":
+        return repr(value)  # datetime.datetime(2024, 1, 31, 0, 0, tzinfo=datetime.timezone.utc)
+    if module in ("decimal", "pathlib", "uuid", "ipaddress"):
+        return f"{name}({str(value)!r})"
+    if name == "fractions.Fraction":
+        return f"{name}({value.numerator}, {value.denominator})"  # type: ignore[attr-defined]
+    if name == "collections.deque":
+        assert isinstance(value, collections.deque)
+        limit = "" if value.maxlen is None else f", maxlen={value.maxlen}"
+        return f"{name}({lit(list(value))}{limit})"
+    if name == "collections.OrderedDict":
+        assert isinstance(value, dict)
+        return f"{name}({lit(list(value.items()))})"
+    if name == "collections.Counter":
+        assert isinstance(value, dict)
+        return f"{name}({lit(dict(value))})"
+    if name == "collections.ChainMap":
+        assert isinstance(value, collections.ChainMap)
+        return f"{name}({', '.join(lit(m) for m in value.maps)})"
+    return None
 
 
 # The streams a call's text may make, by the name it is written with, and what they hold.
@@ -350,7 +530,8 @@ def canonical(value: object) -> object:
 
     Types matter (``1``, ``1.0`` and ``True`` differ); floats compare with ``==`` except
     that NaN equals NaN; dicts and sets are put in a canonical order; other objects are
-    encoded by type name and their attributes (or their ``repr`` without addresses).
+    encoded by type name and their attributes (or their ``repr`` without addresses:
+    ``_state_shown``). An address is no part of a string either (``repr(obj)`` returned).
     Encodings longer than ``MAX_ENCODING_CHARS`` become a SHA-256 digest.
     """
     encoded = _encode(value, 0, set())
@@ -401,6 +582,23 @@ class Entered:
         return text + ">"
 
 
+class Awaited:
+    """What awaiting a returned coroutine gave, run to its end on a fresh event loop
+    (``asyncio.run``): ``outcome`` is ``("return", value)`` (the value drained like a
+    returned iterator) or ``("raise", type name)``; ``text`` is the exception, for people.
+    A coroutine is not its result: a version that returns one differs from a version that
+    returns what awaiting it gives."""
+
+    def __init__(self, outcome: tuple[str, object], text: str = "") -> None:
+        self.outcome = outcome
+        self.text = text
+
+    def __repr__(self) -> str:
+        kind, value = self.outcome
+        said = f"raises {self.text or value}" if kind == "raise" else f"returns {_shown(value)}"
+        return f"<coroutine: awaiting it {said}>"
+
+
 def _shown(value: object, depth: int = 0) -> str:
     """``repr``, but a stream (alone or in tuples and lists) by its contents."""
     if type(value) in (io.StringIO, io.BytesIO):
@@ -434,11 +632,19 @@ def drain(value: object, enter: bool = True) -> object:
     managers are left unused (their ``__enter__`` may be any code). Code a caller runs in
     the ``with`` body is not modelled: a version that writes before its ``yield`` and one
     that writes after it look alike here.
+
+    A returned coroutine (what calling an ``async def`` function gives) is awaited to its
+    end, as ``asyncio.run`` runs it, on a fresh event loop: ``Awaited`` holds what it
+    returned or raised. Tasks it leaves running are cancelled when it ends, as
+    ``asyncio.run`` does; when its code runs relative to the caller's is not compared.
+    ``enter`` is False for what using the call's result gave (it is drained only).
     """
     if isinstance(value, str | bytes | bytearray | list | tuple | dict | set | frozenset):
         return value
     if enter and type(value) is contextlib._GeneratorContextManager:
         return _entered(value)
+    if enter and type(value) is CoroutineType:
+        return _awaited(value)
     if isinstance(value, io.IOBase):
         return value
     if isinstance(value, collections.abc.Iterator):
@@ -452,6 +658,16 @@ def drain(value: object, enter: bool = True) -> object:
         complete = raised is not None or len(items) <= MAX_YIELDS
         return Generated(type(value).__name__, items[:MAX_YIELDS], complete, raised)
     return value
+
+
+def _awaited(coroutine: CoroutineType[object, object, object]) -> Awaited:
+    import asyncio  # only where a call returned a coroutine: most children never need it
+
+    try:
+        result = asyncio.run(coroutine)
+    except Exception as exc:
+        return Awaited(("raise", _type_name(type(exc))), _exception_text(exc))
+    return Awaited(("return", drain(result, enter=False)))
 
 
 def _entered(manager: contextlib._GeneratorContextManager[object]) -> Entered:
@@ -502,7 +718,8 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
         assert isinstance(value, complex)
         return ["complex", _float(value.real), _float(value.imag)]
     if tp is str:
-        return ["str", value]
+        assert isinstance(value, str)
+        return ["str", _ADDRESS.sub(_MASKED, value)]
     if tp is bytes or tp is bytearray:
         assert isinstance(value, bytes | bytearray)
         return [tp.__name__, value.hex()]
@@ -513,6 +730,11 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
             return ["generator", "raised", value.raised]
         items = [_encode(v, depth + 1, active) for v in value.items]
         return ["generator", items, value.complete]
+    if tp is Awaited:
+        assert isinstance(value, Awaited)
+        kind, outcome = value.outcome
+        return ["coroutine", kind,
+                _encode(outcome, depth + 1, active) if kind == "return" else outcome]
     if tp is Entered:
         assert isinstance(value, Entered)
         steps = [value.entered] if value.exited is None else [value.entered, value.exited]
@@ -567,18 +789,44 @@ def _encode_object(value: object, depth: int, active: set[int]) -> object:
         return ["object", name, _encode(base, depth + 1, active)]
     if id(value) in active:
         return ["cycle"]
-    attrs = getattr(value, "__dict__", None)
-    if isinstance(attrs, dict) and type(value).__repr__ is object.__repr__:
+    text = "" if type(value).__repr__ is object.__repr__ else _safe_repr(value, 1000)
+    state = _state_shown(value, text)
+    if state is not None:
         active.add(id(value))
-        # Dunder attributes are bookkeeping, not state: a context manager made by
-        # @contextmanager copies its function's docstring into __doc__.
-        state = {k: v for k, v in attrs.items()
-                 if not (isinstance(k, str) and k.startswith("__") and k.endswith("__"))}
         try:
             return ["object", name, _encode(state, depth + 1, active)]
         finally:
             active.discard(id(value))
-    return ["object", name, _ADDRESS.sub(" at 0x?", _safe_repr(value, 1000))]
+    return ["object", name, text or _safe_repr(value, 1000)]
+
+
+def _state_shown(value: object, text: str) -> dict[str, object] | None:
+    """The state an object is compared by, or None to compare it by its ``repr`` (``text``,
+    without addresses; "" for the default one).
+
+    An object whose ``repr`` says only where it is, the default ``<Tag object at 0x...>``
+    or a ``__repr__`` written in Python that shows the address, is compared by what it
+    holds itself: its ``__dict__`` and its slots (unset ones left out), read without
+    running its code. Dunder attributes are bookkeeping, not state: a context manager
+    made by ``@contextmanager`` copies its function's docstring into ``__doc__``. An object
+    with neither (a type written in C) keeps its state where only its ``repr`` shows it.
+    """
+    shown_by = type(value).__repr__
+    if not (shown_by is object.__repr__
+            or (isinstance(shown_by, FunctionType) and _MASKED in text)):
+        return None
+    try:
+        attrs = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        attrs = None
+    try:
+        slotted = any("__slots__" in vars(k) for k in type(value).__mro__ if k is not object)
+        if not isinstance(attrs, dict) and not slotted:
+            return None
+        state = instance_state(value, properties=False)
+    except Exception:  # an untrusted class: a `__dict__` or slot that does not read
+        return None
+    return {k: v for k, v in state.items() if v is not _UNSET}
 
 
 class Instance:
@@ -749,12 +997,32 @@ def _safe_repr(value: object, limit: int = TEXT_CHARS) -> str:
         text = f"<{type(value).__name__}: repr failed>"
     except Exception as exc:  # an untrusted __repr__ may raise anything
         text = f"<{type(value).__name__}: repr raised {type(exc).__name__}>"
+    text = _ADDRESS.sub(_MASKED, text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _value_text(value: object) -> str:
+    """What a person reads of a returned value: its ``repr`` without addresses, or for an
+    object compared by its state (``_state_shown``), that state: ``<Tag object: v=6>``."""
+    text = _safe_repr(value)
+    # (What the harness made of the result, a drained generator say, shows itself.)
+    if _MASKED not in text or type(value).__module__ == __name__ or _builtin_base(
+            value) is not None:
+        return text
+    try:
+        state = _state_shown(value, text)
+    except Exception:  # an untrusted class
+        return text
+    if state is None:
+        return text
+    inner = ", ".join(f"{k}={_safe_repr(v, 60)}" for k, v in state.items())
+    shown = f"<{type(value).__qualname__} object{': ' + inner if inner else ''}>"
+    return shown if len(shown) <= TEXT_CHARS else shown[: TEXT_CHARS - 4] + "...>"
 
 
 def _exception_text(exc: BaseException) -> str:
     try:
-        message = str(exc)
+        message = _ADDRESS.sub(_MASKED, str(exc))
     except Exception as err:  # an untrusted __str__
         message = f"<str raised {type(err).__name__}>"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
@@ -1394,7 +1662,7 @@ def _returned(value: object, args: Sequence[object] | None, elapsed: float) -> d
         encoded = canonical(value)
     except (RecursionError, MemoryError) as exc:
         encoded = ["unencodable", type(exc).__name__]
-    return _behaviour("return", encoded, _safe_repr(value), _encode_args(args), elapsed)
+    return _behaviour("return", encoded, _value_text(value), _encode_args(args), elapsed)
 
 
 def _raised(exc: BaseException, args: Sequence[object] | None,

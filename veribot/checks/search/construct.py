@@ -149,6 +149,9 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and node.name == "__init__":
             init = node
+    if depth == 0 and any(_base_name(b) == "Protocol" for b in cls.bases):
+        # Calling a Protocol raises; which values conform to it is not modelled yet.
+        return [], f"`{name}` is a Protocol, whose objects cannot be made by calling it"
     bases = [b for b in cls.bases if _base_name(b) not in _PLAIN_BASES]
     base_names = [_base_name(b) for b in bases]
     if "dataclass" in _decorator_names(cls):
@@ -224,11 +227,14 @@ _MAX_REEXPORTS = 4
 @dataclass(frozen=True)
 class Buildable:
     """One of the project's classes, by the name the module under review binds it to, and
-    the parameters of its constructor (``why_not`` set when its objects are not built)."""
+    the parameters of its constructor (``why_not`` set when its objects are not built).
+    ``module``: the dotted name of the project module defining it, where its annotations
+    are read ("" for the module under review itself)."""
 
     name: str
     params: tuple[Param, ...]
     why_not: str = ""
+    module: str = ""
 
 
 class Classes:
@@ -262,11 +268,12 @@ class Classes:
         if not name.isidentifier() or self._tree is None:
             return None
         tree, module, package, wanted = self._tree, self._module, self._package, name
+        home = ""
         for _ in range(_MAX_REEXPORTS):
             bound = _top_binding(tree, wanted)
             if isinstance(bound, ast.ClassDef):
                 params, why = constructor(tree, bound)
-                return Buildable(name, tuple(params), why)
+                return Buildable(name, tuple(params), why, home)
             if not isinstance(bound, ast.ImportFrom) or not module:
                 return None
             target = _imported_module(module, package, bound)
@@ -275,6 +282,7 @@ class Classes:
             if target is None or found is None:
                 return None
             (tree, package), module, wanted = found, target, alias.name
+            home = target
         return None
 
     def _tree_of(self, module: str) -> tuple[ast.Module, bool] | None:
@@ -300,6 +308,12 @@ def _top_binding(tree: ast.Module, name: str) -> ast.ClassDef | ast.ImportFrom |
         if name in _names_bound(node):
             found = node if isinstance(node, ast.ClassDef | ast.ImportFrom) else None
     return found
+
+
+def bound_names(node: ast.stmt) -> set[str]:
+    """The names a statement binds at the level it is in (a class, a function, an import,
+    an assignment's targets)."""
+    return _names_bound(node)
 
 
 def _names_bound(node: ast.stmt) -> set[str]:

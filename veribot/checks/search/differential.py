@@ -36,8 +36,13 @@ sandbox's doing rather than the code's:
   (``sandbox-refused``), whatever the behaviours were.
 * a version raises ``ImportError`` or ``ModuleNotFoundError``: undecided
   (``sandbox-limit``); the sandbox may lack files or packages the project has.
-* returned objects of other types are compared by their attributes, leaving out dunder
-  bookkeeping such as the ``__doc__`` a ``@contextmanager`` object copies. An object
+* returned objects of other types are compared by their attributes (and slots) where
+  their ``repr`` shows only their address, leaving out dunder bookkeeping such as the
+  ``__doc__`` a ``@contextmanager`` object copies, and otherwise by their ``repr``.
+  Addresses (``<Tag object at 0x7f...>``) are never compared, in a ``repr`` or in a
+  string: where an object is differs from run to run, so an address would make any
+  version look nondeterministic and any two versions different. A returned coroutine
+  is awaited (``asyncio.run``) and compared by what that gives. An object
   (returned, or ``self`` after a method call) whose only difference is attributes that
   the after version has and the before version lacks is undecided: an added attribute
   extends the class (code written for the before version cannot read it), so it is
@@ -475,6 +480,9 @@ def _render(e: object) -> str:
                                  if isinstance(kv, tuple) and len(kv) == 2)
                 text += f" with class {owner[0]!s}({fields})"
         return text
+    if tag == "coroutine" and len(rest) == 2:
+        said = f"returns {_render(rest[1])}" if rest[0] == "return" else f"raises {rest[1]}"
+        return f"<coroutine: awaiting it {said}>"
     if tag == "unset":
         return "<unset>"
     if tag == "raises" and rest:
