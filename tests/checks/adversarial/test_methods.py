@@ -101,11 +101,11 @@ def test_a_constructor_that_differs_is_not_a_difference_of_the_method() -> None:
 
 
 def test_an_object_of_an_unbuildable_class_is_not_searched() -> None:
-    # The constructor needs a value of a type the search cannot generate.
-    before = _cls("def __init__(self, cb: 'Callable[[], int]') -> None:", "    self.cb = cb",
-                  "def get(self, v: int) -> int:", "    return v")
-    after = _cls("def __init__(self, cb: 'Callable[[], int]') -> None:", "    self.cb = cb",
-                 "def get(self, v: int) -> int:", "    return v + 1")
+    # The constructor needs a value of a type the search cannot generate (a generator;
+    # a `Callable` it can: a constant lambda).
+    init = "def __init__(self, cb: 'Generator[int, None, None]') -> None:"
+    before = _cls(init, "    self.cb = cb", "def get(self, v: int) -> int:", "    return v")
+    after = _cls(init, "    self.cb = cb", "def get(self, v: int) -> int:", "    return v + 1")
     result = check_pair(before, after, "C.get", budget=BUDGET)
     assert result.verdict is Verdict.INCONCLUSIVE
     assert any("objects are not built" in n for n in result.notes), result.notes
