@@ -186,3 +186,23 @@ def test_the_deliveries_table_is_pruned(tmp_path: Path) -> None:
     assert store.first_time("new")
     assert store.count() == 1  # "old" was pruned
     assert not store.first_time("new")
+
+
+def test_a_delivery_is_recorded_only_once_its_job_is_queued(tmp_path: Path) -> None:
+    """If serve dies before the job is stored, GitHub's redelivery must not be a duplicate:
+    so the id is not recorded while the job is being queued."""
+    from veribot.bot.webhooks import DeliveryStore
+
+    settings = Settings(webhook_secret=SECRET, data_dir=tmp_path)
+    seen_while_queueing: list[bool] = []
+
+    class Watching:
+        def enqueue(self, job: Job) -> None:
+            store = DeliveryStore(settings.deliveries_path)
+            seen_while_queueing.append(store.seen(job.delivery_id))
+
+    body = (EXAMPLES / "pull_request.opened.2.json").read_bytes()
+    with create_app(settings, Watching()).test_client() as watched:
+        assert deliver(watched, "pull_request", body, delivery="d-7")[0] == 202
+        assert deliver(watched, "pull_request", body, delivery="d-7")[1]["status"] == "duplicate"
+    assert seen_while_queueing == [False]

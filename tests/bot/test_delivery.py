@@ -88,11 +88,20 @@ def many_functions(count: int, body: str) -> bytes:
     ).encode()
 
 
+# 600 units either way. The analysis of a unit grows with the size of its module, so six
+# modules of 100 functions take minutes: a benchmark-sized case (`pytest -m heavy`).
+@pytest.mark.parametrize(
+    ("modules", "per_module"),
+    [
+        pytest.param(60, 10, id="60-modules-of-10"),
+        pytest.param(6, 100, id="6-modules-of-100", marks=pytest.mark.heavy),
+    ],
+)
 def test_a_600_function_pull_request_posts_within_githubs_limits(
-    tmp_path: Path, fake: FakeGitHub
+    tmp_path: Path, fake: FakeGitHub, modules: int, per_module: int
 ) -> None:
-    files = {f"pkg/modul_{n}.py": many_functions(100, "x + 1") for n in range(6)}
-    changed = {f"pkg/modul_{n}.py": many_functions(100, "1 + x") for n in range(6)}
+    files = {f"pkg/modul_{n}.py": many_functions(per_module, "x + 1") for n in range(modules)}
+    changed = {f"pkg/modul_{n}.py": many_functions(per_module, "1 + x") for n in range(modules)}
     config = {".veribot.toml": b"[budget]\nunits = 2\n"}
     pr = Pr(tmp_path, fake, files | config, changed)
     outcome = run_job(pr.job(), pr.deps)
@@ -649,3 +658,42 @@ def test_the_pacer_keeps_a_review_under_the_secondary_rate_limit(tmp_path: Path)
         run_job(fresh.job(), unpaced)
         assert fake.secondary_limited > 0
         assert all(r["status"] == "completed" for r in fake.check_runs())
+
+
+# -- resumable posting -----------------------------------------------------------------------
+
+
+def test_a_completion_posted_again_sends_each_annotation_once(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """The annotations beyond the first 50 go in requests of their own; a completion GitHub
+    refuses is tried again later from the saved progress, sending none of them twice."""
+    from veribot.bot.github import Annotation, CheckOutput, GitHubClient
+    from veribot.bot.jobstate import SqliteJobState
+    from veribot.bot.posting import Journal, Posting, Texts, deliver
+    from veribot.bot.queue import PostLater
+
+    pr = small_pr(tmp_path, fake)
+    client = GitHubClient(
+        connect(fake.base_url, "t"), REPO, bot_login="veribot[bot]", policy=no_sleep_policy()
+    )
+    run_id = client.start_check_run("veribot review", pr.head, CheckOutput("Reviewing", "..."))
+    notes = tuple(Annotation("m.py", 1, 1, "notice", f"unit {n}") for n in range(120))
+    texts = Texts("in the check run", "in the comment")
+    journal = Journal(SqliteJobState(tmp_path / "q.sqlite3"), 3600.0)
+    posting = journal.save(
+        Posting("k", run_id, NUMBER, pr.head, "success", "120 verified", texts, texts, notes)
+    )
+    fake.inject("PATCH", r"/check-runs/\d+$", 502, times=10, when=lambda b: "status" in b)
+    with pytest.raises(PostLater):
+        deliver(client, posting, journal, retry_delay=lambda _n: 1.0)
+    saved = journal.load("k")
+    assert saved is not None and saved.batches_sent == 2 and saved.summary_done
+    deliver(client, saved, journal, retry_delay=lambda _n: 1.0)
+    (run,) = fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "success")
+    assert sorted(a["message"] for a in fake.annotations(run_id)) == sorted(
+        a.message for a in notes
+    )
+    assert journal.load("k") is None  # dropped once everything landed
+    assert len(fake.issue_comments(REPO, NUMBER)) == 1

@@ -60,6 +60,13 @@ def test_delivery_store_accepts_an_id_once_and_persists(tmp_path: Path) -> None:
     assert store.first_time("abc")
 
 
+def test_a_delivery_is_seen_only_once_recorded(tmp_path: Path) -> None:
+    store = DeliveryStore(tmp_path / "d.sqlite3")
+    assert not store.seen("abc")  # checked before its job is queued...
+    assert store.record("abc")  # ...recorded after
+    assert store.seen("abc") and not store.record("abc")
+
+
 @pytest.mark.parametrize("name", ["opened.2", "synchronize.1", "reopened.1", "ready_for_review.2"])
 def test_pull_request_events_become_review_jobs(name: str) -> None:
     payload = example(f"pull_request.{name}.json")
@@ -98,6 +105,7 @@ def test_check_run_rerequested_reviews_its_pull_request() -> None:
     route = router.route("check_run", payload, "d", BOT)
     assert isinstance(route, Job)
     assert route.head_sha == payload["check_run"]["head_sha"]
+    assert route.rerun  # asked for again: a review posted for the commit does not stand in
     if payload["check_run"]["pull_requests"]:
         assert route.pr_number == payload["check_run"]["pull_requests"][0]["number"]
     else:  # a fork's, or none: the worker looks for the open pull request with that head

@@ -2,11 +2,14 @@
 
 The queue and the webhook are covered end to end in test_end_to_end.py; here each job kind
 runs directly: `/verify` (help, a named function, a review comment's line), a bad
-`.veribot.toml`, a review that cannot finish, progress throttling, and the App's tokens.
+`.veribot.toml`, a review that cannot finish, progress throttling, and the App's tokens;
+and the App's review once per commit, resumed from its saved results (real processes
+killed at each step: test_faults.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,10 +18,13 @@ from typing import Any
 import pytest
 
 from tests.bot.gitrepos import GitRepo
+from tests.bot.processes import could_run_code, started_processes
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_fake
-from veribot.bot.config import RepoConfig, Settings
+from veribot.bot.config import QueueTiming, RepoConfig, Settings
 from veribot.bot.github import SUMMARY_MARKER, CheckOutput, GitHubClient, connect
-from veribot.bot.queue import Command, Job
+from veribot.bot.jobstate import SqliteJobState
+from veribot.bot.posting import Journal
+from veribot.bot.queue import Command, Job, JobQueue, Outcome, sqlite_huey
 from veribot.bot.review import GitSource, ReviewRequest, review
 from veribot.bot.worker import (
     HELP_TEXT,
@@ -244,3 +250,77 @@ def test_execute_false_in_the_config_reviews_proof_only(tmp_path: Path, fake: Fa
     sq = next(i for i in outcome.report.items if i.unit.entry == "sq")
     assert (sq.result.verdict.value, sq.result.reason) == ("inconclusive", "not-executed")
     assert NOT_EXECUTED_NOTE in outcome.summary
+
+
+# -- once per commit, and resumable ----------------------------------------------------------
+
+
+def app_deps_for(setup: Setup, tmp_path: Path, **fields: Any) -> WorkerDeps:
+    """The App's dependencies: a review of the same commits is made once, and its results
+    are saved beside the queue until they are all posted."""
+    state = SqliteJobState(tmp_path / "queue.sqlite3")
+    return dataclasses.replace(
+        setup.deps, dedupe=True, journal=Journal(state, 3600.0), **fields
+    )
+
+
+def test_a_review_already_posted_for_the_same_commits_is_not_made_again(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The same event under new delivery ids, or a job run again after it finished, reviews
+    nothing more; a re-run someone asks for reviews again."""
+    deps = app_deps_for(setup, tmp_path)
+    first = run_job(setup.job(delivery_id="d-1"), deps)
+    assert first is not None and first.conclusion == "failure"
+    with started_processes() as started:
+        assert run_job(setup.job(delivery_id="d-2"), deps) is None
+        assert run_job(setup.job(delivery_id="d-1", resumed=True), deps) is None
+    assert not [p for p in started if could_run_code(p)]  # the code did not run again
+    (run,) = setup.fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert run["external_id"].startswith("veribot:")
+    rerun = run_job(setup.job(delivery_id="d-3", rerun=True), deps)
+    assert rerun is not None and len(setup.fake.check_runs()) == 2
+    assert len(setup.fake.reviews(REPO, NUMBER)) == 1  # the review is on the commit already
+
+
+def test_saved_results_are_posted_by_the_next_run_without_reviewing_again(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A worker stopping after the review (SIGTERM past its grace) hands the job back; the
+    next run posts what is missing from the saved results."""
+    queue = JobQueue(sqlite_huey(tmp_path / "queue.sqlite3"), timing=QueueTiming())
+    deps = dataclasses.replace(
+        setup.deps, dedupe=True, journal=Journal(queue.state, 3600.0)
+    )
+    queue._runner = lambda job: run_job(job, deps)  # type: ignore[assignment]
+    # The stop comes while the review is being posted (just after it was saved).
+    setup.fake.before("GET", r"/pulls/\d+/reviews$", queue.stopping.now.set)
+    assert queue.run(setup.job(delivery_id="d-1")) is Outcome.HANDED_BACK
+    (run,) = setup.fake.check_runs()
+    assert run["status"] == "in_progress" and run["output"]["title"] == "Handed back"
+    queue.stopping.now.clear()
+    (again,) = [task.args[0] for task in queue.huey.pending()]
+    assert again.resumed
+    with started_processes() as started:
+        assert queue.run(again) is Outcome.RAN
+    assert not [p for p in started if could_run_code(p)]  # from the saved results
+    (run,) = setup.fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert run["output"]["title"] == "1 refuted, 1 verified, 0 inconclusive"
+    assert len(setup.fake.reviews(REPO, NUMBER)) == 1
+    assert len(setup.fake.issue_comments(REPO, NUMBER)) == 1
+    assert queue.state.count() == 0  # the saved results are dropped once posted
+
+
+def test_a_resumed_job_of_a_superseded_head_cancels_its_check_run(
+    setup: Setup, tmp_path: Path
+) -> None:
+    client = GitHubClient(connect(setup.fake.base_url, "t"), REPO, bot_login="veribot[bot]")
+    client.start_check_run("veribot review", setup.head, CheckOutput("Reviewing", "..."))
+    newer = "f" * 40
+    setup.fake.push(REPO, NUMBER, head_sha=newer, files=[])
+    assert run_job(setup.job(resumed=True), app_deps_for(setup, tmp_path)) is None
+    (run,) = setup.fake.check_runs()
+    assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
+    assert newer[:12] in run["output"]["summary"]

@@ -19,6 +19,81 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Result, Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_difference_beyond_the_model_is_refuted_by_search": {
+        "comprehension-filter",
+        "floor-div-vs-truncation",
+        "loop-differs-after-bound",
+        "object-type-found-by-testing",
+        "key-error",
+    },
+    "test_different_pair_is_refuted_with_a_real_counterexample": {
+        "str-in-vs-prefix",
+        "aug-assign-order",
+        "raise-type",
+        "if-boundary",
+        "helper-argument-order",
+        "max-tie-int-bool",
+        "list-eq-tuple",
+        "mutation-through-alias",
+        "list-append-order",
+        "min-tie-int-float",
+        "conditional-min-vs-max",
+        "short-circuit-raises",
+        "int-vs-bool-result",
+        "index-error",
+        "range-step-len-wrong",
+        "range-len-overflow0",
+        "list-vs-tuple",
+        "type-error-none-plus-one",
+        "mod-sign",
+        "chained-comparison-bound",
+        "early-return-skipped",
+        "range-len-overflow1",
+        "slice-out-of-range",
+        "neg-floor-div",
+        "float-times-zero",
+        "alias-visible-in-len",
+        "float-double-int-input",
+        "str-order-vs-length",
+        "max-first-of-equals",
+        "bool-vs-int-result",
+        "float-abs-bool-input",
+        "loop-variable-unbound",
+        "none-vs-zero",
+        "while-vs-for-last-value",
+        "mutation-second-param",
+        "for-list-max-off-by-one",
+    },
+    "test_equivalent_pair_is_verified": {
+        "zero-division-both",
+        "conditional-expression",
+        "min",
+        "float-max-order",
+        "tuple-sum",
+        "global-constant",
+        "copy-not-alias",
+        "str-split-join",
+        "alias-mutation",
+        "list-last",
+        "list-tail-slice",
+        "for-range-induction",
+    },
+    "test_no_exception_escapes": {
+        "list-item-assignment-in-loop",
+    },
+    "test_non_equivalent_pair_is_never_verified": {
+        "raise-at-call-or-when-consumed",
+        "recursive-helper",
+        "huge-int-to-float",
+        "int-float-equality",
+        "differs-beyond-ten-elements",
+        "int-true-division",
+    },
+}
+
 FAST = Budget(timeout_s=5)
 NO_SEARCH = Budget(timeout_s=3, search=False)
 # Pairs whose difference lies outside the model are found by random testing, which needs

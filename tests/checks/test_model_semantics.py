@@ -22,6 +22,21 @@ from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pytypes import parse_type
 from veribot.checks.lang.pyvalues import Fresh, V, concrete, int_val, reduce, str_val
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_model_agrees_with_python": {
+        "return xs[i], xs[i:], xs[:i]",
+        "return xs.pop(i)",
+        "return xs[i:j], xs[:j], xs[i:]",
+        "return min(x, y), max(y, x)",
+        "return len(range(a, b, c))",
+        "return x + y, x * y, x - y",
+        "return x / y",
+        "return x < y, x == y, x >= y, abs(x), -x",
+    },
+}
+
 INTS = [-7, -3, -2, -1, 0, 1, 2, 3, 5, 8]
 FLOATS = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, 1e308, math.inf, -math.inf, math.nan]
 STRS = ["", "a", "ab", "ba", "abc"]

@@ -108,6 +108,24 @@ class _Injected:
     message: str
     remaining: int
     after: bool = False  # do the request, then answer with the error (the answer is lost)
+    when: Callable[[Any], bool] | None = None  # only requests whose JSON body this accepts
+    seconds: float | None = None  # an outage: every match for this long after the first
+    ends_at: float | None = None  # set at the first match of an outage
+
+    def matches(self, method: str, path: str, body: Any, now: float) -> bool:
+        """Whether this injection answers the request (counting it if so)."""
+        if self.method != method or not self.path_pattern.search(path):
+            return False
+        if self.when is not None and not self.when(body):
+            return False
+        if self.seconds is not None:
+            if self.ends_at is None:
+                self.ends_at = now + self.seconds
+            return now < self.ends_at
+        if not self.remaining:
+            return False
+        self.remaining -= 1
+        return True
 
 
 @dataclass
@@ -386,6 +404,7 @@ class FakeGitHub:
         self._injected: list[_Injected] = []
         self.read_only_tokens: set[str] = set()
         self._hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
+        self.clone_urls: dict[str, str] = {}
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -444,6 +463,10 @@ class FakeGitHub:
             pull.head_sha, pull.files = head_sha, list(files)
             pull.files_at[head_sha] = pull.files
 
+    def set_clone_url(self, full_name: str, url: str) -> None:
+        """Where the repository's git data is fetched from (a local repository's path, say)."""
+        self.clone_urls[full_name] = url
+
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         self.state.permissions[(full_name, login)] = permission
 
@@ -466,11 +489,16 @@ class FakeGitHub:
         message: str = "injected failure",
         times: int = 1,
         after: bool = False,
+        when: Callable[[Any], bool] | None = None,
+        seconds: float | None = None,
     ) -> None:
         """Answer the next ``times`` matching requests with ``status`` (after validation).
 
         ``after``: the request is carried out first, and only its answer is the error, as
         when GitHub times out after writing (a 502 on a POST that did create the comment).
+        ``when``: only requests whose JSON body it accepts match. ``seconds``: an outage, not
+        a count: every matching request is answered with ``status`` for that long after the
+        first one.
         """
         self._injected.append(
             _Injected(
@@ -481,7 +509,18 @@ class FakeGitHub:
                 message,
                 times,
                 after,
+                when,
+                seconds,
             )
+        )
+
+    def outage_over(self) -> bool:
+        """Whether every timed outage injected has started and ended."""
+        now = time.monotonic()
+        return all(
+            i.ends_at is not None and now >= i.ends_at
+            for i in self._injected
+            if i.seconds is not None
         )
 
     def read_only(self, token: str) -> None:
@@ -576,13 +615,9 @@ class FakeGitHub:
             limit = _beyond_limits(op.operation_id, body)
             if limit is not None:
                 return self._record_reject(method, path, query, body, op.operation_id, 422, limit)
+            now = time.monotonic()
             for injected in self._injected:
-                if (
-                    injected.remaining
-                    and injected.method == method
-                    and injected.path_pattern.search(path)
-                ):
-                    injected.remaining -= 1
+                if injected.matches(method, path, body, now):
                     if injected.after:
                         self._dispatch(op.operation_id, params, query, body)
                     self.calls.append(
@@ -651,6 +686,7 @@ class FakeGitHub:
             "default_branch": "main",
             "url": f"{self.base_url}/repos/{full_name}",
             "html_url": f"https://github.com/{full_name}",
+            "clone_url": self.clone_urls.get(full_name, f"https://github.com/{full_name}.git"),
         }
 
     def _pull(self, params: Mapping[str, str]) -> Pull:

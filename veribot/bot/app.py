@@ -5,6 +5,11 @@ it, drops deliveries already accepted (``X-GitHub-Delivery``), routes the event 
 and answers 202 (queued) or 200 (ping, ignored, duplicate). A bad request gets a 400 or
 401 with a clear message; only a queue that cannot take the job gives a 503, so that
 GitHub's redelivery can try again. ``GET /healthz`` answers 200.
+
+A delivery counts as accepted only once its job is stored in the queue: the webhook checks
+the id, queues the job, and then records the id. If it dies in between, the redelivery is
+queued (a job queued twice reviews its commit once). The steps ``before-enqueue`` and
+``after-enqueue`` are where ``VERIBOT_TEST_PAUSE_AT`` can hold a request (test scaffolding).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from flask import Flask, Response, jsonify, request
 
 from veribot.bot.config import ConfigError, Settings
 from veribot.bot.purge import purge_installation
-from veribot.bot.queue import Job
+from veribot.bot.queue import Job, Stopping, pause_here
 from veribot.bot.webhooks import (
     DeliveryStore,
     Ignored,
@@ -65,6 +70,11 @@ def create_app(settings: Settings, queue: JobSink) -> Flask:
         )
     secret = settings.webhook_secret.encode("utf-8")
     deliveries = DeliveryStore(settings.deliveries_path)
+    never = Stopping()  # a paused request waits until the process is killed
+
+    def pause(step: str) -> None:
+        pause_here(step, settings.pause_at, settings.pause_file, never)
+
     app = Flask("veribot")
     app.config["MAX_CONTENT_LENGTH"] = MAX_PAYLOAD_BYTES
 
@@ -104,20 +114,23 @@ def create_app(settings: Settings, queue: JobSink) -> Flask:
             route = router.route(event, payload, delivery, settings.bot_login)
         except PayloadError as error:
             return _answer(400, "bad request", str(error))
-        if not deliveries.first_time(delivery):
+        if deliveries.seen(delivery):
             return _answer(200, "duplicate", f"delivery {delivery} was already accepted")
         if event == "installation" and payload.get("action") == "deleted":
             purge_installation(settings, payload)
         if isinstance(route, Ignored):
+            deliveries.record(delivery)
             log.info("ignored", extra={"delivery": delivery, "event": event})
             return _answer(200, "ignored", route.reason)
+        pause("before-enqueue")
         try:
             queue.enqueue(route)
         except Exception:
             # The one broad catch of this boundary: GitHub redelivers on a 5xx.
-            deliveries.forget(delivery)
             log.exception("could not queue", extra={"delivery": delivery, "pr": route.pr_key})
             return _answer(503, "unavailable", "the job queue could not take the job")
+        pause("after-enqueue")
+        deliveries.record(delivery)  # only now: the job is stored
         return _answer(202, "queued", f"{route.command.value} {route.pr_key}")
 
     return app

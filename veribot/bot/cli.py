@@ -499,14 +499,15 @@ def _worker(args: argparse.Namespace) -> int:
     from veribot.bot.worker import sandbox_checked
     from veribot.checks.sandbox import selftest
 
-    deps = sandbox_checked(app_deps(settings, tokens), selftest.run((settings.data_dir.resolve(),)))
-
     def runner(job: Job) -> None:
         run_job(job, deps)
 
     queue = JobQueue.from_settings(settings, runner)
+    deps = sandbox_checked(
+        app_deps(settings, tokens, queue.state), selftest.run((settings.data_dir.resolve(),))
+    )
     logging.getLogger().setLevel(logging.DEBUG if args.verbose else logging.INFO)
-    queue.huey.create_consumer(workers=args.workers, periodic=False).run()
+    queue.work(args.workers)  # until SIGTERM or SIGINT: see veribot.bot.queue
     return EXIT_OK
 
 

@@ -59,7 +59,73 @@ class ConfigError(ValueError):
     """A setting or `.veribot.toml` is missing or invalid; the message says which and why."""
 
 
-QUEUE_LEASE_S = 1800.0  # ``veribot.bot.queue.JobQueue``'s lease: a job running longer reruns
+MAX_AGENT_DEADLINE_S = 1800.0  # the agent's time per review, at most
+# The environment variable of each field of QueueTiming.
+QUEUE_TIMING_ENV = {
+    "heartbeat": "VERIBOT_JOB_HEARTBEAT_S",
+    "lease": "VERIBOT_JOB_LEASE_S",
+    "busy_delay": "VERIBOT_BUSY_DELAY_S",
+    "poll": "VERIBOT_QUEUE_POLL_S",
+    "stop_grace": "VERIBOT_STOP_GRACE_S",
+    "posting_retry": "VERIBOT_POSTING_RETRY_S",
+    "posting_retry_max": "VERIBOT_POSTING_RETRY_MAX_S",
+    "retention": "VERIBOT_QUEUE_RETENTION_S",
+    "github_attempts": "VERIBOT_GITHUB_ATTEMPTS",
+    "github_backoff": "VERIBOT_GITHUB_BACKOFF_S",
+}
+
+
+@dataclass(frozen=True)
+class QueueTiming:
+    """How the App's queue and workers wait (seconds), each bounding a wait an operator sees.
+
+    ``heartbeat``: how often a running job renews its lease; ``lease``: a job whose lease was
+    not renewed for this long is taken to have lost its worker (killed, out of memory, its
+    machine gone), and a live worker runs it again; ``busy_delay``: a job of a pull request
+    that another job holds is queued again this much later; ``poll``: the longest an idle
+    worker sleeps between looks at a SQLite queue (Redis wakes it at once); ``stop_grace``: on
+    SIGTERM, how long running reviews may go on before they hand their jobs back;
+    ``posting_retry``: the first wait before a completion GitHub did not take is sent again
+    (doubling up to ``posting_retry_max``); ``retention``: how long the queue keeps a pull
+    request's newest head and a review's unposted results; ``github_attempts`` and
+    ``github_backoff``: each GitHub request's tries and first backoff (doubling).
+    """
+
+    heartbeat: float = 10.0
+    lease: float = 60.0
+    busy_delay: float = 5.0
+    poll: float = 1.0
+    stop_grace: float = 8.0
+    posting_retry: float = 30.0
+    posting_retry_max: float = 600.0
+    retention: float = 7 * 86_400.0
+    github_attempts: int = 5
+    github_backoff: float = 1.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> QueueTiming:
+        """The ``VERIBOT_*`` variables of ``QUEUE_TIMING_ENV``; a bad one is a ``ConfigError``."""
+        values: dict[str, Any] = {}
+        for name, variable in QUEUE_TIMING_ENV.items():
+            text = env.get(variable, "").strip()
+            if not text:
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                raise ConfigError(f"{variable} must be a number, not {text!r}") from None
+            if not value >= 0 or value == float("inf"):
+                raise ConfigError(f"{variable} must be a number of seconds, not {text!r}")
+            values[name] = int(value) if name == "github_attempts" else value
+        timing = cls(**values)
+        if timing.heartbeat <= 0 or timing.lease < 2 * timing.heartbeat:
+            raise ConfigError(
+                "VERIBOT_JOB_LEASE_S must be at least twice VERIBOT_JOB_HEARTBEAT_S (above 0), "
+                "or a live job would look abandoned"
+            )
+        if timing.github_attempts < 1:
+            raise ConfigError("VERIBOT_GITHUB_ATTEMPTS must be at least 1")
+        return timing
 
 
 @dataclass(frozen=True)
@@ -68,8 +134,7 @@ class AgentCeilings:
     them: a repository asking for more is clamped, and the summary says so.
 
     ``models``: the models a repository may choose (empty: any); ``deadline_s``: the time
-    the agent may take per review, shorter than the queue's lease so that a slow model never
-    makes a job look abandoned and run twice.
+    the agent may take per review (at most half an hour).
     """
 
     llm_calls: int = 200
@@ -98,10 +163,9 @@ class AgentCeilings:
             return value
 
         deadline = number("VERIBOT_AGENT_DEADLINE_S", d.deadline_s)
-        if not 0 < deadline < QUEUE_LEASE_S:
+        if not 0 < deadline < MAX_AGENT_DEADLINE_S:
             raise ConfigError(
-                f"VERIBOT_AGENT_DEADLINE_S must be above 0 and below the queue's lease "
-                f"({QUEUE_LEASE_S:g} s)"
+                f"VERIBOT_AGENT_DEADLINE_S must be above 0 and below {MAX_AGENT_DEADLINE_S:g} s"
             )
         listed = env.get("VERIBOT_AGENT_MODELS", "").split(",")
         models = tuple(m.strip() for m in listed if m.strip())
@@ -138,6 +202,17 @@ class Settings:
     # Ask the agent for checkable hints where the engine stops (VERIBOT_AGENT_HINTS=1); the
     # archive of proven hints is always tried, at no model cost.
     agent_hints: bool = False
+    timing: QueueTiming = QueueTiming()  # the queue's leases, retries and waits
+    # Content-creating requests to GitHub per installation and minute, across the workers of
+    # one machine (GitHub's secondary limit is 80); progress updates of a check run are such
+    # requests, at most one per ``progress_interval`` seconds and review.
+    writes_per_minute: int = 80
+    progress_interval: float = 5.0
+    # Test scaffolding, off unless set: a worker or webhook reaching the step named by
+    # VERIBOT_TEST_PAUSE_AT writes the name to VERIBOT_TEST_PAUSE_FILE and waits there until
+    # it is told to stop (SIGTERM), so that a test can kill it at that step.
+    pause_at: str | None = None
+    pause_file: Path | None = None
 
     @property
     def llm_cache_path(self) -> Path | None:
@@ -201,6 +276,18 @@ class Settings:
         per_day = env.get("VERIBOT_REVIEWS_PER_DAY") or None
         if per_day is not None and not per_day.isdigit():
             raise ConfigError(f"VERIBOT_REVIEWS_PER_DAY must be a number, not {per_day!r}")
+        writes = env.get("VERIBOT_WRITES_PER_MINUTE") or "80"
+        if not writes.isdigit() or int(writes) < 1:
+            raise ConfigError(f"VERIBOT_WRITES_PER_MINUTE must be a whole number, not {writes!r}")
+        interval_text = env.get("VERIBOT_PROGRESS_INTERVAL_S") or "5"
+        try:
+            interval = float(interval_text)
+        except ValueError:
+            interval = -1.0
+        if not 0 <= interval < float("inf"):
+            raise ConfigError(
+                f"VERIBOT_PROGRESS_INTERVAL_S must be a number of seconds, not {interval_text!r}"
+            )
         return cls(
             reviews_per_day=int(per_day) if per_day is not None else None,
             agent_hints=env.get("VERIBOT_AGENT_HINTS", "0").strip().lower() in ("1", "true", "yes"),
@@ -217,6 +304,13 @@ class Settings:
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,
             llm_cache=env.get("VERIBOT_LLM_CACHE", "1") not in ("0", "false", "no", ""),
             agent_ceilings=AgentCeilings.from_env(env),
+            timing=QueueTiming.from_env(env),
+            writes_per_minute=int(writes),
+            progress_interval=interval,
+            pause_at=env.get("VERIBOT_TEST_PAUSE_AT") or None,
+            pause_file=Path(env["VERIBOT_TEST_PAUSE_FILE"])
+            if env.get("VERIBOT_TEST_PAUSE_FILE")
+            else None,
         )
 
 

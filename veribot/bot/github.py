@@ -31,6 +31,7 @@ import requests
 from github import Auth, Github, GithubException
 from github.CheckRun import CheckRun
 from github.Commit import Commit
+from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
 from github.PullRequestReview import PullRequestReview
@@ -303,6 +304,24 @@ def _chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
+def annotation_batches(annotations: Sequence[Annotation]) -> list[Sequence[Annotation]]:
+    """The requests a check run's annotations take (50 each; at least one, maybe empty)."""
+    return _chunks(annotations, MAX_ANNOTATIONS_PER_REQUEST) or [()]
+
+
+def place_comments(
+    comments: Sequence[InlineComment], anchors: dict[str, set[int]]
+) -> tuple[list[InlineComment], list[InlineComment]]:
+    """The comments a review takes (on a line of ``anchors``, the first 30) and the rest."""
+    placed = [c for c in comments if c.line in anchors.get(c.path, set())]
+    kept = placed[:MAX_REVIEW_COMMENTS]
+    return kept, [c for c in comments if c not in kept]
+
+
+def _done(run: CheckRun) -> bool:
+    return run.status == "completed"
+
+
 class GitHubClient:
     """One repository, as the bot posts to it."""
 
@@ -360,33 +379,48 @@ class GitHubClient:
 
     # -- check runs ------------------------------------------------------------------------
 
-    def start_check_run(self, name: str, head_sha: str, output: CheckOutput) -> int:
-        """An ``in_progress`` check run on ``head_sha``; reuses one left unfinished by a crash."""
-        unfinished = self._unfinished_check_run(name, head_sha)
+    def start_check_run(
+        self, name: str, head_sha: str, output: CheckOutput, external_id: str | None = None
+    ) -> int:
+        """An ``in_progress`` check run on ``head_sha``; reuses one of this bot's left
+        unfinished (by a crash, or a job handed back). ``external_id`` names what is reviewed
+        (see :meth:`completed_check_run`)."""
+        unfinished = next((r for r in self.check_runs_of(name, head_sha) if not _done(r)), None)
         if unfinished is not None:
             self._check_runs[unfinished.id] = unfinished
-            self.update_check_run(unfinished.id, output)
+            self.update_check_run(unfinished.id, output, external_id=external_id)
             return unfinished.id
         run = self.policy.call(
             "create check run",
             lambda: self.repo.create_check_run(
-                name=name, head_sha=head_sha, status="in_progress", output=output.as_json()
+                name=name,
+                head_sha=head_sha,
+                status="in_progress",
+                output=output.as_json(),
+                external_id=external_id or NotSet,
             ),
             write=True,
             creates=True,
-            recover=lambda: self._unfinished_check_run(name, head_sha),
+            recover=lambda: next(
+                (r for r in self.check_runs_of(name, head_sha) if not _done(r)), None
+            ),
         )
         self._check_runs[run.id] = run
         return run.id
 
-    def _unfinished_check_run(self, name: str, head_sha: str) -> CheckRun | None:
-        """This bot's check run ``name`` on ``head_sha`` that is not completed, if any."""
+    def check_runs_of(self, name: str, head_sha: str) -> list[CheckRun]:
+        """This bot's check runs named ``name`` on ``head_sha``, completed or not."""
         commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
         existing = self.policy.call(
             "list check runs", lambda: list(commit.get_check_runs(check_name=name))
         )
-        for run in existing:
-            if run.status != "completed" and run.app is not None and run.app.slug == self._slug:
+        return [run for run in existing if run.app is not None and run.app.slug == self._slug]
+
+    def completed_check_run(self, name: str, head_sha: str, external_id: str) -> CheckRun | None:
+        """This bot's completed check run on ``head_sha`` for ``external_id``, if any: the same
+        review (same commits and settings) was posted already."""
+        for run in self.check_runs_of(name, head_sha):
+            if _done(run) and run.external_id == external_id:
                 return run
         return None
 
@@ -406,7 +440,12 @@ class GitHubClient:
         return self._check_runs[run_id]
 
     def update_check_run(
-        self, run_id: int, output: CheckOutput, annotations: Sequence[Annotation] = ()
+        self,
+        run_id: int,
+        output: CheckOutput,
+        annotations: Sequence[Annotation] = (),
+        *,
+        external_id: str | None = None,
     ) -> None:
         """Replace the output of a running check; annotations go 50 to a request."""
         run = self._run(run_id)
@@ -415,9 +454,16 @@ class GitHubClient:
             body = output.as_json()
             if batch:
                 body["annotations"] = [a.as_json() for a in batch]
-            self.policy.call(
-                "update check run", functools.partial(run.edit, output=body), write=True
-            )
+            edit = functools.partial(run.edit, output=body, external_id=external_id or NotSet)
+            self.policy.call("update check run", edit, write=True)
+
+    def annotate_check_run(
+        self, run_id: int, output: CheckOutput, annotations: Sequence[Annotation]
+    ) -> None:
+        """Add one batch (at most 50) of annotations to a running check."""
+        body = output.as_json() | {"annotations": [a.as_json() for a in annotations]}
+        run = self._run(run_id)
+        self.policy.call("annotate check run", functools.partial(run.edit, output=body), write=True)
 
     def complete_check_run(
         self,
@@ -427,16 +473,24 @@ class GitHubClient:
         annotations: Sequence[Annotation] = (),
     ) -> None:
         """Finish the check with ``conclusion``; the last annotation batch goes with it."""
-        run = self._run(run_id)
-        batches = _chunks(annotations, MAX_ANNOTATIONS_PER_REQUEST) or [()]
+        batches = annotation_batches(annotations)
         for batch in batches[:-1]:
-            body = output.as_json() | {"annotations": [a.as_json() for a in batch]}
-            self.policy.call(
-                "annotate check run", functools.partial(run.edit, output=body), write=True
-            )
+            self.annotate_check_run(run_id, output, batch)
+        self.finish_check_run(run_id, conclusion, output, batches[-1])
+
+    def finish_check_run(
+        self,
+        run_id: int,
+        conclusion: Conclusion,
+        output: CheckOutput,
+        annotations: Sequence[Annotation] = (),
+    ) -> None:
+        """The completing request alone, with at most one batch (50) of annotations; sent
+        again as it is, whatever GitHub answered (it only sets the run's state)."""
+        run = self._run(run_id)
         final = output.as_json()
-        if batches[-1]:
-            final["annotations"] = [a.as_json() for a in batches[-1]]
+        if annotations:
+            final["annotations"] = [a.as_json() for a in annotations]
         self.policy.call(
             "complete check run",
             lambda: run.edit(status="completed", conclusion=conclusion, output=final),
@@ -463,9 +517,7 @@ class GitHubClient:
         """
         if anchors is None:
             anchors = self.diff_anchors(number)
-        placed = [c for c in comments if c.line in anchors.get(c.path, set())]
-        kept = placed[:MAX_REVIEW_COMMENTS]
-        leftovers = [c for c in comments if c not in kept]
+        kept, leftovers = place_comments(comments, anchors)
         marker = REVIEW_MARKER.format(sha=head_sha)
         pull = self.pull(number)
         if self._posted_review(pull, marker) is not None:

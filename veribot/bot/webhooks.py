@@ -14,6 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -49,8 +50,13 @@ def verify_signature(secret: bytes, body: bytes, header: str) -> bool:
 class DeliveryStore:
     """Remembers accepted ``X-GitHub-Delivery`` ids in SQLite, across restarts and processes.
 
-    Ids older than ``keep_s`` (a week: GitHub redelivers only what is asked within days)
-    are pruned as new ones come, so the table stays small.
+    A delivery is recorded only once its job is stored in the queue (:meth:`seen` first,
+    then enqueue, then :meth:`record`), so a webhook that dies in between leaves GitHub's
+    redelivery welcome; a delivery recorded twice in that instant queues its job twice,
+    which the worker does once (it reviews a commit once, see :func:`veribot.bot.worker.
+    review_key`). Writes are synced to disk (synchronous=FULL). Ids older than ``keep_s``
+    (a week: GitHub redelivers only what is asked within days) are pruned as new ones come,
+    so the table stays small.
     """
 
     def __init__(
@@ -63,7 +69,7 @@ class DeliveryStore:
         self.path = private_file(path)
         self.keep_s = keep_s
         self.clock = clock
-        with self._connect() as db:
+        with closing(self._connect()) as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, seen_at REAL NOT NULL)"
@@ -71,38 +77,41 @@ class DeliveryStore:
             db.execute("CREATE INDEX IF NOT EXISTS deliveries_seen ON deliveries (seen_at)")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        db.execute("PRAGMA synchronous=FULL")
+        return db
 
-    def first_time(self, delivery_id: str) -> bool:
-        """Record ``delivery_id``; True only the first time it is seen."""
+    def seen(self, delivery_id: str) -> bool:
+        """Whether ``delivery_id`` was accepted already (its job is queued)."""
+        with closing(self._connect()) as db:
+            found = db.execute("SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
+            return found.fetchone() is not None
+
+    def record(self, delivery_id: str) -> bool:
+        """Record ``delivery_id`` as accepted; False if it was already."""
         now = self.clock()
-        db = self._connect()
-        try:
+        with closing(self._connect()) as db:
             db.execute("DELETE FROM deliveries WHERE seen_at < ?", (now - self.keep_s,))
             cursor = db.execute(
                 "INSERT OR IGNORE INTO deliveries (id, seen_at) VALUES (?, ?)",
                 (delivery_id, now),
             )
             return cursor.rowcount == 1
-        finally:
-            db.close()
+
+    def first_time(self, delivery_id: str) -> bool:
+        """Record ``delivery_id``; True only the first time it is seen."""
+        return self.record(delivery_id)
 
     def count(self) -> int:
         """How many delivery ids are remembered."""
-        db = self._connect()
-        try:
+        with closing(self._connect()) as db:
             (n,) = db.execute("SELECT COUNT(*) FROM deliveries").fetchone()
             return int(n)
-        finally:
-            db.close()
 
     def forget(self, delivery_id: str) -> None:
         """Drop ``delivery_id`` (its job could not be queued: let GitHub redeliver it)."""
-        db = self._connect()
-        try:
+        with closing(self._connect()) as db:
             db.execute("DELETE FROM deliveries WHERE id = ?", (delivery_id,))
-        finally:
-            db.close()
 
 
 @dataclass(frozen=True)
@@ -279,6 +288,7 @@ def _rerequested(payload: Mapping[str, Any], delivery_id: str, key: str) -> Rout
         head_sha=_str(payload, key, "head_sha"),
         installation_id=_installation(payload),
         delivery_id=delivery_id,
+        rerun=True,
     )
 
 

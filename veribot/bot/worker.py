@@ -27,6 +27,15 @@ A started check run is always completed, whatever fails after it (``neutral`` wh
 or git did not answer, ``failure`` when the review itself failed, with the reason). Only a
 transient GitHub error before the check run started (so before any code of the pull
 request ran) is raised for the queue to retry; every post is idempotent.
+
+In the App (``WorkerDeps.dedupe`` and ``journal``) a review is made once per
+:func:`review_key` (the repository, the head, the base and the deployment's settings), which
+its check run carries as ``external_id``: a job finding a completed check run with its key
+does nothing. Results are saved before they are posted (:mod:`veribot.bot.posting`), so a
+job stopped or killed while posting resumes without running the code again. The steps of a
+review, where the queue's :func:`~veribot.bot.queue.checkpoint` may hand the job back (and
+``VERIBOT_TEST_PAUSE_AT`` may pause it, for tests), are ``started``, ``progress`` (after
+each function), ``reviewed``, ``review-posted``, ``summary-posted`` and ``completed``.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import base64
 import dataclasses
 import fcntl
 import fnmatch
+import hashlib
 import logging
 import os
 import sqlite3
@@ -71,9 +81,20 @@ from veribot.bot.github import (
     RequestPolicy,
     SharedPacer,
     connect,
+    place_comments,
 )
+from veribot.bot.jobstate import JobState
 from veribot.bot.llm import DEFAULT_MODEL
-from veribot.bot.queue import UNKNOWN_PULL, Command, Job
+from veribot.bot.posting import (
+    UNPLACED,
+    Journal,
+    Posting,
+    Texts,
+    deliver,
+    finish_plainly,
+    say_handed_back,
+)
+from veribot.bot.queue import UNKNOWN_PULL, Command, HandBack, Job, LeaseLost, checkpoint
 from veribot.bot.render import (
     GITHUB_TEXT_MAX_BYTES,
     SUMMARY_MARKER,
@@ -219,6 +240,16 @@ class WorkerDeps:
     agent_unavailable: str | None = None  # why no agent even with a key (a fork: no secrets)
     inconclusive_conclusion: str | None = None  # overrides the repository's `.veribot.toml`
     execute: bool = True  # False: never run the pull request's code (proof-only review)
+    # The App: a review whose check run is completed already (same commits and settings) is
+    # not made again, and results are saved before they are posted, to resume from there.
+    dedupe: bool = False
+    journal: Journal | None = None
+
+    def retry_delay(self, refusals: int) -> float:
+        """How long a job waits before GitHub is asked again to take its results."""
+        timing = self.settings.timing
+        delay = timing.posting_retry * 2 ** max(0, refusals - 1)
+        return float(min(delay, timing.posting_retry_max))
 
 
 @dataclass(frozen=True)
@@ -284,8 +315,19 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
     head_sha = str(pull.head.sha)
     if job.head_sha is not None and job.head_sha != head_sha:
         log.info("stale head: the pull request moved on", extra={"pr": job.pr_key})
+        if job.resumed:  # it may have left a check run in progress on the older head
+            _cancel_unfinished(client, deps, job.head_sha, newer=head_sha)
         return None
     base_sha = str(pull.base.sha)
+    key = review_key(job, head_sha, base_sha, deps)
+    if deps.journal is not None:
+        saved = deps.journal.load(key)
+        if saved is not None:  # reviewed already; posting was cut short
+            log.info("posting the saved results", extra={"pr": job.pr_key, "head": head_sha})
+            return posting_outcome(client, saved, deps.journal, deps.retry_delay)
+    if deps.dedupe and client.completed_check_run(deps.settings.check_name, head_sha, key):
+        log.info("already reviewed: nothing to do", extra={"pr": job.pr_key, "head": head_sha})
+        return None
     clone_url = client.repo.clone_url or ""
     execute, notes, access = (
         deps.execute,
@@ -313,7 +355,42 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         agent=access,
         hints_archive=deps.settings.data_dir / "hints.sqlite3",
         hints_ask=deps.settings.agent_hints,
+        key=key,
+        journal=deps.journal,
+        retry_delay=deps.retry_delay,
     )
+
+
+def review_key(job: Job, head_sha: str, base_sha: str, deps: WorkerDeps) -> str:
+    """What a review is of: the repository, the head, the base (whose `.veribot.toml` is the
+    repository's configuration) and the deployment's settings that change the result; plus
+    the delivery for a review asked for again. The check run carries it as its external id."""
+    settings = deps.settings
+    parts = [
+        job.repo,
+        head_sha,
+        base_sha,
+        settings.check_name,
+        str(deps.execute),
+        deps.inconclusive_conclusion or "",
+        "agent" if settings.anthropic_api_key and not deps.agent_unavailable else "",
+        *deps.notes,
+    ]
+    if job.rerun or job.command is not Command.REVIEW:
+        parts.append(f"again:{job.delivery_id}")
+    return "veribot:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
+
+
+def _cancel_unfinished(client: GitHubClient, deps: WorkerDeps, head_sha: str, newer: str) -> None:
+    """Complete, cancelled, a check run this bot left in progress on a superseded head."""
+    try:
+        runs = client.check_runs_of(deps.settings.check_name, head_sha)
+        for run in runs:
+            if run.status != "completed":
+                summary = SUPERSEDED_NOTE.format(newer=newer[:12])
+                finish_plainly(client, run.id, "cancelled", CheckOutput("Superseded", summary))
+    except GitHubError as error:
+        log.warning("could not cancel the older head's check run: %s", error)
 
 
 def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | None:
@@ -408,6 +485,9 @@ def review_and_post(
     agent: AgentAccess | None = None,
     hints_archive: Path | None = None,
     hints_ask: bool = False,
+    key: str = "",
+    journal: Journal | None = None,
+    retry_delay: Callable[[int], float] = lambda _n: 0.0,
 ) -> Outcome:
     """Start the check run, review ``base_sha...head_sha``, and post the results.
 
@@ -417,18 +497,34 @@ def review_and_post(
     ``agent``: how to reach the model (none: solver-only); whether it is asked, which model
     and within what budget is the base branch's `.veribot.toml`'s call.
 
+    ``key`` names what is reviewed (the check run's ``external_id``); with a ``journal`` the
+    results are saved before they are posted, so a stop while posting resumes without
+    reviewing again (see :mod:`veribot.bot.posting`).
+
     ``execute=False`` (or ``execute = false`` in `.veribot.toml`) reviews proof-only: no code
     of the pull request runs, and the summary says so. Once started, the check run is always
     completed, with a summary saying what went wrong if anything did: ``neutral`` for a bad
     `.veribot.toml` or when GitHub or git did not answer, ``cancelled`` when a newer head
-    superseded this one, ``failure`` otherwise. Only an error starting it propagates.
+    superseded this one, ``failure`` otherwise. Only an error starting it propagates, and
+    what the queue's checkpoints raise: a job handed back (its check run says so, and stays
+    in progress for the next worker to complete), or one whose lease lapsed.
     """
     run_id = client.start_check_run(
-        check_name, head_sha, CheckOutput("Reviewing", "Reading the changes.")
+        check_name, head_sha, CheckOutput("Reviewing", "Reading the changes."), key or None
     )
+
+    def finish(conclusion: Conclusion, title: str, summary: str) -> Outcome:
+        texts = Texts(summary, summary)
+        posting = Posting(
+            key, run_id, number, head_sha, conclusion, title, texts, texts, post_summary=False
+        )
+        deliver(client, _saved(journal, posting), journal, retry_delay=retry_delay)
+        return Outcome(conclusion, None, summary)
+
     # From here the check run is always completed, and nothing is raised but an interrupt:
     # raising would make the queue run the pull request's code again.
     try:
+        checkpoint("started")
         tree = working_tree()
         config = read_repo_config(tree, base_sha)
         execute = execute and config.execute
@@ -458,8 +554,9 @@ def review_and_post(
         moved_on = newer()
         if moved_on is not None:
             raise Superseded(moved_on)
-        return post_review_results(
+        posting = plan_posting(
             client,
+            key=key,
             run_id=run_id,
             number=number,
             head_sha=head_sha,
@@ -468,70 +565,52 @@ def review_and_post(
             notes=_with_execution_note(notes, execute),
             anchors=commit_anchors(tree, start, head_sha),
         )
+    except HandBack:
+        say_handed_back(client, run_id)
+        raise
+    except LeaseLost:  # another worker may hold the check run now: leave it alone
+        raise
     except Superseded as error:
         log.info("review superseded", extra={"pr": number, "head": head_sha, "newer": error.newer})
-        summary = SUPERSEDED_NOTE.format(newer=error.newer[:12])
-        finish_check_run(client, run_id, "cancelled", CheckOutput("Superseded", summary))
-        return Outcome("cancelled", None, summary)
+        return finish("cancelled", "Superseded", SUPERSEDED_NOTE.format(newer=error.newer[:12]))
     except ConfigError as error:
         summary = f"veribot did not review this pull request: {md_text(str(error))}"
-        finish_check_run(client, run_id, "neutral", CheckOutput("Invalid .veribot.toml", summary))
-        return Outcome("neutral", None, summary)
+        return finish("neutral", "Invalid .veribot.toml", summary)
     except (GitHubError, FetchError) as error:  # GitHub or git did not answer: say so, not red
         log.exception("review could not fetch", extra={"repo": client.full_name, "pr": number})
         summary = (
             "veribot could not fetch what it needs, so nothing was reviewed: "
             f"{md_text(str(error))}. Re-run the check (or push again) to try once more."
         )
-        finish_check_run(client, run_id, "neutral", CheckOutput("Review not run", summary))
-        return Outcome("neutral", None, summary)
+        return finish("neutral", "Review not run", summary)
     except Exception as error:  # the job's boundary: say it in the check run, never green
         log.exception("review failed", extra={"repo": client.full_name, "pr": number})
         summary = (
             "veribot could not finish the review, so nothing was verified: "
             f"{type(error).__name__}: {md_text(str(error))}"
         )
-        finish_check_run(client, run_id, "failure", CheckOutput("Review failed", summary))
-        return Outcome("failure", None, summary)
+        return finish("failure", "Review failed", summary)
     except BaseException:  # an interrupt (the worker stops): complete, then let it through
         summary = "veribot stopped before the review finished. Re-run the check to review."
-        finish_check_run(client, run_id, "neutral", CheckOutput("Review interrupted", summary))
+        finish_plainly(client, run_id, "neutral", CheckOutput("Review interrupted", summary))
         raise
+    return posting_outcome(client, _saved(journal, posting), journal, retry_delay, report)
 
 
-def finish_check_run(
+def _saved(journal: Journal | None, posting: Posting) -> Posting:
+    return journal.save(posting) if journal is not None else posting
+
+
+def posting_outcome(
     client: GitHubClient,
-    run_id: int,
-    conclusion: Conclusion,
-    output: CheckOutput,
-    annotations: Sequence[Annotation] = (),
-) -> bool:
-    """Complete the check run; if GitHub refuses the full output, complete it with the
-    conclusion and the reason alone. False (logged) when even that fails."""
-    try:
-        client.complete_check_run(run_id, conclusion, output, annotations)
-        return True
-    except GitHubError as error:
-        log.warning("completing the check run failed: %s; completing it plainly", error)
-        short = CheckOutput(
-            output.title,
-            f"The full results could not be posted ({error}). {check_conclusion_text(conclusion)}",
-        )
-    try:
-        client.complete_check_run(run_id, conclusion, short)
-        return True
-    except GitHubError as error:
-        log.error("the check run could not be completed: %s", error, extra={"run": run_id})
-        return False
-
-
-def check_conclusion_text(conclusion: Conclusion) -> str:
-    """One sentence on what ``conclusion`` means for the pull request."""
-    return {
-        "success": "Every changed function was verified or needs no check.",
-        "failure": "A changed function was refuted, or the review failed.",
-        "neutral": "Some changed functions are undecided.",
-    }.get(conclusion, f"Conclusion: {conclusion}.")
+    posting: Posting,
+    journal: Journal | None,
+    retry_delay: Callable[[int], float],
+    report: Report | None = None,
+) -> Outcome:
+    """Post what of ``posting`` has not landed (see :func:`veribot.bot.posting.deliver`)."""
+    done = deliver(client, posting, journal, retry_delay=retry_delay)
+    return Outcome(done.conclusion, report, done.texts.comment)
 
 
 def _with_execution_note(notes: Sequence[str], execute: bool) -> tuple[str, ...]:
@@ -540,9 +619,10 @@ def _with_execution_note(notes: Sequence[str], execute: bool) -> tuple[str, ...]
     return (NOT_EXECUTED_NOTE, *notes)
 
 
-def post_review_results(
+def plan_posting(
     client: GitHubClient,
     *,
+    key: str,
     run_id: int,
     number: int,
     head_sha: str,
@@ -550,45 +630,46 @@ def post_review_results(
     inconclusive_conclusion: str,
     notes: Sequence[str] = (),
     anchors: dict[str, set[int]] | None = None,
-) -> Outcome:
-    """Complete the check run, post the review's inline comments and upsert the summary.
+) -> Posting:
+    """Render what the review posts: the check run's completion, the review's inline
+    comments and the summary comment, for either fate of the review (placed or refused).
 
     ``anchors``: the lines of the reviewed commit's diff (see :func:`commit_anchors`); by
     default the pull request's diff as GitHub serves it now, which a push may have moved.
     """
     conclusion = conclusion_for(report, inconclusive_conclusion)
-    leftovers: list[InlineComment] = []
+    review = ""  # to post
     try:
         if anchors is None:
             anchors = client.diff_anchors(number)
         comments = inline_comments(report, anchors)
-        if comments:
-            body = f"veribot: {summary_line(report)}."
-            leftovers = client.post_review(number, head_sha, body, comments, anchors=anchors)
     except GitHubError as error:  # the findings go to the summary instead
         log.warning("inline comments not posted: %s", error, extra={"pr": number})
-        comments = inline_comments(report, {})
-        leftovers = comments
-    in_check = summary_markdown(report, head_sha, notes, leftovers, rest=IN_CHECK_REST)
-    finish_check_run(
-        client,
-        run_id,
-        conclusion,
-        CheckOutput(check_title(report), in_check),
-        check_annotations(report),
+        anchors, comments, review = {}, inline_comments(report, {}), UNPLACED
+    rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
+
+    def texts(leftovers: Sequence[InlineComment]) -> Texts:
+        return Texts(
+            summary_markdown(report, head_sha, notes, leftovers, rest=IN_CHECK_REST),
+            summary_markdown(report, head_sha, notes, leftovers, rest=rest),
+        )
+
+    placed = texts(place_comments(comments, anchors)[1])
+    return Posting(
+        key=key,
+        run_id=run_id,
+        number=number,
+        head_sha=head_sha,
+        conclusion=conclusion,
+        title=check_title(report),
+        placed=placed,
+        unplaced=texts(comments) if comments else placed,
+        annotations=tuple(check_annotations(report)),
+        review_body=f"veribot: {summary_line(report)}.",
+        comments=tuple(comments),
+        anchors=anchors,
+        review=review,
     )
-    try:
-        rest = f"the annotations of [the check run]({client.check_run_url(run_id)})"
-        summary = summary_markdown(report, head_sha, notes, leftovers, rest=rest)
-        client.upsert_summary(number, summary)
-    except GitHubError as error:  # the check run holds the results
-        log.error("summary comment not posted: %s", error, extra={"pr": number})
-        summary = in_check
-    log.info(
-        "review posted",
-        extra={"repo": client.full_name, "pr": number, "conclusion": conclusion},
-    )
-    return Outcome(conclusion, report, summary)
 
 
 def conclusion_for(report: Report, inconclusive_conclusion: str) -> Conclusion:
@@ -727,6 +808,7 @@ class ProgressReporter:
         self._last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
+        checkpoint("progress")  # where a stopping worker hands the review back
         now = self.clock()
         if done == 0 or done == total:  # the start is posted already, the end comes next
             return
@@ -1161,10 +1243,13 @@ def sandbox_checked(deps: WorkerDeps, check: SelfTest) -> WorkerDeps:
     return replace(deps, execute=False, notes=(*deps.notes, check.reason()))
 
 
-def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
+def app_deps(
+    settings: Settings, tokens: InstallationTokens, state: JobState | None = None
+) -> WorkerDeps:
     """The production dependencies of a worker: App tokens (each narrowed to the job's
     repository), a git cache in the data dir, and the bot's login from GET /app unless
-    ``VERIBOT_BOT_LOGIN`` names it."""
+    ``VERIBOT_BOT_LOGIN`` names it; reviews once per review key, with results saved in
+    ``state`` (the queue's) until posted."""
     if not settings.bot_login_given:
         settings = dataclasses.replace(settings, bot_login=f"{tokens.app_slug()}[bot]")
 
@@ -1176,7 +1261,17 @@ def app_deps(settings: Settings, tokens: InstallationTokens) -> WorkerDeps:
         github=tokens.github,
         github_for_repo=tokens.github,
         git_data=GitCache(settings.data_dir / "repos", token_for),
-        pacer=lambda installation: SharedPacer(settings.usage_path, installation),
+        policy=lambda: RequestPolicy(
+            max_attempts=settings.timing.github_attempts,
+            backoff=settings.timing.github_backoff,
+            writes_per_minute=settings.writes_per_minute,
+        ),
+        pacer=lambda installation: SharedPacer(
+            settings.usage_path, installation, settings.writes_per_minute
+        ),
+        progress_interval=settings.progress_interval,
+        dedupe=True,
+        journal=Journal(state, settings.timing.retention) if state is not None else None,
         quota=None
         if settings.reviews_per_day is None
         else lambda installation: ReviewQuota(

@@ -15,6 +15,15 @@ import pytest
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_not_verified_relationally": {
+        "an-evaluated-helper-annotation",
+        "helper-annotations-read",
+    },
+}
+
 BUDGET = Budget(timeout_s=10, search=False)
 FUTURE = "from __future__ import annotations\n\n"
 

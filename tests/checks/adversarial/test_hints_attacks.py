@@ -22,6 +22,15 @@ from veribot.checks.lang.pymodule import Module
 from veribot.checks.lang.pyvalues import SInt
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_a_hint_never_verifies_a_pair_that_differs": {
+        "invariant-true-only-after-a-side-effecting-loop-test",
+        "side-effect-in-the-loop-condition",
+    },
+}
+
 PROOF_ONLY = Budget(timeout_s=30, execute=False, search=False)
 WITH_RUNS = Budget(timeout_s=30)
 

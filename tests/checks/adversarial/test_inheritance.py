@@ -19,6 +19,15 @@ from veribot.checks.lang import pyobject
 from veribot.checks.lang.pyvalues import Unsupported
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_what_is_not_a_plain_read_of_a_property_is_not_modelled_as_one": {
+        "cached-property",
+        "written-through-a-setter",
+    },
+}
+
 BUDGET = Budget(timeout_s=8)
 
 BASE = (

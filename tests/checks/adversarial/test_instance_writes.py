@@ -15,6 +15,22 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.lang.pyinterfere import ANNOTATED_INSTANCE
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_code_that_may_hide_a_method_the_method_calls_blocks_the_proof": {
+        "class-swapped",
+        "on-a-parameter",
+        "in-a-classmethod",
+        "plain-value",
+        "through-type",
+        "through-dunder-class",
+        "through-dunder-dict",
+        "setattr",
+        "object-setattr",
+    },
+}
+
 BUDGET = Budget(timeout_s=8)
 
 HEAD = (

@@ -15,6 +15,36 @@ from veribot.bot.render import describe_call
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_a_differing_method_is_refuted_on_a_built_object": {
+        "staticmethod-on-the-class",
+        "property-read",
+        "class-list-shared-by-all-instances",
+        "state-through-user-eq",
+        "slots",
+        "stored-argument-mutated-through-the-alias",
+        "dataclass-fields",
+    },
+    "test_a_method_the_model_must_not_prove": {
+        "class-constant-written-through-type-of-self",
+        "class-constant-written-by-a-helper",
+        "default-of-another-type",
+        "write-before-a-raise",
+        "method-replaced-at-import",
+        "class-constant-taken-for-its-value",
+        "self-as-a-value",
+        "a-helper-a-subclass-overrides",
+    },
+    "test_a_simple_method_is_proven": {
+        "write-order-without-reads",
+        "class-level-default-read",
+        "augmented-write",
+        "inline-a-plain-method",
+    },
+}
+
 BUDGET = Budget(timeout_s=8)
 
 

@@ -13,6 +13,29 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Reason, Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_module_level_code_never_lets_a_wrong_proof_stand": {
+        "init-subclass-hook",
+        "defaults-patched-by-a-call",
+        "class-getitem-in-an-annotation",
+        "globals-write-in-a-function",
+        "star-import-after-a-constant",
+        "match-capture-rebinds",
+        "for-target-rebinds",
+        "global-in-a-function-called-at-import",
+        "with-as-rebinds",
+        "except-as-deletes",
+        "walrus-rebinds",
+        "decorator-replaces-the-function",
+        "exception-name-rebound",
+        "setattr-on-the-module",
+        "code-replaced-by-a-call",
+        "exception-class-shadowed",
+    },
+}
+
 BUDGET = Budget(timeout_s=6)
 
 

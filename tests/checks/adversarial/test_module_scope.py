@@ -18,6 +18,33 @@ from veribot.checks.lang.pymodule import Module
 from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_code_that_can_change_what_f_uses_blocks_the_proof": {
+        "exec-in-a-helper",
+        "globals-aliased-then-updated",
+        "global-rebind-in-a-helper",
+        "attribute-write-of-the-name",
+        "helper-code-swapped",
+        "computed-setattr",
+        "helper-appends-to-a-list-f-reads",
+        "dunder-setattr-on-an-object",
+        "defaults-patched-in-an-uncalled-helper",
+        "setattr-passed-on",
+        "kwdefaults-changed-in-place",
+        "dict-reached-by-getattr",
+        "getattr-aliased",
+        "helper-writes-a-dict-through-an-alias",
+        "globals-write-in-a-function",
+        "dict-by-getattribute",
+        "dict-by-a-computed-getattr-then-written",
+    },
+    "test_decorators_that_change_f_never_verify": {
+        "overload-stub-after-the-real-definition",
+    },
+}
+
 BUDGET = Budget(timeout_s=6)
 
 

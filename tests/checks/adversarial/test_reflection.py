@@ -20,6 +20,17 @@ from veribot.checks.lang import pyinterfere
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_a_write_next_to_a_relay_still_blocks": {
+        "setattr-on-this-module-by-name",
+        "relay-target-written-by-name",
+        "dict-of-this-module-written",
+        "vars-of-this-module-written",
+    },
+}
+
 BUDGET = Budget(timeout_s=6)
 
 DOUBLE = "def f(x: int) -> int:\n    return x * 2\n"

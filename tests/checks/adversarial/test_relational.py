@@ -18,6 +18,18 @@ from veribot.checks.project.package import Package, PairContext
 from veribot.checks.relational import check as relational
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_a_callee_verified_by_the_model_does_not_carry_the_caller": {
+        "aliased-list-arguments",
+    },
+    "test_same_code_same_environment_is_verified": {
+        "unchanged-body-import-replaced",
+        "relative-to-a-changed-helper",
+    },
+}
+
 BUDGET = Budget(timeout_s=4, search=False)
 
 # (name, before, after, entry)

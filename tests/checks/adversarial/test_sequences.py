@@ -16,6 +16,27 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.search.differential import confirm
 from veribot.checks.verdict import Result, Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_differing_pair_is_refuted": {
+        "tuple-times-negative",
+        "len-range-beyond-maxsize",
+        "pop-beyond-maxsize",
+        "imul-is-in-place",
+        "iadd-str-is-by-chars",
+        "extend-by-str-is-by-chars",
+        "item-iadd-mutates-alias",
+        "insert-beyond-maxsize",
+        "extend-optional",
+    },
+    "test_equivalent_pair_is_verified": {
+        "tuple-times-negative-is-empty",
+        "pop-then-return",
+        "extend-tuple-vs-list",
+    },
+}
+
 BUDGET = Budget(timeout_s=8)
 
 

@@ -13,6 +13,17 @@ from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.lang.pygen import DRIVEN
 from veribot.checks.verdict import Verdict
 
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {
+    "test_a_loop_whose_variable_is_read_later_is_not_yield_from": {
+        "closure-runs-later",
+        "finally-reads-it",
+        "yields-something-else",
+        "read-after",
+    },
+}
+
 BUDGET = Budget(timeout_s=8)
 
 
