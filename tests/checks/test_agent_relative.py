@@ -206,3 +206,51 @@ def test_where_the_relative_check_does_not_apply_it_is_undecided(
     finding = assess(undecided, run, before, after, "f")
     assert finding.outcome is AgentOutcome.INCONCLUSIVE
     assert f"the relative check was not decided ({condition.detail})" in finding.summary
+
+
+# Issue 24 class 7: a helper's body changed and its caller is only renamed. The caller's
+# text matches up to renaming, which says nothing about the helper.
+CALLEE_BEFORE = ("def helper(x: int) -> int:\n    return x + 1\n\n\n"
+                 "def f(a: int) -> int:\n    r = helper(a)\n    return r\n")
+CALLEE_AFTER = ("def helper(x: int) -> int:\n    return x + 2\n\n\n"
+                "def f(a: int) -> int:\n    s = helper(a)\n    return s\n")
+MAPPING = {"pred": "varMap", "args": ["r", "before", 6, "s", "after", 6]}
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "proof-only"])
+def test_a_judgement_relative_to_a_changed_callee_is_no_agreement(execute: bool) -> None:
+    result = check_pair(CALLEE_BEFORE, CALLEE_AFTER, "f",
+                        budget=Budget(timeout_s=6, execute=execute))
+    assert result.verdict is not Verdict.VERIFIED, result.detail
+    relative_condition.cache_clear()
+    condition = relative_condition(CALLEE_BEFORE, CALLEE_AFTER, "f", 5.0)
+    assert condition.holds is True and condition.relative_to == ("helper",)
+    assert "relative to `helper`, whose code changed" in condition.detail
+    facts = FactSet.from_json({"facts": [MAPPING]})
+    run = AgentRun(Analysis(Answer.EQUIVALENT, "only a renamed local"),
+                   Formalization(facts, 1, True))
+    finding = assess(result, run, CALLEE_BEFORE, CALLEE_AFTER, "f", execute=execute)
+    # The same text `helper(a)` on both sides is not the same value: never "supported".
+    (claim,) = finding.claims
+    assert claim.status is not Status.SUPPORTED, claim
+    if execute:
+        assert result.verdict is Verdict.REFUTED, result.detail
+        assert finding.outcome is AgentOutcome.WRONG_CAUGHT
+        assert claim.status is Status.CONTRADICTED, claim
+    else:
+        assert finding.outcome is AgentOutcome.INCONCLUSIVE
+        assert "holds only relative to `helper`, whose code changed" in finding.summary
+        assert "holds statically" not in finding.summary
+
+
+def test_a_renamed_local_over_an_unchanged_helper_is_still_supported() -> None:
+    after = CALLEE_AFTER.replace("x + 2", "x + 1")
+    facts = FactSet.from_json({"facts": [MAPPING]})
+    run = AgentRun(Analysis(Answer.EQUIVALENT, "only a renamed local"),
+                   Formalization(facts, 1, True))
+    result = Result(Verdict.INCONCLUSIVE, Reason.TIMEOUT, "time ran out")
+    relative_condition.cache_clear()
+    finding = assess(result, run, CALLEE_BEFORE, after, "f", execute=False)
+    (claim,) = finding.claims
+    assert claim.status is Status.SUPPORTED, claim
+    assert finding.condition is not None and finding.condition.relative_to == ()

@@ -173,3 +173,16 @@ def test_variable_mappings_are_checked_by_their_definitions() -> None:
     fa = code_facts(same, "f", "after")
     (result,) = check_claims(FactSet([misplaced]), fb, fa, {"before": before, "after": same})
     assert result.status is C
+
+
+def test_a_claim_about_a_helper_the_versions_define_differently_stays_unchecked() -> None:
+    """``is_empty`` changed: the claim does not say which version's it means, so it is
+    neither proved with one version's definition nor refuted with a mixture."""
+    changed = {"before": BEFORE,
+               "after": AFTER.replace("return len(x) == 0", "return len(x) <= 1")}
+    claim = F("exprEquiv", "has_value(x)", "not is_empty(x)", "x: list[int]")
+    (checked,) = run(claim, sources=changed)
+    assert checked.status is U, checked
+    assert "is_empty differ(s) between the versions" in checked.why
+    (same,) = run(claim)
+    assert same.status is S, same

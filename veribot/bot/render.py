@@ -342,6 +342,8 @@ def agent_lines(finding: AgentFinding | None) -> list[str]:
     out.extend(f"  left out: {fact}" for fact in finding.omitted)
     if finding.condition is not None:
         held = {True: "holds", False: "does not hold", None: "undecided"}[finding.condition.holds]
+        if finding.condition.relative_to:
+            held = "holds only relative to changed code"
         out.append(f"  relative check (same calls, same order): {held}: {finding.condition.detail}")
     out.extend(f"  proof assumes: {a}" for a in finding.assumptions)
     out.append(f"  cost: {usage_text(finding.usage, finding.formalizer_rounds)}")

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 PROOF_BUDGET = Budget(timeout_s=5.0, search=False)
 _CLAIM_FN = "__veribot_claim"
+_BEFORE, _AFTER = "before", "after"  # the version labels of facts (``pipeline.BEFORE``)
 _BINARY = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "|", "^", "&", "@", "==", "!=",
            "<", "<=", ">", ">=", "is", "is not", "in", "not in", "and", "or"}
 _UNARY = {"not", "-", "+", "~"}
@@ -434,7 +435,7 @@ class _Checker:
                 ClaimStatus.UNCHECKED,
                 "the definitions depend on more than the parameters along one path",
             )
-        if e1 == e2:
+        if e1 == e2 and self._same_context(e1):
             return ClaimStatus.SUPPORTED, f"both compute {e1}"
         sig1 = self._signature(str(f1))
         sig2 = self._signature(str(f2))
@@ -445,6 +446,37 @@ class _Checker:
             self.sources[str(f2)] + f"\n\ndef {_CLAIM_FN}({sig2}):\n    return {e2}\n",
             f"{x} = {e1} and {y} = {e2}",
         )
+
+    def _same_context(self, expr: str) -> bool:
+        """Whether the same text means the same in both versions: it does not call the
+        function itself, and the two modules are the same once the function is left out
+        (a helper it calls, or a method its operators dispatch to, may have changed: then
+        ``helper(x)`` on both sides is a claim for the prover, not a match)."""
+        keys = [self._context_key(file) for file in (_BEFORE, _AFTER)]
+        if keys[0] is None or keys[0] != keys[1]:
+            return False
+        names = {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+        return not (names & {key[1] for key in keys if key is not None})
+
+    def _context_key(self, file: str) -> tuple[str, str] | None:
+        """The dump of ``file``'s module with the function under review left out, and the
+        function's name; None when the source or the function is not found."""
+        source = self.sources.get(file)
+        entries = [int(f.args[2]) for f in self.code.by_pred("entry") if f.args[1] == file]
+        if source is None or not entries:
+            return None
+        tree = ast.parse(source)
+        for parent in ast.walk(tree):
+            for body in ("body", "orelse", "finalbody", "handlers"):
+                nodes = getattr(parent, body, None)
+                if not isinstance(nodes, list):
+                    continue
+                for i, node in enumerate(nodes):
+                    if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                            and node.lineno == entries[0]):
+                        nodes[i] = ast.Pass()
+                        return ast.dump(tree), node.name
+        return None
 
     def _prove(self, before: str, after: str, claim: str) -> tuple[ClaimStatus, str]:
         """One prover check, unless the cap on them is reached."""
@@ -524,6 +556,13 @@ class _Checker:
                 ClaimStatus.UNCHECKED,
                 "assumption: no definition of " + ", ".join(sorted(missing)) + " in the sources",
             )
+        # A helper the versions define differently: which one the claim means is not said
+        # (the same call of a changed helper is no match, nor a contradiction).
+        changed = sorted(name for name in defs if not self._same_definition(name))
+        if changed:
+            return (ClaimStatus.UNCHECKED,
+                    f"{', '.join(changed)} differ(s) between the versions: the claim does not "
+                    "say which version's it means")
         signature = params.strip() or self._guess_signature(trees, defs)
         module = "\n\n".join(defs.values())
         return self._prove(
@@ -564,6 +603,19 @@ class _Checker:
                     text = ast.get_source_segment(source, node) or ast.unparse(node)
                     return node, text
         return None
+
+    def _same_definition(self, name: str) -> bool:
+        """Whether every version that defines the top-level function ``name`` defines it
+        alike (compared as code, not text)."""
+        found: set[str] = set()
+        for source in self.sources.values():
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                return False
+            found.update(ast.dump(node) for node in tree.body
+                         if isinstance(node, ast.FunctionDef) and node.name == name)
+        return len(found) <= 1
 
     def _guess_signature(self, trees: list[ast.Expression], defs: Mapping[str, str]) -> str:
         """Free names as parameters, typed like the unit's parameters of the same name."""

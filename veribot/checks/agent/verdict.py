@@ -108,6 +108,9 @@ class Condition:
 
     holds: bool | None
     detail: str = ""
+    # Changed functions it holds relative to: calls to them are compared as calls, so it
+    # says nothing about whether they, and with them the versions, behave the same.
+    relative_to: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,10 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
         reasons.append(f"the relative check does not hold: {cond.detail}")
     elif cond is not None and cond.holds is None:
         reasons.append(f"the relative check was not decided ({cond.detail})")
+    elif cond is not None and cond.relative_to:
+        reasons.append(f"the relative check holds only relative to {_names(cond.relative_to)}, "
+                       "whose code changed: it compares the calls, not what they do, so it is "
+                       "no agreement with the agent")
     elif cond is not None:
         reasons.append(f"the relative check holds statically ({cond.detail}), but only the "
                        "engine's full check, which also loads both modules, can verify")
@@ -243,6 +250,10 @@ def _judge(result: Result, answer: Answer, finding: AgentFinding) -> tuple[Agent
         AgentOutcome.INCONCLUSIVE,
         f"the agent said {answer.value}; not verified on its word: " + "; ".join(reasons),
     )
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
 
 
 def _with(finding: AgentFinding, outcome: AgentOutcome, summary: str) -> AgentFinding:
@@ -480,6 +491,11 @@ def relative_condition(
         log.exception("relative check of %s failed", entry)
         return Condition(None, f"the relative check failed ({type(exc).__name__})")
     if found.relative:
-        return Condition(True, "both versions make the same calls and operations, with equal "
-                               "arguments, in the same order, on every path")
-    return Condition(True, "the code is the same up to renaming and resolved names")
+        detail = ("both versions make the same calls and operations, with equal arguments, "
+                  "in the same order, on every path")
+    else:
+        detail = "the code is the same up to renaming and resolved names"
+    if found.relative_to:
+        detail += (f", relative to {_names(found.relative_to)}, whose code changed (the "
+                   "versions behave the same only if it does)")
+    return Condition(True, detail, found.relative_to)
