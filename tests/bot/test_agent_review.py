@@ -19,6 +19,7 @@ from tests.bot import paper_examples as ex
 from tests.fakes import FakeAnthropic, anthropic_llm, load_recording
 from veribot.bot.agentreview import AgentConfig, agent_config
 from veribot.bot.cli import main
+from veribot.bot.config import AgentCeilings
 from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode
 from veribot.bot.render import render
@@ -246,6 +247,30 @@ def test_agent_config_from_the_command_line_values(tmp_path: Path) -> None:
     CachedLLM(AlwaysEquivalent(), recording, Mode.CACHE)  # creates the file
     replayed = agent_config(f"replay:{recording}", "claude-x", None)
     assert replayed is not None and isinstance(replayed.llm, CachedLLM)
+
+
+def test_the_command_lines_agent_has_the_apps_deadline_and_unit_cap() -> None:
+    """A live agent asked from the command line stops at a wall-clock deadline, as the App's
+    does (``VERIBOT_AGENT_DEADLINE_S``, default ``AgentCeilings().deadline_s``)."""
+    default = agent_config(None, "claude-x", "sk-ant-x")
+    assert default is not None and default.meter is not None
+    left = default.meter.remaining_s()
+    assert left is not None and 0 < left <= AgentCeilings().deadline_s
+    assert default.limits.unit_tokens == AgentCeilings().unit_tokens
+    default.llm.close()
+    ceilings = AgentCeilings.from_env({"VERIBOT_AGENT_DEADLINE_S": "5",
+                                       "VERIBOT_AGENT_UNIT_TOKENS": "1000"})
+    short = agent_config(None, "claude-x", "sk-ant-x", ceilings=ceilings)
+    assert short is not None and short.meter is not None
+    left = short.meter.remaining_s()
+    assert left is not None and 0 < left <= 5
+    assert short.limits.unit_tokens == 1000
+    short.llm.close()
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["review", "--llm", "live", "--no-execute", "--repo", ".", "--base", "HEAD"],
+                environ={"ANTHROPIC_API_KEY": "sk-ant-x", "VERIBOT_AGENT_DEADLINE_S": "-1"},
+                stdout=out, stderr=err)
+    assert code == 2 and "VERIBOT_AGENT_DEADLINE_S must not be negative" in err.getvalue()
 
 
 def test_mutated_agent_facts_are_caught() -> None:

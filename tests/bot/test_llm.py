@@ -424,6 +424,26 @@ def test_cut_off_and_refused_answers_are_never_cached(
     assert ask_text(llm) == "whole" and len(fake_anthropic.requests) == 2 and len(llm) == 1
 
 
+def test_a_tool_call_its_schema_rejects_is_never_cached(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """A cached schema-invalid answer would be served for days; asked again, the model may
+    answer well. A recording keeps it (a run is replayed as it went)."""
+    bad = tool_use("cat", {"start": "one"})  # no "path"; "start" not an integer
+    good = tool_use("cat", {"path": "src/store.py"})
+    fake_anthropic.script(reply(bad, stop_reason="tool_use"), reply(good, stop_reason="tool_use"))
+    llm = CachedLLM(anthropic_llm(fake_anthropic), tmp_path / "llm.sqlite3", Mode.CACHE)
+    assert ask(llm).tool_uses[0].input == {"start": "one"}
+    assert len(llm) == 0
+    assert ask(llm).tool_uses[0].input == {"path": "src/store.py"}
+    assert ask(llm).tool_uses[0].input == {"path": "src/store.py"}  # now from the cache
+    assert len(fake_anthropic.requests) == 2 and len(llm) == 1
+    fake_anthropic.script(reply(bad, stop_reason="tool_use"))
+    recorder = CachedLLM(anthropic_llm(fake_anthropic), tmp_path / "rec.sqlite3", Mode.RECORD)
+    assert ask(recorder).tool_uses[0].input == {"start": "one"}
+    assert len(recorder) == 1
+
+
 def test_cache_entries_expire(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     now = [1_000_000.0]
     fake_anthropic.script(reply(text("old")), reply(text("new")))

@@ -102,15 +102,34 @@ def test_a_revision_range_of_a_repository(tmp_path: Path) -> None:
 
 
 def test_input_errors_exit_2_with_one_sentence(tmp_path: Path) -> None:
-    good = claims(tmp_path, {"entry": "total", "hints": []})
+    good = claims(tmp_path, {"entry": "total", "hints": [INVARIANT]})
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"version": 1, "units": [{"entry": "total", "facts": '
+                    + "[" * 100_000 + "]" * 100_000 + "}]}", encoding="utf-8")
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"version": 1, "units": [{"entry": "total", "hints": [INV], "x": '
+                      .replace("INV", json.dumps(INVARIANT))
+                      + "[" * 100 + "]" * 100 + "}]}", encoding="utf-8")
+    surrogate = tmp_path / "surrogate.json"
+    surrogate.write_text('{"version": 1, "units": [{"entry": "tot\\ud800al", "hints": [INV]}]}'
+                         .replace("INV", json.dumps(INVARIANT)), encoding="utf-8")
+    many = claims(tmp_path, *[{"entry": "total", "hints": [INVARIANT]}] * 201, name="many.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
     cases = [
         (["verify-claims", str(bad), *files(tmp_path)], "is not JSON"),
         (["verify-claims", str(claims(tmp_path, name="empty.json")), *files(tmp_path)],
          "non-empty list"),
-        (["verify-claims", str(claims(tmp_path, {"entry": "nope"}, name="n.json")),
-          *files(tmp_path)], "no function `nope`"),
+        (["verify-claims", str(claims(tmp_path, {"entry": "nope", "hints": [INVARIANT]},
+                                      name="n.json")), *files(tmp_path)], "no function `nope`"),
+        # Nothing to check must not pass as "all proven" (a CI gate that checks nothing).
+        (["verify-claims", str(claims(tmp_path, {"entry": "total", "hints": [], "facts": []},
+                                      name="nothing.json")), *files(tmp_path)],
+         "no hints and no facts: nothing to check"),
+        (["verify-claims", str(deep), *files(tmp_path)], "nested too deeply"),
+        (["verify-claims", str(nested), *files(tmp_path)], "nested more than 32 deep"),
+        (["verify-claims", str(surrogate), *files(tmp_path)], "lone surrogate"),
+        (["verify-claims", str(many), *files(tmp_path)], "201 units; at most 200"),
         (["verify-claims", str(good)], "either --files"),
         (["verify-claims", str(claims(tmp_path, {"entry": "total", "hints": {"hints": 1}},
                                       name="h.json")), *files(tmp_path)], "a JSON list"),

@@ -181,15 +181,18 @@ def agent_config(
     *,
     pr_text: str = "",
     budget: LLMBudget | None = None,
+    ceilings: AgentCeilings | None = None,
 ) -> AgentConfig | None:
     """The agent for ``--llm SPEC --model NAME``; ``None`` when it is not to be asked.
 
     No ``spec`` means ``live`` with an API key and ``off`` without one. ``replay:PATH``
     needs no key; ``live``, ``record:`` and ``cache:`` do (``ValueError`` otherwise, as for a
-    malformed spec).
+    malformed spec). ``ceilings`` (default ``AgentCeilings()``, as the App's) give the
+    review's wall-clock deadline for the agent, which starts now, and each unit's tokens.
     """
     chosen = spec if spec is not None else ("live" if api_key else "off")
-    meter = UsageMeter(budget or LLMBudget())
+    ceilings = ceilings or AgentCeilings()
+    meter = UsageMeter(budget or LLMBudget(), deadline_s=ceilings.deadline_s)
 
     def inner() -> LLM:
         if not api_key:
@@ -197,7 +200,10 @@ def agent_config(
         return AnthropicLLM(AnthropicSettings(api_key=api_key, model=model), meter=meter)
 
     llm = from_spec(chosen, inner, model=model, meter=meter)
-    return None if llm is None else AgentConfig(llm=llm, meter=meter, pr_text=pr_text)
+    if llm is None:
+        return None
+    return AgentConfig(llm=llm, meter=meter, pr_text=pr_text,
+                       limits=AgentLimits(unit_tokens=ceilings.unit_tokens))
 
 
 def clamp(

@@ -31,7 +31,7 @@ from typing import NoReturn, TextIO
 import veribot
 from veribot.bot import verifyclaims
 from veribot.bot.agentreview import agent_config
-from veribot.bot.config import ConfigError
+from veribot.bot.config import AgentCeilings, ConfigError
 from veribot.bot.gitrepo import GitRepoError
 from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.render import FORMATS, render
@@ -75,6 +75,9 @@ class Settings:
     stderr_is_terminal: bool = False
     width: int = 100
     anthropic_api_key: str | None = field(default=None, repr=False)
+    # The operator's limits on a live agent (``VERIBOT_AGENT_*``, as for the App's workers),
+    # read when a review asks the agent (a bad value is then a usage error).
+    agent_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def show_progress(self) -> bool:
@@ -103,6 +106,7 @@ def build_settings(environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -
         stderr_is_terminal=isatty(stderr),
         width=max(60, width),
         anthropic_api_key=environ.get("ANTHROPIC_API_KEY") or None,
+        agent_env=tuple((k, v) for k, v in environ.items() if k.startswith("VERIBOT_AGENT_")),
     )
 
 
@@ -372,7 +376,8 @@ def _request(args: argparse.Namespace, settings: Settings) -> ReviewRequest:
     else:
         source = FilesSource(args.before, args.after, tuple(args.entry))
     try:
-        agent = agent_config(args.llm, args.model, settings.anthropic_api_key)
+        agent = agent_config(args.llm, args.model, settings.anthropic_api_key,
+                             ceilings=AgentCeilings.from_env(dict(settings.agent_env)))
     except (ValueError, LLMError) as exc:
         raise UsageError(str(exc)) from None
     return ReviewRequest(

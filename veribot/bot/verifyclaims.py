@@ -23,7 +23,9 @@ review run with ``--hints FILE`` reuses them.
 
 Exit codes: 0 every hint proven and every fact supported; 1 some hint or fact was not
 (the verdict is printed either way); 2 a usage or input error (the claims file does not
-parse, a file or revision cannot be read, an entry is not in the code).
+parse, nests too deeply or holds a string that is not text, has more than ``MAX_UNITS``
+units or a unit with nothing to check, a file or revision cannot be read, an entry is not
+in the code).
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ from veribot.checks.project.package import PairContext
 EXIT_ALL_PROVEN = 0
 EXIT_NOT_ALL = 1
 MAX_CLAIMS_BYTES = 5_000_000
+# Each unit runs the engine within --timeout: a file of more units than a CI step can wait
+# for is an input error, not a run that never ends.
+MAX_UNITS = 200
+MAX_DEPTH = 32  # how deeply the file's values may nest (a fact's arguments are flat)
 
 
 class ClaimsError(Exception):
@@ -114,15 +120,25 @@ def read_claims(path: Path) -> list[ClaimUnit]:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ClaimsError(f"{path} is not JSON: {err}.") from None
+    except RecursionError:
+        raise ClaimsError(f"{path}: its values are nested too deeply.") from None
+    _plain(raw, path)
     if not isinstance(raw, dict) or raw.get("version", 1) != 1:
         raise ClaimsError(f"{path}: expected an object with \"version\": 1 and \"units\".")
     units = raw.get("units")
     if not isinstance(units, list) or not units:
         raise ClaimsError(f"{path}: \"units\" must be a non-empty list.")
+    if len(units) > MAX_UNITS:
+        raise ClaimsError(f"{path} has {len(units)} units; at most {MAX_UNITS} are checked "
+                          "in one run (split the file).")
     out: list[ClaimUnit] = []
     for n, item in enumerate(units, 1):
         if not isinstance(item, dict) or not isinstance(item.get("entry"), str):
             raise ClaimsError(f"{path}: unit {n} needs an \"entry\" (a function name).")
+        if not item.get("hints") and not item.get("facts"):
+            # Nothing to check would pass as "all proven": a gate that checks nothing.
+            raise ClaimsError(f"{path}: unit {n} (`{item['entry']}`) has no hints and no "
+                              "facts: nothing to check.")
         try:
             hints = parse_hints(item.get("hints", []))
         except HintError as err:
@@ -133,6 +149,26 @@ def read_claims(path: Path) -> list[ClaimUnit]:
         out.append(ClaimUnit(item["entry"], path_in_repo if isinstance(path_in_repo, str) else "",
                              hints, facts, tuple(errors)))
     return out
+
+
+def _plain(raw: object, path: Path) -> None:
+    """Every value nests at most ``MAX_DEPTH`` deep and every string is text (JSON's
+    ``"\\ud800"`` decodes to a lone surrogate, which no file or report can hold)."""
+    stack: list[tuple[object, int]] = [(raw, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ClaimsError(f"{path}: its values are nested more than {MAX_DEPTH} deep.")
+        if isinstance(value, dict):
+            stack += [(k, depth + 1) for k in value] + [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ClaimsError(f"{path}: a string holds a lone surrogate "
+                                  f"({value[:40]!r}).") from None
 
 
 def run(args: argparse.Namespace, stdout: TextIO) -> int:
