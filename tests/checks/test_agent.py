@@ -25,7 +25,7 @@ from tests.fakes import fake_anthropic as fake_anthropic  # the fixture
 from veribot.bot.llm import AnthropicLLM
 from veribot.checks.agent import prompts
 from veribot.checks.agent.facts import Fact, FactSet
-from veribot.checks.agent.llm import ToolSpec, UsageMeter
+from veribot.checks.agent.llm import LLMBudget, ToolSpec, UsageMeter
 from veribot.checks.agent.pipeline import (
     RECORD_FACTS,
     AgentLimits,
@@ -241,6 +241,25 @@ def test_the_last_step_is_forced_to_answer(fake_anthropic: FakeAnthropic) -> Non
     assert analysis.stopped == "answered"
     choices = [body.get("tool_choice") for body in fake_anthropic.bodies]
     assert choices == [None, None, {"type": "tool", "name": "submit_answer"}]
+    assert not fake_anthropic.problems
+
+
+def test_the_answer_is_forced_while_the_unit_cap_still_allows_it(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    """A unit's token cap, spent by tool steps, must not refuse the answer: the step after
+    which one more call would no longer fit is forced to answer."""
+    fake_anthropic.script(
+        reply(tool_use("code_search", {"pattern": "is_empty"}), input_tokens=36_000),
+        reply(answer_call("not equivalent", "It reads the helper differently.")),
+    )
+    meter = UsageMeter(LLMBudget(max_calls=20, max_tokens=10_000_000))
+    with meter.unit(60_000):
+        analysis = analyze(llm_for(fake_anthropic, meter=meter), QUESTION, VIEW,
+                           AgentLimits(max_steps=10), meter=meter)
+    assert analysis.answer is Answer.NOT_EQUIVALENT, analysis
+    choices = [body.get("tool_choice") for body in fake_anthropic.bodies]
+    assert choices == [None, {"type": "tool", "name": "submit_answer"}]
     assert not fake_anthropic.problems
 
 

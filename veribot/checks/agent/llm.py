@@ -424,6 +424,16 @@ class UsageMeter:
         left = self.remaining_s()
         return left is not None and left <= 0
 
+    def tokens_left(self) -> int:
+        """Tokens a next call may still reserve: the least of what the review's budget and,
+        within a unit, the unit's cap leave."""
+        with self._lock:
+            tokens = self._report.total_tokens + self._pending_tokens
+            left = self.budget.max_tokens - tokens
+            if self._unit_cap is not None:
+                left = min(left, self._unit_cap - (tokens - self._unit_base))
+            return left
+
     @contextmanager
     def unit(self, max_tokens: int | None) -> Iterator[None]:
         """Within the block, calls are also capped at ``max_tokens`` in all (one unit's cap)."""

@@ -48,9 +48,10 @@ from veribot.checks.agent.llm import (
     ToolUseBlock,
     UsageMeter,
     UsageReport,
+    estimate_input_tokens,
 )
 from veribot.checks.agent.tools import ANSWER_TOOL, SUBMIT_ANSWER, AgentTool, validate
-from veribot.checks.agent.view import TOOLS, SourceView, ToolError
+from veribot.checks.agent.view import TOOLS, SourceView, ToolError, ViewLimits
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def ask(
     analysis: Analysis | None = None
     formalization: Formalization | None = None
     try:
-        analysis = analyze(llm, question, view, limits, tools=tools)
+        analysis = analyze(llm, question, view, limits, tools=tools, meter=meter)
         if analysis.answer is not Answer.UNKNOWN:
             formalization = formalize(llm, question, analysis, limits)
     except LLMError as exc:
@@ -217,6 +218,12 @@ ANSWER_NOW = (
 )
 
 
+# What one step's tool results may add to the conversation, in tokens (two results of
+# the most a tool returns, at the estimate's 3 characters a token): kept in reserve for
+# the answer forced after it.
+_TOOL_OUTPUT_TOKENS = 2 * ViewLimits().max_result_chars // 3
+
+
 def analyze(
     llm: LLM,
     question: Question,
@@ -224,13 +231,16 @@ def analyze(
     limits: AgentLimits = AgentLimits(),
     *,
     tools: Sequence[AgentTool] = (),
+    meter: UsageMeter | None = None,
 ) -> Analysis:
     """The ReAct loop: call tools while the model asks for them, up to ``max_steps`` calls.
 
     The answer is the input of a ``submit_answer`` call, validated against its schema; prose
     is never read for it. The last step, and any step after a turn that ended without an
-    answer or with an invalid one, forces that call (``tool_choice``). ``tools`` are offered
-    beside ``cat`` and ``code_search`` (``agent.tools.AgentTool``).
+    answer or with an invalid one, forces that call (``tool_choice``), and so does a step
+    after which ``meter``'s tokens would no longer allow one more (a token cap must not
+    refuse the answer after the tools spent it). ``tools`` are offered beside ``cat`` and
+    ``code_search`` (``agent.tools.AgentTool``).
     """
     system, user = analyzer_prompt(question)
     extra = {t.spec.name: t for t in tools}
@@ -244,6 +254,10 @@ def analyze(
     invalid = 0
     for step in range(1, limits.max_steps + 1):
         problems: list[str] = []
+        if meter is not None and not force:
+            # This call, and a forced answer after it that reads what this one adds.
+            worst = estimate_input_tokens(system, messages, specs) + limits.max_tokens
+            force = meter.tokens_left() < 2 * worst + limits.max_tokens + _TOOL_OUTPUT_TOKENS
         forced = SUBMIT_ANSWER if force or step == limits.max_steps else None
         completion = llm.complete(
             system,
