@@ -183,7 +183,7 @@ def run(args: argparse.Namespace, stdout: TextIO) -> int:
         report = verify(u, before, after, context, budget=budget)
         keys = unit_keys(before, after, u.entry) if args.archive is not None else None
         if keys is not None:
-            Archive(args.archive).store("", keys, report.checked.proven())
+            Archive(args.archive).store("", keys, report.checked.archivable())
         reports.append(report)
     if args.format == "json":
         stdout.write(json.dumps([_as_json(r) for r in reports], indent=2) + "\n")

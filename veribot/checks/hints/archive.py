@@ -25,7 +25,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from veribot.checks.hints.format import Hint, HintError, parse_hint
@@ -35,7 +35,8 @@ from veribot.checks.lang.pyprove import find_function
 
 FILE_NAME = "hints.sqlite3"
 SCHEMA_VERSION = 1
-MAX_PER_KEY = 16
+MAX_PER_KEY = 16  # the newest are kept
+MAX_AGE_S = 180 * 24 * 3600.0  # a hint not stored again for this long is dropped
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hints (
@@ -120,25 +121,33 @@ class Archive:
                 continue
         return found
 
-    def store(self, repo: str, keys: UnitKeys, hints: Sequence[Hint]) -> int:
-        """Store proven ``hints``; how many were new."""
+    def store(self, repo: str, keys: UnitKeys, hints: Sequence[Hint],
+              now: float | None = None) -> int:
+        """Store proven ``hints`` (only what the solver checks: a hint's free-text ``why``,
+        as the model or a person wrote it, is not kept); how many were new. A key keeps its
+        ``MAX_PER_KEY`` newest hints, and no hint outlives ``MAX_AGE_S``."""
+        now = time.time() if now is None else now
         added = 0
         with self._connect() as db:
+            db.execute("DELETE FROM hints WHERE stored < ?", (now - MAX_AGE_S,))
             for hint in hints:
                 key = keys.key_for(hint)
                 if key is None:
                     continue
-                (count,) = db.execute(
-                    "SELECT COUNT(*) FROM hints WHERE repo = ? AND code_key = ?", (repo, key)
-                ).fetchone()
-                if count >= MAX_PER_KEY:
-                    continue
-                text = json.dumps(hint.as_json(), sort_keys=True)
-                cur = db.execute(
-                    "INSERT OR IGNORE INTO hints (repo, code_key, hint, stored) "
-                    "VALUES (?, ?, ?, ?)", (repo, key, text, time.time()),
+                text = json.dumps(replace(hint, why="").as_json(), sort_keys=True)
+                known = db.execute(
+                    "UPDATE hints SET stored = ? WHERE repo = ? AND code_key = ? AND hint = ?",
+                    (now, repo, key, text)).rowcount
+                if not known:
+                    db.execute("INSERT INTO hints (repo, code_key, hint, stored) "
+                               "VALUES (?, ?, ?, ?)", (repo, key, text, now))
+                    added += 1
+                db.execute(
+                    "DELETE FROM hints WHERE repo = ? AND code_key = ? AND rowid NOT IN ("
+                    "SELECT rowid FROM hints WHERE repo = ? AND code_key = ? "
+                    "ORDER BY stored DESC, rowid DESC LIMIT ?)",
+                    (repo, key, repo, key, MAX_PER_KEY),
                 )
-                added += cur.rowcount
         return added
 
     @contextmanager

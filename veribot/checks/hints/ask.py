@@ -189,7 +189,7 @@ def improve(
         hints = Parsed((*archived, *proposal.parsed.hints), proposal.parsed.rejected)
         checked = _check(unit, hints, budget, "archive+agent" if archived else "agent")
         if archive is not None and keys is not None:
-            archive.store(repo, keys, checked.proven())
+            archive.store(repo, keys, checked.archivable())
         if checked.proven_with_hints:
             break
         feedback = "\n".join(checked.lines())

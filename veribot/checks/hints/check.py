@@ -52,6 +52,12 @@ class Checked:
     def proven(self) -> list[Hint]:
         return [r.hint for r in self.hints if r.status is Status.PROVEN]
 
+    def archivable(self) -> list[Hint]:
+        """The proven hints a proof used, but those that say nothing (a tautology): what
+        an archive keeps (the rest saves no later model call)."""
+        return [r.hint for r in self.hints
+                if r.status is Status.PROVEN and r.used and not r.hint.vacuous()]
+
     def lines(self) -> list[str]:
         """One line per hint, for a report."""
         out = [r.line() for r in self.hints]

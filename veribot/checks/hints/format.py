@@ -83,6 +83,20 @@ class Expr:
             return tuple(Expr(ast.unparse(v), v) for v in self.tree.values)
         return (self,)
 
+    def tautology(self) -> bool:
+        """Whether it holds by its form alone: each conjunct a true constant or a
+        comparison of an expression with itself (``before.n == before.n``)."""
+        for part in self.conjuncts():
+            node = part.tree
+            if isinstance(node, ast.Constant) and node.value is True:
+                continue
+            if not (isinstance(node, ast.Compare)
+                    and all(isinstance(op, ast.Eq | ast.LtE | ast.GtE | ast.Is)
+                            for op in node.ops)
+                    and len({ast.dump(e) for e in (node.left, *node.comparators)}) == 1):
+                return False
+        return True
+
 
 @dataclass(frozen=True)
 class Hint:
@@ -99,6 +113,12 @@ class Hint:
     requires: Expr | None = None  # lemma
     ensures: Expr | None = None  # lemma
     why: str = ""
+
+    def vacuous(self) -> bool:
+        """Whether it says nothing: its invariant, condition or lemma's ``ensures`` holds
+        by its form alone (a correspondence is never vacuous)."""
+        said = self.ensures if self.kind == "lemma" else self.expr
+        return said is not None and said.tautology()
 
     def invariants(self) -> tuple[Expr, ...]:
         """The relational invariants this hint proposes (none for lemmas, preconditions)."""
