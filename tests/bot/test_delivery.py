@@ -116,8 +116,8 @@ def test_a_600_function_pull_request_posts_within_githubs_limits(
     summary = pr.summary()
     assert len(summary) <= COMMENT_BODY_MAX_CHARS
     # What was cut is said, with the count, and where the rest is.
-    assert "more units" in summary and run["html_url"] in summary
-    assert "more units" in check_summary and "annotations" in check_summary
+    assert "more undecided units" in summary and run["html_url"] in summary
+    assert "more undecided units" in check_summary and "annotations" in check_summary
     assert summary.rstrip().endswith(f"Reviewed at {pr.head[:12]}.</sub>")
 
 

@@ -254,9 +254,33 @@ def test_markdown_summary_comment() -> None:
     assert md.startswith(SUMMARY_MARKER)
     assert "### veribot: 1 refuted, 1 verified, 4 inconclusive" in md
     assert "| ❌ | `shop/pricing.py::discount` | **refuted** | `counterexample` |" in md
-    assert "function added \\| piped" in md  # table cells are escaped
     assert "discount(9, [1, 2])\n# before: returns 9\n# after:  raises IndexError" in md
     assert "`README.md`" in md
+    # Decided units first; the undecided folded; what was not compared in one line.
+    assert md.index("::discount`") < md.index("::Cart.total`") < md.index("left undecided")
+    assert "<details><summary>1 changed function left undecided (1 unsupported)" in md
+    assert "| `shop/pricing.py::net` | `unsupported:while-else` | while-else at line 20 |" in md
+    assert ("Not compared: 1 added (`shop/pricing.py::tip`); 1 deleted "
+            "(`shop/pricing.py::old`); 1 outside functions (`shop/pricing.py::<module>`).") in md
+    piped = replace(REPORT.items[2], result=replace(REPORT.items[2].result, detail="a | b"))
+    md = render(replace(REPORT, items=(piped,)), "markdown")
+    assert "| a \\| b |" in md  # table cells are escaped
+
+
+def test_changed_tests_are_one_line_not_one_row_each() -> None:
+    def test_unit(name: str, path: str, verdict: Verdict) -> UnitResult:
+        reason = Reason.COUNTEREXAMPLE if verdict is Verdict.REFUTED else Reason.TIMEOUT
+        cex = REFUTATION if verdict is Verdict.REFUTED else None
+        return UnitResult(replace(unit(UnitKind.CHANGED, name), path=path),
+                          Result(verdict, reason, "differs", cex))
+
+    tests = [test_unit(f"test_{k}", f"tests/test_{k % 2}.py",
+                       Verdict.REFUTED if k == 0 else Verdict.INCONCLUSIVE) for k in range(7)]
+    md = render(replace(REPORT, items=(*REPORT.items, *tests)), "markdown")
+    assert ("Tests: 7 test functions changed in `tests/test_0.py`, `tests/test_1.py` "
+            "(1 refuted, 6 inconclusive)") in md
+    assert "test_0`" not in md.replace("tests/test_0.py`", "")  # no row of its own
+    assert md.count("| ❌ |") == 1  # only the code's refutation is a row
 
 
 def test_unknown_format_is_an_error() -> None:
@@ -318,7 +342,8 @@ def test_text_from_the_code_or_the_model_cannot_break_out_or_mention() -> None:
     report = _hostile_report()
     md = render(report, "markdown")
     _assert_inert(md)
-    assert md.count("<pre>") == 0 and _outside_code(md).count("<details>") == 2
+    # Our own: the refutation's input, the agent's answer, the folded undecided unit.
+    assert md.count("<pre>") == 0 and _outside_code(md).count("<details>") == 3
     from markdown_it import MarkdownIt
 
     blocks = MarkdownIt("commonmark", {"html": True}).render(md).count("<pre>")
@@ -346,3 +371,19 @@ def test_one_huge_value_does_not_crowd_the_other_units_out() -> None:
     assert "more unit" not in md  # every unit is listed, the huge value cut short
     assert all(f"::{name}`" in md for name in ("discount", "net", "tip", "old"))
     assert "a distinguishing input" in md
+
+
+def test_two_long_values_are_shown_from_where_they_part() -> None:
+    """Two ``__dir__`` lists cut at the same prefix would show nothing: the cell and the
+    details show each from a little before the first difference."""
+    names = [f"name_{k:03}" for k in range(300)]
+    before = Behaviour(BehaviourKind.RETURNED, 0, repr(names))
+    after = Behaviour(BehaviourKind.RETURNED, 0, repr([*names[:250], "other", *names[250:]]))
+    cex = replace(REFUTATION, before=before, after=after)
+    item = replace(REPORT.items[0], result=replace(REPORT.items[0].result, counterexample=cex))
+    md = render(replace(REPORT, items=(item,)), "markdown")
+    row = next(line for line in md.splitlines() if line.startswith("| ❌ |"))
+    assert "'other'" in row and "… 'name_24" in row and len(row) < 900
+    assert "'name_001'" not in row  # not the common start
+    block = md[md.index("```python"):]
+    assert "'other'" in block

@@ -32,6 +32,7 @@ import hashlib
 import html
 import io
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +46,7 @@ import veribot
 from veribot.bot.review import Report, UnitResult
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status
-from veribot.checks.project.units import UnitKind
+from veribot.checks.project.units import UnitKind, is_test_path
 from veribot.checks.verdict import Counterexample, Reason, Verdict
 
 FORMATS = ("text", "json", "markdown", "sarif")
@@ -63,6 +64,9 @@ ANNOTATION_MESSAGE_MAX_BYTES = 64 * 1024
 CUT_NOTE = "\n\n… (cut to GitHub's size limit)"
 # One unit's share of a summary: a huge value must not crowd the other units out.
 CELL_MAX_CHARS = 600
+TEXT_VALUE_CHARS = 2000  # a behaviour on a line of the text report
+UNDECIDED_CELL_CHARS = 200  # an undecided unit's reason, in its folded table
+SUMMARY_NAMES = 5  # names listed in a summary line before "and N more"
 DETAIL_MAX_BYTES = 4096
 
 _VERDICT_STYLE = {
@@ -143,20 +147,35 @@ def describe_call(entry: str, cex: Counterexample) -> str:
     return cex.call(name)
 
 
-def explain(item: UnitResult) -> str:
-    """The sentence after the reason: the detail, and for a refutation input and behaviours."""
+def explain(item: UnitResult, width: int = CELL_MAX_CHARS // 3) -> str:
+    """The sentence after the reason: the detail, and for a refutation input and behaviours
+    (two long behaviours from where they part, ``width`` characters each)."""
     r = item.result
     cex = r.counterexample
     if cex is None:
         return r.detail
-    text = (
-        f"on {describe_call(item.unit.entry, cex)}: before {cex.before.describe()}, "
-        f"after {cex.after.describe()}"
-    )
+    before, after = differing(cex.before.describe(), cex.after.describe(), width)
+    text = f"on {describe_call(item.unit.entry, cex)}: before {before}, after {after}"
     if cex.difference and cex.before.describe() == cex.after.describe():
         # Same result, so the difference is elsewhere (arguments left changed, timing).
         text += f" ({cex.difference})"
     return text
+
+
+def differing(a: str, b: str, width: int) -> tuple[str, str]:
+    """``a`` and ``b`` whole when each fits ``width`` characters; else each from a little
+    before where they part (two long lists cut at the same prefix would show nothing)."""
+    if len(a) <= width and len(b) <= width:
+        return a, b
+    common = len(os.path.commonprefix([a, b]))
+    start = max(0, min(common - width // 4, max(len(a), len(b)) - width))
+    start = 0 if start < 8 else start
+
+    def view(text: str) -> str:
+        cut = text[start:start + width]
+        return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+
+    return view(a), view(b)
 
 
 def summary_line(report: Report) -> str:
@@ -304,7 +323,8 @@ def render_text(
     for item in report.items:
         r = item.result
         lines.append(
-            f"{r.verdict.value:<13} {item.unit.qualname}  [{r.reason}] {explain(item)}".rstrip()
+            f"{r.verdict.value:<13} {item.unit.qualname}  [{r.reason}] "
+            f"{explain(item, TEXT_VALUE_CHARS)}".rstrip()
         )
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
@@ -408,7 +428,7 @@ def _render_rich(report: Report, width: int, color: bool) -> str:
             Text(r.verdict.value, style=_VERDICT_STYLE[r.verdict]),
             item.unit.qualname,
             r.reason,
-            explain(item),
+            explain(item, TEXT_VALUE_CHARS),
         )
     for u in report.skipped:
         table.add_row(Text("skipped", style="dim"), u.path, "", u.detail)
@@ -511,9 +531,12 @@ def render_markdown(
 ) -> str:
     """The pull-request summary comment (with a hidden marker to find it again).
 
-    With ``max_bytes``, the text stays within that many bytes of UTF-8: when every unit does
-    not fit, the most important are listed first and a line says how many more there are
-    and that they are in ``rest`` (Markdown, e.g. a link to the check run).
+    Decided units come first, as a table with each refutation's input; the changed
+    functions left undecided follow, folded; what was not compared (added, deleted,
+    renamed, outside functions) and the changed tests are summarised in a line each. With
+    ``max_bytes``, the text stays within that many bytes of UTF-8: when every unit does not
+    fit, the most important are listed first and a line says how many more there are and
+    that they are in ``rest`` (Markdown, e.g. a link to the check run).
     """
     head = [
         SUMMARY_MARKER,
@@ -532,27 +555,115 @@ def render_markdown(
         "<sub>verified = proven for every input of the stated types; refuted = an input "
         "that really behaves differently; inconclusive = neither, with the reason.</sub>"
     )
-    items = list(report.items)
-    whole = "\n".join([*head, *_unit_blocks(report, items), *tail]) + "\n"
+    tests = [i for i in report.items if is_test_path(i.unit.path)]
+    code = [i for i in report.items if not is_test_path(i.unit.path)]
+    decided = sorted((i for i in code if i.result.verdict is not Verdict.INCONCLUSIVE),
+                     key=_by_importance)
+    undecided = [i for i in code if i.result.verdict is Verdict.INCONCLUSIVE and i.compared]
+    others = [i for i in code if not i.compared]
+    summaries = [line for line in (_not_compared_line(others), _tests_line(tests)) if line]
+    folded = _undecided_block(undecided)
+    whole = "\n".join([*head, *_unit_blocks(report, decided), *_agent_blocks(report, undecided + others),
+                       *folded, *summaries, *([""] if summaries else []), *tail]) + "\n"
     if max_bytes is None or utf8_size(whole) <= max_bytes:
         return whole
-    items.sort(key=_by_importance)
-    room = max_bytes - utf8_size("\n".join([*head, *tail]) + "\n") - 512
+    # Too long: the decided units' rows first, as many as fit, then their details; the
+    # undecided ones only counted, by reason.
+    lines = [*summaries, _undecided_count(undecided), ""]
+    room = max_bytes - utf8_size("\n".join([*head, *lines, *tail]) + "\n") - 512
     table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
     rows, listed = fit_blocks(
-        [_table_row(i) for i in items],
+        [_table_row(i) for i in decided],
         room * 2 // 3 - utf8_size(table_header),
-        lambda n: f"\n… {n} more unit{'s' if n != 1 else ''}: see {rest}.",
+        lambda n: f"\n… {n} more decided unit{'s' if n != 1 else ''}: see {rest}.",
     )
-    shown = items[:listed]
-    body = [table_header, *rows, ""] if items else []
+    shown = decided[:listed]
+    body = [table_header, *rows, ""] if decided else []
     used = utf8_size("\n".join(body))
     details, _ = fit_blocks(
-        _detail_blocks(report, shown),
+        _detail_blocks(report, shown) + _agent_blocks(report, undecided + others),
         room - used,
         lambda n: f"… the details of {n} more unit{'s' if n != 1 else ''}: see {rest}.\n",
     )
-    return "\n".join([*head, *body, *details, *tail]) + "\n"
+    folded = _undecided_block(undecided, max(0, room - used - utf8_size("\n".join(details))),
+                              rest)
+    return "\n".join([*head, *body, *details, *folded, *lines, *tail]) + "\n"
+
+
+def _undecided_block(items: list[UnitResult], max_bytes: int | None = None,
+                     rest: str = "the full report") -> list[str]:
+    """The changed functions left undecided, folded: a reviewer opens them if they wish.
+    With ``max_bytes``, the rows that fit, then how many more there are and where."""
+    if not items:
+        return []
+    n = len(items)
+    rows = [f"| {md_code(i.unit.qualname, in_table=True)} | "
+            f"{md_code(i.result.reason, in_table=True)} | "
+            f"{md_text(clip_chars(i.result.detail, UNDECIDED_CELL_CHARS))} |" for i in items]
+    opening = [f"<details><summary>{n} changed function{'s' if n != 1 else ''} left "
+               f"undecided ({html_text(_by_reason(items))})</summary>", "",
+               "| unit | reason | why |", "|---|---|---|"]
+    closing = ["", "</details>", ""]
+    left = ""
+    if max_bytes is not None:
+        room = max_bytes - utf8_size("\n".join([*opening, *closing])) - 200
+        fitted, kept = fit_blocks(rows, room, lambda k: "")
+        if kept < n:
+            rows = fitted[:kept]
+            left = f"… {n - kept} more undecided unit{'s' if n - kept != 1 else ''}: see {rest}."
+    return [*opening, *rows, *(["", left] if left else []), *closing]
+
+
+def _undecided_count(items: list[UnitResult]) -> str:
+    if not items:
+        return ""
+    n = len(items)
+    return f"{n} changed function{'s' if n != 1 else ''} left undecided: {md_text(_by_reason(items))}."
+
+
+def _by_reason(items: list[UnitResult]) -> str:
+    """``3 timeout, 1 unknown-type``: how many of ``items`` have each reason (its base)."""
+    counts: dict[str, int] = {}
+    for i in items:
+        counts[reason_base(i.result.reason)] = counts.get(reason_base(i.result.reason), 0) + 1
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items(), key=lambda c: -c[1]))
+
+
+_NOT_COMPARED_WORDS = {Reason.ADDED: "added", Reason.DELETED: "deleted",
+                       Reason.RENAMED: "renamed", Reason.NOT_A_FUNCTION: "outside functions"}
+
+
+def _not_compared_line(items: list[UnitResult]) -> str:
+    """One line for the units that had no two versions to compare, grouped by why."""
+    if not items:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for i in items:
+        word = _NOT_COMPARED_WORDS.get(reason_base(i.result.reason), reason_base(i.result.reason))
+        groups.setdefault(word, []).append(i.unit.qualname)
+    parts = []
+    for word, names in groups.items():
+        shown = ", ".join(md_code(n) for n in names[:SUMMARY_NAMES])
+        more = f" and {len(names) - SUMMARY_NAMES} more" if len(names) > SUMMARY_NAMES else ""
+        parts.append(f"{len(names)} {word} ({shown}{more})")
+    return clip_bytes("Not compared: " + "; ".join(parts) + ".", 4096)
+
+
+def _tests_line(items: list[UnitResult]) -> str:
+    """One line for the changed test functions: how many, where, and what became of them
+    (their calls of the code are inputs for it, not verdicts of their own)."""
+    if not items:
+        return ""
+    files = list(dict.fromkeys(i.unit.path for i in items))
+    shown = ", ".join(md_code(f) for f in files[:SUMMARY_NAMES])
+    more = f" and {len(files) - SUMMARY_NAMES} more" if len(files) > SUMMARY_NAMES else ""
+    verdicts = ", ".join(f"{n} {v.value}" for v in Verdict
+                         if (n := sum(1 for i in items if i.result.verdict is v)))
+    n = len(items)
+    return clip_bytes(
+        f"Tests: {n} test function{'s' if n != 1 else ''} changed in {shown}{more} "
+        f"({verdicts}); their calls of the changed code were tried as inputs, and each is in "
+        "the full report.", 4096)
 
 
 def _table_row(item: UnitResult) -> str:
@@ -581,6 +692,7 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
         cex = item.result.counterexample
         if cex is None:
             continue
+        shown = differing(cex.before.describe(), cex.after.describe(), DETAIL_MAX_BYTES // 3)
         blocks.append(
             "\n".join(
                 [
@@ -590,8 +702,8 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
                     md_fence(
                         clip_bytes(
                             f"{describe_call(item.unit.entry, cex)}\n"
-                            f"# before: {cex.before.describe()}\n"
-                            f"# after:  {cex.after.describe()}",
+                            f"# before: {shown[0]}\n"
+                            f"# after:  {shown[1]}",
                             DETAIL_MAX_BYTES,
                             "\n# … (cut to keep the summary within GitHub's limits)",
                         ),
@@ -603,6 +715,12 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
                 ]
             )
         )
+    return blocks + _agent_blocks(report, items)
+
+
+def _agent_blocks(report: Report, items: list[UnitResult]) -> list[str]:
+    """A ``<details>`` block per agent answer about ``items``."""
+    blocks = []
     asked = [i for i in items if i.agent is not None and report.agent_model]
     for item in asked:
         lines = agent_lines(item.agent)
