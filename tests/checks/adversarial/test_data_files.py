@@ -151,3 +151,13 @@ def test_data_over_the_cap_is_counted_not_silently_dropped() -> None:
     assert package is not None
     assert dict(package.data) == {"pkg/small.txt": b"3"}
     assert package.data_left_out == 1
+
+
+def test_inlining_a_file_outside_the_package_is_not_refuted(tmp_path: Path) -> None:
+    # The repository's other files are not copied: a version that cannot find one shows
+    # nothing of the code.
+    reader = ("from pathlib import Path\n\n\ndef limit() -> int:\n"
+              "    return int((Path(__file__).parents[1] / 'data' / 'limit.txt').read_text())\n")
+    report = _review(tmp_path, {"pkg/mod.py": reader.encode(), "data/limit.txt": b"3"},
+                     {"pkg/mod.py": _INLINED.encode()})
+    assert _results(report)["pkg/mod.py::limit"] is not Verdict.REFUTED

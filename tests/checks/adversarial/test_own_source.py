@@ -94,3 +94,22 @@ def test_a_docstring_moving_a_helper_of_a_reader_is_not_verified(tmp_path: Path)
     report = _review(tmp_path, before.format(doc=""), before.format(doc=_DOC))
     found = _verdicts(report)
     assert "pkg/mod.py::f" in found and found["pkg/mod.py::f"] is not Verdict.VERIFIED
+
+
+def test_a_warning_shown_on_a_captured_stderr_is_read(tmp_path: Path) -> None:
+    # A shown warning carries its file, line and source line.
+    module = ("import io\nimport sys\nimport warnings\n\n\ndef f(x: int) -> str:\n{doc}"
+              "    buf, old = io.StringIO(), sys.stderr\n    sys.stderr = buf\n"
+              "    try:\n        warnings.warn('careful')\n    finally:\n"
+              "        sys.stderr = old\n    return buf.getvalue() + str(x)\n")
+    report = _review(tmp_path, module.format(doc=""), module.format(doc=_DOC))
+    assert _verdicts(report).get("pkg/mod.py::f") is not Verdict.VERIFIED
+
+
+def test_a_traceback_module_imported_by_a_computed_name_is_a_reader(tmp_path: Path) -> None:
+    module = ("import importlib\n\n\ndef f(x: int) -> str:\n{doc}"
+              "    tb = importlib.import_module('trace' + 'back')\n"
+              "    try:\n        return str(1 // x)\n    except ZeroDivisionError:\n"
+              "        return tb.format_exc()\n")
+    report = _review(tmp_path, module.format(doc=""), module.format(doc=_DOC))
+    assert _verdicts(report).get("pkg/mod.py::f") is not Verdict.VERIFIED

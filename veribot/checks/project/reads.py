@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable
 
 from veribot.checks.project.package import PairContext
-from veribot.checks.verdict import Reason, Result, Verdict
+from veribot.checks.verdict import BehaviourKind, Reason, Result, Verdict
 
 __all__ = ["DATA_READ", "LAYOUT_READ", "names_a_file", "reads_files", "reads_source",
            "withheld", "words"]
@@ -72,6 +72,8 @@ _LINE_WORDS = frozenset({
     "cgitb", "showtraceback", "excepthook", "print_exception", "format_exception",
     "redirect_stderr", "dup2", "captureWarnings", "showwarning", "formatwarning",
     "catch_warnings", "__warningregistry__",
+    # A module imported by a name the code computes may be any of the above.
+    "importlib", "import_module", "modules",  # (`__import__` of a computed name: noise)
 })
 # Logging carries line numbers and tracebacks only into handlers, filters and records the
 # program makes (its last resort writes the message alone to standard error).
@@ -80,6 +82,9 @@ _LOGGING_WORDS = frozenset({
     "makeRecord", "setLogRecordFactory", "getLogRecordFactory", "Formatter",
     "formatException", "formatStack", "handlers", "lineno",
 })
+# What a read of a missing file raises.
+_OS_ERRORS = frozenset({"OSError", "FileNotFoundError", "NotADirectoryError",
+                        "IsADirectoryError", "PermissionError"})
 _HANDLER = re.compile(r"Handler$")
 # An asyncio task's `repr` shows where its coroutine is defined or running.
 _TASK_WORDS = frozenset({"Task", "create_task", "ensure_future", "all_tasks",
@@ -129,6 +134,9 @@ def reads_source(tree: ast.AST) -> bool:
         return True
     if "asyncio" in found and found & _TASK_WORDS:
         return True
+    if any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+           and n.attr in ("stderr", "stdout") for n in ast.walk(tree)):
+        return True  # a shown warning (file, line, source line) goes to standard error
     return "inspect" in found and bool(found & _INSPECT_FRAMES)
 
 
@@ -146,8 +154,10 @@ def withheld(result: Result, before: str, after: str,
 
     - a verified result where the package's data files differ between the revisions (or
       the caps left some out) and code of the package may read a file (or names one);
-    - a refutation where the caps left data files out and such code may read them (the
-      missing file may be all that differs);
+    - a refutation where the caps left data files out and such code may read them, or
+      where a version raised ``OSError`` (``FileNotFoundError``...) and such code may read
+      a file the sandbox does not hold (the repository's files outside the package): the
+      missing file may be all that differs;
     - a proof that the two versions are the same code (the relational check: docstrings,
       layout and local names aside) where their texts differ and the module may read its
       source text or line numbers.
@@ -167,6 +177,12 @@ def withheld(result: Result, before: str, after: str,
         if readers and left_out:
             why = (DATA_READ, "the size caps left data files of its package out of the "
                    "sandbox, and code of the package may read files")
+        elif readers and result.counterexample is not None and any(
+                b.kind is BehaviourKind.RAISED and str(b.value) in _OS_ERRORS
+                for b in (result.counterexample.before, result.counterexample.after)):
+            why = (DATA_READ, "a version raised an error of the file system, and code of "
+                   "the package may read files the sandbox does not hold (the repository's "
+                   "files outside the package)")
         elif readers and changed and result.verdict is Verdict.VERIFIED:
             shown = ", ".join(f"`{p}`" for p in sorted(changed)[:3])
             why = (DATA_READ, f"data files of its package changed ({shown}), and code of "
