@@ -113,3 +113,19 @@ def test_a_traceback_module_imported_by_a_computed_name_is_a_reader(tmp_path: Pa
               "        return tb.format_exc()\n")
     report = _review(tmp_path, module.format(doc=""), module.format(doc=_DOC))
     assert _verdicts(report).get("pkg/mod.py::f") is not Verdict.VERIFIED
+
+
+def test_moved_lines_list_the_readers_and_their_callers_not_every_function(
+        tmp_path: Path) -> None:
+    """Lines added at the top move every line, but only what reads them can tell: the
+    reader (through an aliased import), its caller; not a function that reads neither."""
+    module = ("from traceback import format_exc as fe\n\n\n"
+              "def where(x: int) -> str:\n    try:\n        return str(1 // x)\n"
+              "    except ZeroDivisionError:\n        return fe()\n\n\n"
+              "def api(x: int) -> str:\n    return where(x).upper()\n\n\n"
+              "def plain(x: int) -> int:\n    return x + 1\n")
+    found = _verdicts(_review(tmp_path, module, "\n\n" + module))
+    assert "pkg/mod.py::where" in found and "pkg/mod.py::api" in found
+    assert found["pkg/mod.py::where"] is not Verdict.VERIFIED
+    assert found["pkg/mod.py::api"] is not Verdict.VERIFIED
+    assert "pkg/mod.py::plain" not in found

@@ -8,7 +8,9 @@ words of strings; docstrings left out), never by running it:
   library that opens a file by its name (``numpy.load``, ``toml.load``)... Such code may
   read a data file of its package (so a change of that file is a change of behaviour) and
   its own source (so is a change of its comments or docstrings).
-- *source text or line numbers* (``reads_source``): the file readers, and what hands out
+- *source text or line numbers* (``reads_source``): what can find the module's own file
+  (``__file__``, a loader, a code object's file, the package's resources; a path the code
+  is given is an input, so a plain ``open(path)`` does not count), and what hands out
   line numbers or source lines: frames, code objects and tracebacks (``traceback``,
   ``sys.exc_info``, ``__traceback__``, ``inspect.stack``), ``linecache``, a loader's
   ``get_source``, a tracer (``sys.settrace``), ``faulthandler``, ``pdb``; a logging
@@ -60,6 +62,16 @@ _FILE_WORDS = frozenset({
     "read_excel", "read_parquet", "read_table", "read_pickle", "load_dotenv",
     "dotenv_values", "run_path", "linecache", "tokenize", "netrc", "mimetypes",
 })
+# Whole words of code that can find its own module's file (to read its text): the
+# module's file name and loader, a code object's file, the package's resources. A path
+# the code is given (``open(path)``) is an input, not its source: that a caller passes
+# the module's own file is a listed assumption of a layout proof.
+_OWN_FILE_WORDS = frozenset({
+    "__file__", "__cached__", "__loader__", "__spec__", "__path__", "get_filename",
+    "getfile", "getsourcefile", "getabsfile", "getmodule", "co_filename", "get_data",
+    "get_resource_reader", "resources", "importlib_resources", "pkg_resources", "pkgutil",
+    "run_path",
+})
 # Whole words of what hands out line numbers or source text (besides the file readers):
 # frames, code objects, tracebacks, tracers.
 _LINE_WORDS = frozenset({
@@ -72,15 +84,19 @@ _LINE_WORDS = frozenset({
     "cgitb", "showtraceback", "excepthook", "print_exception", "format_exception",
     "redirect_stderr", "dup2", "captureWarnings", "showwarning", "formatwarning",
     "catch_warnings", "__warningregistry__",
+    # What `traceback` hands out, should it be imported by a name the code computes.
+    "format_exc", "print_exc", "format_tb", "print_tb", "extract_tb", "extract_stack",
+    "format_stack", "print_stack", "walk_tb", "walk_stack", "TracebackException",
+    "StackSummary", "FrameSummary", "format_list",
     # A module imported by a name the code computes may be any of the above.
-    "importlib", "import_module", "modules",  # (`__import__` of a computed name: noise)
+    "import_module",  # (`__import__` of a computed name: noise)
 })
 # Logging carries line numbers and tracebacks only into handlers, filters and records the
 # program makes (its last resort writes the message alone to standard error).
 _LOGGING_WORDS = frozenset({
     "addHandler", "basicConfig", "dictConfig", "fileConfig", "addFilter", "LogRecord",
     "makeRecord", "setLogRecordFactory", "getLogRecordFactory", "Formatter",
-    "formatException", "formatStack", "handlers", "lineno",
+    "formatException", "formatStack",
 })
 # What a read of a missing file raises.
 _OS_ERRORS = frozenset({"OSError", "FileNotFoundError", "NotADirectoryError",
@@ -128,7 +144,7 @@ def reads_files(tree: ast.AST) -> bool:
 def reads_source(tree: ast.AST) -> bool:
     """Whether code of ``tree`` may read source text or line numbers of its module."""
     found = words(tree)
-    if found & (_FILE_WORDS | _LINE_WORDS | _LOGGING_WORDS):
+    if found & (_OWN_FILE_WORDS | _LINE_WORDS | _LOGGING_WORDS):
         return True
     if any(_HANDLER.search(w) for w in found):
         return True

@@ -616,7 +616,8 @@ def _pair(
             )
         elif moved_relative:
             units.append(unit(UnitKind.CHANGED, entry, MOVED_UNCHANGED))
-        elif layout_read and before.source != after.source:
+        elif layout_read and before.source != after.source and entry in _source_readers(
+                (before.tree, after.tree), a_defs, b_defs):
             # Its lines may have moved, or it may show another line (a traceback through a
             # function that changed, `linecache.getline(__file__, 9)`).
             units.append(unit(UnitKind.CHANGED, entry, "its code and text are unchanged, but "
@@ -943,6 +944,26 @@ def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str
             more = f" and {len(reached) - 5} more" if len(reached) > 5 else ""
             out[d.entry] = f"the module-level {shown}{more}"
     return out
+
+
+def _source_readers(trees: Sequence[ast.Module | None], *defs: dict[str, _Def]
+                    ) -> frozenset[str]:
+    """The functions whose own code may read line numbers or source text (``reads``), and
+    those that name one of them or a name imported from what reads them
+    (``from traceback import format_exc as fe``), followed to a fixed point: what a change
+    of the module's lines may change, where the rest of its functions do not read them."""
+    imported = {alias.asname or alias.name.partition(".")[0] for tree in trees if tree
+                for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                and reads.reads_source(node) for alias in node.names}
+    nodes = [(entry, d.node) for found in defs for entry, d in found.items() if not d.is_class]
+    readers = {entry for entry, node in nodes if reads.reads_source(node)}
+    said = [(entry, reads.words(node)) for entry, node in nodes]
+    while True:
+        names = {r.rpartition(".")[2] for r in readers} | imported
+        more = {entry for entry, words in said if entry not in readers and words & names}
+        if not more:
+            return frozenset(readers)
+        readers |= more
 
 
 def data_readers(
