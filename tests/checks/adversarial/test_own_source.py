@@ -129,3 +129,15 @@ def test_moved_lines_list_the_readers_and_their_callers_not_every_function(
     assert found["pkg/mod.py::where"] is not Verdict.VERIFIED
     assert found["pkg/mod.py::api"] is not Verdict.VERIFIED
     assert "pkg/mod.py::plain" not in found
+
+
+def test_a_proof_in_a_module_reading_given_paths_lists_that_assumption(tmp_path: Path) -> None:
+    from veribot.checks.project.reads import GIVEN_PATHS
+
+    module = ("def f(path: str) -> int:\n{doc}    first = open(path, encoding='utf-8')\n"
+              "    return len(first.read())\n")
+    report = _review(tmp_path, module.format(doc=""),
+                     module.format(doc="").replace("first", "size") + "\n\nK = 1\n")
+    (item,) = [i for i in report.items if i.unit.qualname == "pkg/mod.py::f"]
+    assert item.result.verdict is Verdict.VERIFIED, item.result.detail
+    assert GIVEN_PATHS in item.result.assumptions

@@ -29,6 +29,7 @@ assumption.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
@@ -42,6 +43,10 @@ __all__ = ["DATA_READ", "LAYOUT_READ", "names_a_file", "reads_files", "reads_sou
 # The reasons a verified result is withheld (``Reason.unsupported`` constructs).
 DATA_READ = "a-data-file-change-read"
 LAYOUT_READ = "a-layout-change-read"
+
+# Listed on a proof that the versions are the same code, in a module that reads files.
+GIVEN_PATHS = ("a path the function is given is not its own module's file (whose text "
+               "differs between the versions)")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -209,6 +214,12 @@ def withheld(result: Result, before: str, after: str,
         if own is None or any(reads_source(t) for t in own):
             why = (LAYOUT_READ, "the two versions are the same code, but their texts "
                    "differ and the module may read its source text or line numbers")
+    if not why and result.verdict is Verdict.VERIFIED and before != after and (
+            result.method.startswith("relational")):
+        own = _trees(before, after, None) or []
+        if any(reads_files(t) for t in own):
+            return dataclasses.replace(result, assumptions=(
+                *result.assumptions, GIVEN_PATHS))
     if not why:
         return result
     return Result(Verdict.INCONCLUSIVE, Reason.unsupported(why[0]), why[1],
