@@ -65,13 +65,17 @@ def test_collect_takes_the_package_chain_first_and_respects_the_caps() -> None:
     names = [p for p, _ in package.files]
     # The folders from the module up to the top-level package first, then the rest.
     assert names[:4] == ["pkg/__init__.py", "pkg/a.py", "pkg/sub/__init__.py", "pkg/sub/near.py"]
+    # Then the top-level modules beside the package, and its data files as bytes.
     assert set(names) == {p for p in tree if p.startswith("pkg/") and p.endswith(".py")} - {
         "pkg/sub/mod.py"
-    }
-    assert package.left_out == 0
+    } | {"setup.py"}
+    assert names[-1] == "setup.py"
+    assert package.data == (("pkg/data.json", b"{}"),)
+    assert package.left_out == 0 and package.data_left_out == 0
     small = from_mapping("pkg/sub/mod.py", tree, max_files=3)
-    assert small is not None and len(small.files) == 3 and small.left_out == 3
-    assert "3 more left out" in small.note
+    assert small is not None and len(small.files) == 3 and small.left_out == 4
+    assert small.data == () and small.data_left_out == 1
+    assert "5 more left out" in small.note
     by_size = from_mapping("pkg/sub/mod.py", tree, max_bytes=100)
     assert by_size is not None
     assert "pkg/other/far.py" not in dict(by_size.files) and by_size.left_out >= 1

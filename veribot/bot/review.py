@@ -46,6 +46,7 @@ from veribot.checks.project.units import (
     UnitKind,
     UnitLevel,
     changed_units,
+    data_readers,
     function_entries,
     is_stub_path,
     is_test_path,
@@ -180,6 +181,9 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
         unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED)
         units = [u for u in units if u.kind is not UnitKind.UNCHANGED]
+        if any(u.kind is UnitKind.NOT_PYTHON for u in units):  # a data file changed
+            units += data_readers(units, lambda p: gitrepo.package_context(
+                root, base, head, p, p), gitrepo.package_folders(root, (base, head)))
     else:
         units = _file_units(source)
         base, head = str(source.before), str(source.after)

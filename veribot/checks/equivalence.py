@@ -61,7 +61,7 @@ from veribot.checks.lang.pytypes import (
     parse_type,
 )
 from veribot.checks.lang.pyvalues import OutOfTime, Unsupported
-from veribot.checks.project import modulecheck
+from veribot.checks.project import modulecheck, reads
 from veribot.checks.project.package import PairContext
 from veribot.checks.relational import check as relational
 from veribot.checks.sandbox import Limits as SandboxLimits
@@ -113,6 +113,8 @@ def check_pair(
     """
     start = time.monotonic()
     result = _decide(before, after, entry, param_types, budget, start, context, hints)
+    # A data file or the source text, which no check sees, may be what differs.
+    result = reads.withheld(result, before, after, context)
     elapsed = time.monotonic() - start
     notes = result.notes
     if context is not None and budget.execute:

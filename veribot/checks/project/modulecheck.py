@@ -231,7 +231,7 @@ def check_loaded(
     revision), as the calls on it are.
     """
     marker = f"veribot-loaded-{secrets.token_hex(8)}: "
-    files = {_SUBJECT: source, _EXPECT: repr(expectations(tree))}
+    files: dict[str, str | bytes] = {_SUBJECT: source, _EXPECT: repr(expectations(tree))}
     subject, where = _SUBJECT, None
     if package is not None:
         tree_files, subject = package_files(_PACKAGE, package, source)

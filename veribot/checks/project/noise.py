@@ -36,6 +36,7 @@ import builtins
 from collections.abc import Iterator, Sequence, Set
 
 from veribot.checks.lang import pyinterfere, pylookups, pyreflect, pysource
+from veribot.checks.project import reads
 
 __all__ = ["ANNOTATIONS", "DOCSTRING", "function_noise", "header_unread", "may_rebind_globals",
            "module_noise", "plain_class", "reads_no_docstring", "reads_no_source", "typing_name"]
@@ -653,7 +654,7 @@ def reads_no_source(before: ast.Module, after: ast.Module) -> bool:
     change of layout alone may change; docstrings it leaves as they are)."""
     trees = (before, after)
     keys = [_dynamic_keys(t) for t in trees]
-    if None in keys or any(_runs_code(t) for t in trees):
+    if None in keys or any(_runs_code(t) or reads.reads_source(t) for t in trees):
         return False
     words = "\n".join([*(w for t in trees for w in _code_words(t)),
                        *(k for found in keys for k in found or [])])
@@ -667,6 +668,8 @@ def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
     keys = [_dynamic_keys(t) for t in trees]
     if None in keys or any(_runs_code(t) for t in trees):
         return False  # `getattr(f, "__d" + "oc__")` reads a docstring without its name
+    if any(reads.reads_source(t) for t in trees):
+        return False  # a traceback, a file read, a frame (``reads``)
     kept = _same_docstring_reads(before, after)
     words = "\n".join([*(w for t in trees for w in _code_words(t, kept)),
                        *(k for found in keys for k in found or [])])

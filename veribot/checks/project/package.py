@@ -2,10 +2,13 @@
 
 A file under review is imported as ``pkg.sub.module`` with the files of its own revision
 beside it (the package directory chain up to the top-level package, that package's
-modules, or the sibling modules of a file outside any package), so relative imports and
-imports of the project's own package work. What is copied is bounded (``MAX_FILES``,
-``MAX_BYTES``); only ``.py`` files inside the repository are taken, and what was left
-out is counted.
+modules, the top-level modules beside the package, or the sibling modules of a file
+outside any package), so relative imports and imports of the project's own package work.
+The package's other files (its data: ``limit.txt`` read through ``importlib.resources``,
+``pkgutil.get_data`` or beside ``__file__``; beside a lone module, the files of its
+folder) come after the modules, as bytes. What is copied is bounded (``MAX_FILES``,
+``MAX_BYTES`` for modules and data together); only files inside the repository are taken
+(no symbolic link), and what was left out is counted, modules and data apart.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ class Package:
     ``module`` is the dotted name (``pkg.sub.mod``); ``path`` the module's file relative
     to the repository (``src/pkg/sub/mod.py``); ``root`` the folder, relative to the
     repository, that goes on ``sys.path`` (``src`` here, ``""`` for the top folder);
-    ``files`` the other files, repository-relative path and text; ``left_out`` how many
-    candidate files the caps left out.
+    ``files`` the other modules, repository-relative path and text; ``left_out`` how many
+    candidate modules the caps left out; ``data`` the package's other files (path and
+    bytes) and ``data_left_out`` how many of them the caps left out.
     """
 
     module: str
@@ -52,10 +56,13 @@ class Package:
     root: str
     files: tuple[tuple[str, str], ...] = ()
     left_out: int = 0
+    data: tuple[tuple[str, bytes], ...] = ()
+    data_left_out: int = 0
 
-    def tree(self, source: str) -> dict[str, str]:
+    def tree(self, source: str) -> dict[str, str | bytes]:
         """The files to write, repository-relative, with ``source`` as the module's file."""
-        files = dict(self.files)
+        files: dict[str, str | bytes] = dict(self.data)
+        files.update(self.files)
         files[self.path] = source
         return files
 
@@ -63,8 +70,10 @@ class Package:
     def note(self) -> str:
         """What was loaded, for a verdict's notes."""
         text = f"loaded as `{self.module}` with {len(self.files)} file(s) of its revision"
-        if self.left_out:
-            text += f" ({self.left_out} more left out by the size caps)"
+        if self.data:
+            text += f" and {len(self.data)} data file(s)"
+        if self.left_out or self.data_left_out:
+            text += f" ({self.left_out + self.data_left_out} more left out by the size caps)"
         return text
 
 
@@ -131,8 +140,9 @@ def collect(
 
     ``exists(p)``: whether file ``p`` is in the revision; ``listing(folder, recursive)``:
     the file paths under ``folder``; ``read(p)``: a file's bytes (``None`` if unreadable).
-    The package directory chain's own files come first, then the rest of the top-level
-    package, nearest first, until a cap is reached.
+    The package directory chain's own modules come first, then the rest of the top-level
+    package, nearest first, then the top-level modules beside it, then the package's data
+    files, until a cap is reached.
     """
     named = module_name(path, exists)
     if named is None:
@@ -140,36 +150,49 @@ def collect(
     module, root = named
     dotted = module.split(".")
     in_package = posixpath.basename(path) == "__init__.py" or len(dotted) > 1
+    beside = [p for p in listing(root, False) if _safe(p) and posixpath.dirname(p) == root]
     if in_package:
         top = posixpath.join(root, dotted[0]) if root else dotted[0]
-        candidates = [p for p in listing(top, True) if p.endswith(".py") and _safe(p)]
+        inside = [p for p in listing(top, True) if _safe(p)]
         chain = {posixpath.dirname(path)}
         folder = posixpath.dirname(path)
         while folder != top and folder:
             folder = posixpath.dirname(folder)
             chain.add(folder)
-        candidates.sort(key=lambda p: (posixpath.dirname(p) not in chain, p.count("/"), p))
+        candidates = sorted((p for p in inside if p.endswith(".py")), key=lambda p: (
+            posixpath.dirname(p) not in chain, p.count("/"), p))
+        candidates += sorted(p for p in beside if p.endswith(".py"))
+        data = sorted((p for p in inside if not p.endswith(".py")),
+                      key=lambda p: (p.count("/"), p))
     else:
-        candidates = sorted(p for p in listing(root, False)
-                            if p.endswith(".py") and _safe(p) and posixpath.dirname(p) == root)
+        candidates = sorted(p for p in beside if p.endswith(".py"))
+        data = sorted(p for p in beside if not p.endswith(".py"))
     files: list[tuple[str, str]] = []
     size = 0
     left_out = 0
     for candidate in candidates:
         if candidate == path:
             continue
-        data = read(candidate) if len(files) < max_files else None
-        if data is None or size + len(data) > max_bytes:
+        blob = read(candidate) if len(files) < max_files else None
+        if blob is None or size + len(blob) > max_bytes:
             left_out += 1
             continue
         try:
-            text = data.decode("utf-8")
+            text = blob.decode("utf-8")
         except UnicodeDecodeError:
             left_out += 1
             continue
         files.append((candidate, text))
-        size += len(data)
-    return Package(module, path, root, tuple(files), left_out)
+        size += len(blob)
+    kept: list[tuple[str, bytes]] = []
+    for candidate in data:
+        blob = read(candidate) if len(files) + len(kept) < max_files else None
+        if blob is None or size + len(blob) > max_bytes:
+            continue
+        kept.append((candidate, blob))
+        size += len(blob)
+    return Package(module, path, root, tuple(files), left_out, tuple(kept),
+                   len(data) - len(kept))
 
 
 def from_mapping(path: str, tree: Mapping[str, bytes], **caps: int) -> Package | None:

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 import importlib.util
+import posixpath
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from veribot.checks.lang import pyinterfere, pysource
-from veribot.checks.project import noise
+from veribot.checks.project import noise, reads
 from veribot.checks.project.package import PairContext
 
 MODULE_ENTRY = "<module>"
@@ -614,6 +616,13 @@ def _pair(
             )
         elif moved_relative:
             units.append(unit(UnitKind.CHANGED, entry, MOVED_UNCHANGED))
+        elif layout_read and before.source != after.source and entry in _source_readers(
+                (before.tree, after.tree), a_defs, b_defs):
+            # Its lines may have moved, or it may show another line (a traceback through a
+            # function that changed, `linecache.getline(__file__, 9)`).
+            units.append(unit(UnitKind.CHANGED, entry, "its code and text are unchanged, but "
+                              "lines of its module changed, and the module may read line "
+                              "numbers or source text", noise=LAYOUT_READ))
         elif include_unchanged:
             units.append(unit(UnitKind.UNCHANGED, entry))
 
@@ -935,6 +944,107 @@ def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str
             more = f" and {len(reached) - 5} more" if len(reached) > 5 else ""
             out[d.entry] = f"the module-level {shown}{more}"
     return out
+
+
+def _source_readers(trees: Sequence[ast.Module | None], *defs: dict[str, _Def]
+                    ) -> frozenset[str]:
+    """The functions whose own code may read line numbers or source text (``reads``), and
+    those that name one of them or a name imported from what reads them
+    (``from traceback import format_exc as fe``), followed to a fixed point: what a change
+    of the module's lines may change, where the rest of its functions do not read them."""
+    imported = {alias.asname or alias.name.partition(".")[0] for tree in trees if tree
+                for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                and reads.reads_source(node) for alias in node.names}
+    nodes = [(entry, d.node) for found in defs for entry, d in found.items() if not d.is_class]
+    readers = {entry for entry, node in nodes if reads.reads_source(node)}
+    said = [(entry, reads.words(node)) for entry, node in nodes]
+    while True:
+        names = {r.rpartition(".")[2] for r in readers} | imported
+        more = {entry for entry, words in said if entry not in readers and words & names}
+        if not more:
+            return frozenset(readers)
+        readers |= more
+
+
+def data_readers(
+    units: Sequence[ChangedUnit], package_of: Callable[[str], PairContext],
+    folders: frozenset[str],
+) -> list[ChangedUnit]:
+    """The functions that may read a data file that changed (a file that is not Python,
+    ``units`` listing it as such), as changed units, where ``units`` does not list them yet.
+
+    A data file belongs to the top-level package of the folder it is in (``folders``: the
+    folders holding an ``__init__.py``); ``package_of(path)`` is the context of the module
+    at ``path`` in both revisions. Every function of a module of that package that may
+    read a file or names the data file (``reads``), or imports such a module (by its name,
+    followed to a fixed point), is listed: its code is the same, what it reads is not. A
+    data file outside any package is not followed (what may read it is any module).
+    """
+    listed = {u.qualname for u in units}
+    tops: dict[str, set[str]] = {}
+    for u in units:
+        if u.kind is not UnitKind.NOT_PYTHON:
+            continue
+        folder, top = posixpath.dirname(u.path), ""
+        while folder:
+            if folder in folders:
+                top = folder
+            elif top:
+                break
+            folder = posixpath.dirname(folder)
+        if top:
+            tops.setdefault(top, set()).update(
+                p for p in (u.before_path, u.after_path) if p is not None)
+    out: list[ChangedUnit] = []
+    for top, changed in tops.items():
+        texts = _package_texts(top, package_of)
+        if texts is None:
+            continue
+        trees = {path: ast.Module([*ast.parse(pair[0]).body, *ast.parse(pair[1]).body], [])
+                 for path, pair in texts.items() if _parses(pair[0]) and _parses(pair[1])}
+        readers = {path for path, tree in trees.items()
+                   if reads.reads_files(tree) or reads.names_a_file(tree, changed)}
+        names = {path: posixpath.basename(path).removesuffix(".py") for path in trees}
+        while True:
+            more = {path for path, tree in trees.items() if path not in readers and any(
+                names[r] in reads.words(tree) or (r.endswith("/__init__.py") and posixpath.
+                basename(posixpath.dirname(r)) in reads.words(tree)) for r in readers)}
+            if not more:
+                break
+            readers |= more
+        shown = ", ".join(f"`{p}`" for p in sorted(changed)[:3])
+        for path in sorted(readers):
+            before, after = texts[path]
+            change = FileChange(path, path, before.encode(), after.encode())
+            for u in changed_units(change, include_unchanged=True):
+                if u.kind is UnitKind.UNCHANGED and u.qualname not in listed:
+                    out.append(dataclasses.replace(
+                        u, kind=UnitKind.CHANGED, detail=f"its code is unchanged, but its "
+                        f"package's data changed ({shown}) and it may read it"))
+    return out
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _package_texts(top: str, package_of: Callable[[str], PairContext]
+                   ) -> dict[str, tuple[str, str]] | None:
+    """The modules of the package at folder ``top`` in both revisions (before and after
+    text), or None where the package is not in both or the caps left modules out."""
+    found: list[dict[str, str]] = [{}, {}]
+    first = package_of(f"{top}/__init__.py")
+    for context in (first, *(package_of(p) for p, _ in (
+            first.after.files if first.after is not None else ())[:1])):
+        for i, package in enumerate((context.before, context.after)):
+            if package is None or package.left_out:
+                return None
+            found[i].update((p, t) for p, t in package.files if p.startswith(f"{top}/"))
+    return {p: (found[0][p], found[1][p]) for p in found[0].keys() & found[1].keys()}
 
 
 def function_entries(source: str) -> tuple[str, ...]:

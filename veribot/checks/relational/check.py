@@ -3298,7 +3298,7 @@ class _Report:
 def _load(source: str, request: dict[str, object], limits: Limits,
           package: Package | None) -> _Report:
     marker = f"veribot-relational-{secrets.token_hex(8)}: "
-    files = {_SUBJECT: source, _EXPECT: repr(request)}
+    files: dict[str, str | bytes] = {_SUBJECT: source, _EXPECT: repr(request)}
     subject, where = _SUBJECT, None
     if package is not None:
         tree_files, subject = package_files(_PACKAGE, package, source)

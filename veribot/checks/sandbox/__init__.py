@@ -174,8 +174,9 @@ class _Workspace:
 
 
 @contextlib.contextmanager
-def _workspace(files: Mapping[str, str]) -> Iterator[_Workspace]:
-    """A fresh directory (mode 0700) holding ``files`` (readable, for a fresh uid)."""
+def _workspace(files: Mapping[str, str | bytes]) -> Iterator[_Workspace]:
+    """A fresh directory (mode 0700) holding ``files`` (readable, for a fresh uid): text
+    as UTF-8, bytes as they are (a package's data files)."""
     path = os.path.realpath(tempfile.mkdtemp(prefix="veribot-sandbox-"))
     try:
         for name, text in files.items():
@@ -187,7 +188,10 @@ def _workspace(files: Mapping[str, str]) -> Iterator[_Workspace]:
             while folder != path:
                 os.chmod(folder, 0o755)
                 folder = os.path.dirname(folder)
-            Path(target).write_text(text, encoding="utf-8")
+            if isinstance(text, bytes):
+                Path(target).write_bytes(text)
+            else:
+                Path(target).write_text(text, encoding="utf-8")
             os.chmod(target, 0o644)
         yield _Workspace(path)
     finally:
@@ -483,7 +487,7 @@ def _check_ready(out: _Outcome) -> None:
 
 def run_script(
     script: str,
-    files: Mapping[str, str] | None = None,
+    files: Mapping[str, str | bytes] | None = None,
     *,
     limits: Limits = Limits(),
     stdin: str = "",
@@ -502,8 +506,7 @@ def run_script(
     leaves the hook out, so that the self-test probes the kernel's boundary alone.
     """
     del readonly  # every file of the job is read-only now
-    files = dict(files or {})
-    files[_SCRIPT_NAME] = script
+    files = {**(files or {}), _SCRIPT_NAME: script}
     files[_STDIN_NAME] = stdin
     start = time.monotonic()
     with _workspace(files) as ws:
@@ -584,7 +587,8 @@ def run_calls(
         return []
     start = time.monotonic()
     deadline = start + limits.wall_s
-    files, subject = {_SUBJECT_NAME: source}, _SUBJECT_NAME
+    files: dict[str, str | bytes] = {_SUBJECT_NAME: source}
+    subject = _SUBJECT_NAME
     if package is not None:
         files, subject = package_files(_PACKAGE_DIR, package, source)
     with _workspace(files) as ws:
@@ -637,8 +641,10 @@ def run_calls(
     return [r if r is not None else not_run for r in results]
 
 
-def package_files(folder: str, package: Package, source: str) -> tuple[dict[str, str], str]:
-    """The workspace files for ``package`` under ``folder``, and the module's file path."""
+def package_files(folder: str, package: Package,
+                  source: str) -> tuple[dict[str, str | bytes], str]:
+    """The workspace files for ``package`` under ``folder`` (its modules as text, its data
+    files as bytes), and the module's file path."""
     files = {f"{folder}/{rel}": text for rel, text in package.tree(source).items()}
     return files, f"{folder}/{package.path}"
 

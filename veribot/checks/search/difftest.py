@@ -667,7 +667,7 @@ def search(
         file_size_mb=limits.file_size_mb,
         processes=limits.processes,
     )
-    files = {
+    files: dict[str, str | bytes] = {
         "before.py": before_src,
         "after.py": after_src,
         "canonical.py": canonical_source(),
