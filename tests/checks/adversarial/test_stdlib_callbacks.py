@@ -142,3 +142,20 @@ EQUIVALENT = [
 def test_an_equivalent_override_is_not_refuted(before: str, after: str) -> None:
     result = check_pair(before, after, "f", budget=Budget(timeout_s=10))
     assert result.verdict is not Verdict.REFUTED, result.detail
+
+
+MIXIN = ("import html\nclass M:\n    def replace(self, a, b, n=-1):\n        return {}\n"
+         "class S(M, str):\n    pass\n")
+LOCAL_BASE = ("import html\nclass T(str):\n    pass\nclass S(T):\n"
+              "    def replace(self, a, b, n=-1):\n        return {}\n")
+SAME = "str.replace(self, a, b, n)"
+
+
+@pytest.mark.parametrize("module", [MIXIN, LOCAL_BASE], ids=["a-mixin-before-str",
+                                                             "through-a-local-base"])
+def test_an_override_reached_through_the_class_hierarchy(module: str) -> None:
+    """The changed `replace` is the mixin's, which a subclass puts before `str`'s; or
+    the class derives from `str` through a class of the module."""
+    result = check_pair(module.format(SAME) + ANY_O[0], module.format("'x'") + ANY_O[1],
+                        "f", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.assumptions

@@ -162,7 +162,7 @@ def outside_members(tree: ast.Module, cls: ast.ClassDef) -> frozenset[str] | Non
     its `derive`. So an override of one is reached wherever the object can go. A builtin
     class answers with what its type defines (its own bases' too), a neutral base with
     what it binds; a base imported or computed, or any base of a nested class, may define
-    any name.
+    any name. The bases of the module's subclasses of ``cls`` count too.
     """
     local = _classes(tree)
     origins = _imported(tree)
@@ -170,7 +170,13 @@ def outside_members(tree: ast.Module, cls: ast.ClassDef) -> frozenset[str] | Non
     bound = _bound_counts(tree)
     found: set[str] = set()
     seen: set[int] = set()
+    # Its subclasses' objects run its members too (`class S(Mixin, str)` runs the
+    # mixin's `replace`): a class of the module naming it among its bases, and theirs.
     todo = [cls]
+    for node in _subclasses(tree, cls):
+        if node.bases and id(node) not in top:
+            return None
+        todo.append(node)
     while todo:
         node = todo.pop()
         if id(node) in seen:
@@ -197,6 +203,23 @@ def outside_members(tree: ast.Module, cls: ast.ClassDef) -> frozenset[str] | Non
                 return None
             found |= set(dir(kind))
     return frozenset(found)
+
+
+def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The classes of the module (any, nested too) that derive from ``cls`` by a base
+    naming it or one of them (``Name`` or ``Name[...]``)."""
+    every = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    names, found = {cls.name}, [cls]
+    grew = True
+    while grew:
+        grew = False
+        for node in every:
+            if node not in found and any(isinstance(h, ast.Name) and h.id in names for h in (
+                    b.value if isinstance(b, ast.Subscript) else b for b in node.bases)):
+                found.append(node)
+                names.add(node.name)
+                grew = True
+    return found[1:]
 
 
 def _neutral(name: str) -> tuple[Entry, ...]:
