@@ -12,6 +12,7 @@ builds its objects through the first constructor of that order, so a call shows 
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from tests.bot.gitrepos import GitRepo
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang.pyreflect import module_blind
 from veribot.checks.project.units import UnitKind
 from veribot.checks.verdict import Verdict
 
@@ -107,3 +109,17 @@ def test_bases_in_another_order_that_resolve_alike_are_not_refuted() -> None:
     result = check_pair(source.format("A, B"), source.format("B, A"), "C.get",
                         budget=Budget(timeout_s=8))
     assert result.verdict is not Verdict.REFUTED, result.detail
+
+
+@pytest.mark.parametrize("body", [
+    "return (i for i in [x]).gi_frame.f_globals['__name__']",
+    "return getattr(getattr(len, '__self__'), 'glob' + 'als')()['__n' + 'ame__']",
+    "try:\n        1 / 0\n    except ZeroDivisionError as e:\n"
+    "        return '{0.__traceback__.tb_frame.f_globals}'.format(e)",
+    "return str(type('T', (), {}))",
+    "K = 1\n    return [K for K in [x]] and K",
+])
+def test_a_function_reaching_its_module_some_other_way_is_not_blind(body: str) -> None:
+    tree = ast.parse(f"K = 2\ndef f(x: int):\n    {body}\n")
+    assert not module_blind(tree, "f")
+    assert module_blind(ast.parse("def f(x: int) -> int:\n    return len(str(x)) + 1\n"), "f")

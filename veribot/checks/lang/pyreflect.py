@@ -57,13 +57,18 @@ _WHOLESALE = {"getmembers", "getmembers_static"}
 # Builtins that read the caller's namespace or frame, or make an object carrying the
 # caller module's name (`type(n, b, d)` takes its `__module__` from the caller's globals).
 _SEES_CALLER = {"globals", "vars", "locals", "dir", "eval", "exec", "compile", "__import__",
-                "breakpoint", "help", "type", "super", "__build_class__"}
+                "breakpoint", "help", "type", "super", "__build_class__", "getattr"}
+# Attributes that reach frames and code objects (a generator's frame holds the module's
+# globals) or read attributes by names in text (`"{0.__traceback__}".format(e)`).
+_FRAME_PREFIXES = ("f_", "gi_", "cr_", "ag_", "tb_", "co_")
+_FORMATS = {"format", "format_map"}
 
 
 def module_blind(tree: ast.Module, entry: str) -> bool:
     """Whether the function ``entry`` (a plain function at module level) can observe
     nothing of its module, and so not its name: it reads no name of the module, no
-    dunder, no builtin of ``_SEES_CALLER``, defines no function or class (each carries
+    dunder, no builtin of ``_SEES_CALLER``, no attribute of a frame or code object, does
+    not format by attribute names in text, defines no function or class (each carries
     the module's name, `__module__`), and the module binds no name by `import *`. Only
     what it is handed reaches it, and the builtins. A method is never blind (its object's
     class is the module's)."""
@@ -82,7 +87,8 @@ def module_blind(tree: ast.Module, entry: str) -> bool:
         if n is not node and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                                         | ast.ClassDef | ast.Global | ast.Nonlocal):
             return False
-        if isinstance(n, ast.Attribute) and n.attr.startswith("__"):
+        if isinstance(n, ast.Attribute) and (n.attr.startswith(("__", *_FRAME_PREFIXES))
+                                             or n.attr in _FORMATS):
             return False
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and (
                 n.id in outside or n.id.startswith("__") or n.id in _SEES_CALLER
