@@ -34,6 +34,7 @@ from veribot.bot.hintreview import improve_units
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang import pyreflect
 from veribot.checks.project.package import PairContext
 from veribot.checks.project.units import (
     CLASS_DOCSTRING,
@@ -179,8 +180,9 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         root, base, head = changes.root, changes.base, changes.head
         labels = (changes.base_label, changes.head_label)
         units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
-        unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED)
-        units = [u for u in units if u.kind is not UnitKind.UNCHANGED]
+        unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED and not _moved(u))
+        # Those of a moved file stay until its module's name is known (``_same_module_moves``).
+        units = [u for u in units if u.kind is not UnitKind.UNCHANGED or _moved(u)]
         if any(u.kind is UnitKind.NOT_PYTHON for u in units):  # a data file changed
             units += data_readers(units, lambda p: gitrepo.package_context(
                 root, base, head, p, p), gitrepo.package_folders(root, (base, head)))
@@ -405,21 +407,53 @@ _READS_LOCATION = re.compile(
     r"|co_filename|_getframe|currentframe|f_code|__code__|traceback|inspect|getsource")
 
 
+def _moved(unit: ChangedUnit) -> bool:
+    """Whether the unit's file moved."""
+    return unit.before_path is not None and unit.before_path != unit.after_path
+
+
+# The detail of an unchanged function of a module whose dotted name changed.
+MOVED_RENAMED = ("its code is unchanged, but its module moved from `{}` to `{}`: what it "
+                 "builds from the module's name (`__name__`, a class's `__module__` or repr, "
+                 "pickling, a logger's name) may differ")
+
+
 def _same_module_moves(units: list[ChangedUnit]) -> list[ChangedUnit]:
-    """Without the unchanged functions of a file that moved but kept its dotted name (a
-    package moved under `src/`): it is the same module, and its relative imports reach
-    the same modules as before. Kept where the module may read where its file is."""
+    """The units of moved files that may behave otherwise. A file that moved but kept its
+    dotted name (a package moved under `src/`) is the same module, and its relative
+    imports reach the same modules as before: its unchanged functions are dropped, unless
+    the module may read where its file is. A module whose dotted name changed keeps as
+    changed units its unchanged functions but those that can observe nothing of the
+    module (``pyreflect.module_blind``): any other may build its result from the name."""
     out = []
     for unit in units:
         ctx = unit.context
+        before = ctx.before.module if ctx is not None and ctx.before is not None else None
+        after = ctx.after.module if ctx is not None and ctx.after is not None else None
+        if unit.kind is UnitKind.UNCHANGED:
+            if before != after and not _blind(unit):
+                out.append(dataclasses.replace(unit, kind=UnitKind.CHANGED, detail=(
+                    MOVED_RENAMED.format(before, after))))
+            continue
         if (unit.kind is UnitKind.CHANGED and unit.detail == MOVED_UNCHANGED
-                and ctx is not None and ctx.before is not None and ctx.after is not None
-                and ctx.before.module == ctx.after.module
+                and before is not None and before == after
                 and not any(_READS_LOCATION.search(s or "")
                             for s in (unit.before_source, unit.after_source))):
             continue
         out.append(unit)
     return out
+
+
+def _blind(unit: ChangedUnit) -> bool:
+    """Whether both versions of the unit's function can observe nothing of its module."""
+    for source in (unit.before_source, unit.after_source):
+        try:
+            tree = ast.parse(source or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        if not pyreflect.module_blind(tree, unit.entry):
+            return False
+    return True
 
 
 def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[ChangedUnit]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import ast
+import builtins
 import typing
 from dataclasses import dataclass
 
@@ -152,6 +153,75 @@ def hierarchy(tree: ast.Module, cls: ast.ClassDef) -> Hierarchy:
     return Hierarchy(order(cls, 0))
 
 
+def outside_members(tree: ast.Module, cls: ast.ClassDef) -> frozenset[str] | None:
+    """The members that the bases of ``cls`` from outside the module define, through its
+    bases of the module too; None where that is not known (any name).
+
+    Code outside the module that is handed an object of the class may call any of them,
+    by name: `html.escape` calls `replace` of a `str` subclass, `ExceptionGroup.split`
+    its `derive`. So an override of one is reached wherever the object can go. A builtin
+    class answers with what its type defines (its own bases' too), a neutral base with
+    what it binds; a base imported or computed, or any base of a nested class, may define
+    any name. The bases of the module's subclasses of ``cls`` count too.
+    """
+    local = _classes(tree)
+    origins = _imported(tree)
+    top = {id(n) for n in tree.body if isinstance(n, ast.ClassDef)}
+    bound = _bound_counts(tree)
+    found: set[str] = set()
+    seen: set[int] = set()
+    # Its subclasses' objects run its members too (`class S(Mixin, str)` runs the
+    # mixin's `replace`): a class of the module naming it among its bases, and theirs.
+    todo = [cls]
+    for node in _subclasses(tree, cls):
+        if node.bases and id(node) not in top:
+            return None
+        todo.append(node)
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.bases and id(node) not in top:
+            return None
+        for base in node.bases:
+            head = base.value if isinstance(base, ast.Subscript) else base
+            if isinstance(head, ast.Name) and head.id in local and head.id not in origins:
+                todo.append(local[head.id])
+                continue
+            if isinstance(head, ast.Name) and head.id not in origins and head.id in bound:
+                return None  # (a name the module binds otherwise: `object = Base`)
+            dotted = _dotted(head, origins, local)
+            dotted = _NEUTRAL_ALIASES.get(dotted, dotted)
+            if dotted in NEUTRAL:
+                found |= NEUTRAL[dotted]
+                continue
+            if not isinstance(head, ast.Name) or head.id in origins:
+                return None
+            kind = getattr(builtins, head.id, None)
+            if not isinstance(kind, type):
+                return None
+            found |= set(dir(kind))
+    return frozenset(found)
+
+
+def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The classes of the module (any, nested too) that derive from ``cls`` by a base
+    naming it or one of them (``Name`` or ``Name[...]``)."""
+    every = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    names, found = {cls.name}, [cls]
+    grew = True
+    while grew:
+        grew = False
+        for node in every:
+            if node not in found and any(isinstance(h, ast.Name) and h.id in names for h in (
+                    b.value if isinstance(b, ast.Subscript) else b for b in node.bases)):
+                found.append(node)
+                names.add(node.name)
+                grew = True
+    return found[1:]
+
+
 def _neutral(name: str) -> tuple[Entry, ...]:
     return ("object",) if name == "object" else (name, "object")
 
@@ -180,6 +250,13 @@ def _same(a: Entry, b: Entry) -> bool:
 
 def _classes(tree: ast.Module) -> dict[str, ast.ClassDef]:
     """Classes defined at module level whose name nothing else in the module binds."""
+    counts = _bound_counts(tree)
+    return {n.name: n for n in tree.body
+            if isinstance(n, ast.ClassDef) and counts.get(n.name) == 1}
+
+
+def _bound_counts(tree: ast.Module) -> dict[str, int]:
+    """How many times the module binds each name, anywhere (a `global` counts twice)."""
     counts: dict[str, int] = {}
     for n in ast.walk(tree):
         name = None
@@ -194,8 +271,7 @@ def _classes(tree: ast.Module) -> dict[str, ast.ClassDef]:
                 counts[g] = counts.get(g, 0) + 2
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
-    return {n.name: n for n in tree.body
-            if isinstance(n, ast.ClassDef) and counts.get(n.name) == 1}
+    return counts
 
 
 def _imported(tree: ast.Module) -> dict[str, str]:

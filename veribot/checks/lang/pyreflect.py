@@ -24,6 +24,7 @@ is not), and code objects built from bytes (``f.__code__.replace(co_code=...)``)
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from veribot.checks.lang.pylookups import (
@@ -37,7 +38,7 @@ from veribot.checks.lang.pylookups import (
     lookup_keys,
 )
 
-__all__ = ["Found", "hook"]
+__all__ = ["Found", "hook", "module_blind"]
 
 # Keys that reach a code runner when looked up by name (`__import__` only imports).
 _RUNNER_KEYS = CODE_RUNNERS - {"__import__"}
@@ -51,6 +52,76 @@ _CODE_MODULES = {"pickle", "_pickle", "marshal", "shelve", "runpy", "code", "cod
 _LOOKUP_VALUES = {"attrgetter", "methodcaller", "getattr_static", "__getattr__"}
 # Every attribute of an object at once, values included.
 _WHOLESALE = {"getmembers", "getmembers_static"}
+
+
+# Builtins that read the caller's namespace or frame, or make an object carrying the
+# caller module's name (`type(n, b, d)` takes its `__module__` from the caller's globals).
+_SEES_CALLER = {"globals", "vars", "locals", "dir", "eval", "exec", "compile", "__import__",
+                "breakpoint", "help", "type", "super", "__build_class__", "getattr"}
+# Attributes that reach frames and code objects (a generator's frame holds the module's
+# globals) or read attributes by names in text (`"{0.__traceback__}".format(e)`).
+_FRAME_PREFIXES = ("f_", "gi_", "cr_", "ag_", "tb_", "co_")
+_FORMATS = {"format", "format_map"}
+
+
+def module_blind(tree: ast.Module, entry: str) -> bool:
+    """Whether the function ``entry`` (a plain function at module level) can observe
+    nothing of its module, and so not its name: it reads no name of the module, no
+    dunder, no builtin of ``_SEES_CALLER``, no attribute of a frame or code object, does
+    not format by attribute names in text, defines no function or class (each carries
+    the module's name, `__module__`), and the module binds no name by `import *`. Only
+    what it is handed reaches it, and the builtins. A method is never blind (its object's
+    class is the module's)."""
+    if "." in entry:
+        return False
+    node = next((n for n in reversed(tree.body) if isinstance(
+        n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry), None)
+    if node is None or any(isinstance(n, ast.ImportFrom) and any(
+            a.name == "*" for a in n.names) for n in ast.walk(tree)):
+        return False
+    outside = _module_scope_names(tree) | {node.name}
+    local = {n.arg for n in ast.walk(node.args) if isinstance(n, ast.arg)} | {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+        and not isinstance(n.ctx, ast.Load)}
+    for n in ast.walk(node):
+        if n is not node and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                                        | ast.ClassDef | ast.Global | ast.Nonlocal):
+            return False
+        if isinstance(n, ast.Attribute) and (n.attr.startswith(("__", *_FRAME_PREFIXES))
+                                             or n.attr in _FORMATS):
+            return False
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and (
+                n.id in outside or n.id.startswith("__") or n.id in _SEES_CALLER
+                or not (n.id in local or hasattr(builtins, n.id))):
+            return False
+    return not node.decorator_list
+
+
+def _module_scope_names(tree: ast.Module) -> set[str]:
+    """The names bound in the module's namespace: at module level (in no function, class
+    body or comprehension), and those a function declares `global`."""
+    found: set[str] = {g for n in ast.walk(tree) if isinstance(n, ast.Global) for g in n.names}
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(n.name)
+            todo.extend([*n.decorator_list, *getattr(n, "bases", [])])
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        elif isinstance(n, ast.alias):
+            found.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
+            found.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            found.add(n.rest)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            found.add(n.name)
+        todo.extend(ast.iter_child_nodes(n))
+    return found
 
 
 def hook(tree: ast.Module, bound: set[str], module_bound: set[str]) -> Found | None:

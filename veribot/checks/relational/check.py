@@ -65,7 +65,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from veribot.checks.hints import reorder
-from veribot.checks.lang import pygen, pyinterfere, pylookups, pysource
+from veribot.checks.lang import pyclasses, pygen, pyinterfere, pylookups, pysource
 from veribot.checks.lang.pymodule import overload_stubs
 from veribot.checks.project import modulecheck, noise
 from veribot.checks.project.package import Package, PairContext
@@ -2497,10 +2497,12 @@ def _word(n: ast.AST) -> str | None:
 
 
 def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
-                     changed: dict[str, frozenset[str] | set[str]]) -> list[ast.AST]:
+                     changed: dict[str, frozenset[str] | set[str]],
+                     outside: dict[int, frozenset[str] | None]) -> list[ast.AST]:
     """The unchanged statements of ``classes`` that code reached from ``code`` names (by
-    an attribute, a name or a word of a string), or that Python calls by itself (dunders),
-    to a fixpoint."""
+    an attribute, a name or a word of a string), that Python calls by itself (dunders), or
+    that code outside the module may call (``outside``, by class: what its bases outside
+    the module define, None for any name), to a fixpoint."""
     def words(part: ast.AST) -> set[str]:
         out: set[str] = set()
         for n in ast.walk(part):
@@ -2512,16 +2514,18 @@ def _reached_members(code: list[ast.AST], classes: list[ast.ClassDef],
         return out
 
     seen = {w for part in code for w in words(part)}
-    named = [(stmt, _statement_names(node, stmt), node.name) for node in classes
+    named = [(stmt, _statement_names(node, stmt), node) for node in classes
              for stmt in node.body if not isinstance(stmt, ast.Expr)]
-    left = [(stmt, names) for stmt, names, cls in named if not names & changed[cls]]
+    left = [(stmt, names, outside[id(node)]) for stmt, names, node in named
+            if not names & changed[node.name]]
     reached: list[ast.AST] = []
     grew = True
     while grew:
         grew = False
         for item in list(left):
-            stmt, names = item
-            if names & seen or any(n.startswith("__") and n.endswith("__") for n in names):
+            stmt, names, called = item
+            if names & seen or any(n.startswith("__") and n.endswith("__") for n in names) or (
+                    called is None or names & called):
                 left.remove(item)
                 reached.append(stmt)
                 seen |= words(stmt)
@@ -2579,7 +2583,8 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
         every_class = [node for name in sorted(classes) for node in classes[name]]
         code += _reached_members(code, every_class, {
             name: pair.members.get(name, frozenset()) | (
-                pair.made if name in pair.unread else frozenset()) for name in classes})
+                pair.made if name in pair.unread else frozenset()) for name in classes},
+            {id(node): pyclasses.outside_members(module.tree, node) for node in every_class})
     if pair.made:
         notes += _no_object_made(pair, code)
     # A private name is stored mangled: `getattr(self, "_C__m")` reads `__m`.
@@ -2631,6 +2636,20 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                 raise Refused(f"another module of the package {names} `{m}`, which the class "
                               f"`{cls}` changed other than as a method both versions define")
             pair.relative.add(f"{cls}.{m}")
+    # An object of a class deriving from one outside the module may be handed to code
+    # outside it (any code may make one), which may call any member of that base by name:
+    # an override of one is reached (`html.escape` calls `replace` of a `str` subclass).
+    for cls, changed in sorted(members.items()):
+        outside = _outside_members(pair, cls)
+        for m in sorted(changed):
+            if f"{cls}.{m}" in pair.relative or (outside is not None and m not in outside):
+                continue
+            if m not in pair.kept[cls]:
+                raise Refused(f"the class `{cls}` derives from a class outside the module "
+                              f"whose member `{m}` it changed other than as a method both "
+                              "versions define (code outside the module may call it on "
+                              "objects it is handed)")
+            pair.relative.add(f"{cls}.{m}")
     # A member the result is relative to stands for every caller (it must be verified on
     # its own); one taken as unreached must not be one the standard library calls.
     protocol = {m for cls, changed in members.items() for m in changed
@@ -2649,6 +2668,22 @@ def _unreached(pair: _Pair, fns: tuple[ast.AST, ...]) -> list[str]:
                          f"method cannot reach: {where} does not call them on the objects "
                          "it is given")
     return notes
+
+
+def _outside_members(pair: _Pair, cls: str) -> frozenset[str] | None:
+    """What the bases outside the module of the class ``cls`` define, in either version
+    (``pyclasses.outside_members``); None (any name) where a version's is not known or
+    the class is not one bound once at module level."""
+    found: set[str] = set()
+    for module in (pair.a, pair.b):
+        nodes = _module_classes(module.tree).get(cls, [])
+        if len(nodes) != 1:
+            return None
+        names = pyclasses.outside_members(module.tree, nodes[0])
+        if names is None:
+            return None
+        found |= names
+    return frozenset(found)
 
 
 def _in_package(pair: _Pair) -> bool:

@@ -21,8 +21,9 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veribot.checks.lang import pysource
+from veribot.checks.lang import pyclasses, pysource
 from veribot.checks.lang.pytypes import PyType, from_annotation
+from veribot.checks.lang.pyvalues import Unsupported
 
 # How the member is reached on its class.
 METHOD = "method"  # called on an object built by the class
@@ -167,12 +168,31 @@ def constructor(tree: ast.Module, cls: ast.ClassDef, depth: int = 0) -> tuple[li
     if not bases:
         return [], ""
     if len(bases) > 1:
-        return [], f"`{name}` has several base classes, whose constructors are not read"
+        return _first_constructor(tree, cls, depth)
     base = _last_class(tree.body, base_names[0] or "") if isinstance(bases[0], ast.Name) else None
     if base is None:
         shown = ast.unparse(bases[0])
         return [], f"the constructor of `{name}` is that of `{shown}`, outside this module"
     return constructor(tree, base, depth + 1)
+
+
+def _first_constructor(tree: ast.Module, cls: ast.ClassDef, depth: int) -> tuple[list[Param], str]:
+    """The constructor of a class with several bases: that of the first class of its
+    method resolution order defining `__init__` or `__new__` (classes of the module, or
+    `object`, `abc.ABC`, `typing.Generic`; none decorated), as calling the class runs it."""
+    why = f"`{cls.name}` has several base classes, whose constructors are not read"
+    try:
+        order = pyclasses.hierarchy(tree, cls).mro[1:]
+    except Unsupported:
+        return [], why
+    for entry in order:
+        if isinstance(entry, str):
+            continue  # (no constructor of its own)
+        if entry.decorator_list:
+            return [], why
+        if {"__init__", "__new__"} & pyclasses.body_names(entry):
+            return constructor(tree, entry, depth + 1)
+    return [], ""
 
 
 def _init_params(init: ast.FunctionDef) -> list[Param]:
