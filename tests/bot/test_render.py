@@ -253,7 +253,11 @@ def test_markdown_summary_comment() -> None:
     md = render(REPORT, "markdown")
     assert md.startswith(SUMMARY_MARKER)
     assert "### veribot: 1 refuted, 1 verified, 4 inconclusive" in md
-    assert "| ❌ | `shop/pricing.py::discount` | **refuted** | `counterexample` |" in md
+    assert ("| ❌ | `shop/pricing.py::discount` | **refuted** (untested behaviour change) | "
+            "`counterexample` |") in md
+    # No test of the change makes the call: the test that pins the new behaviour, to paste.
+    assert ("    from shop.pricing import discount\n\n    with pytest.raises(IndexError):\n"
+            "        discount(9, [1, 2])\n") in md
     assert "discount(9, [1, 2])\n# before: returns 9\n# after:  raises IndexError" in md
     assert "`README.md`" in md
     # Decided units first; the undecided folded; what was not compared in one line.

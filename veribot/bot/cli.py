@@ -56,7 +56,8 @@ EXIT_USAGE = 2
 
 EPILOG = """exit codes:
   0  the review ran and nothing hit --fail-on
-  1  a result hit --fail-on (default: a refuted function)
+  1  a result hit --fail-on (default: a behaviour change no test of the change shows,
+     or any in a change declared a refactoring)
   2  usage or input error: bad arguments, unknown revision, not a git repository,
      unreadable file"""
 
@@ -143,9 +144,10 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fail-on",
         choices=[f.value for f in FailOn],
-        default=FailOn.REFUTED.value,
-        help="exit 1 when a function is refuted (default), also when a changed function "
-        "is inconclusive, or never",
+        default=FailOn.UNTESTED.value,
+        help="exit 1 on a behaviour change no test of the change shows, or any in a change "
+        "declared a refactoring (untested, the default); on any refuted function; also "
+        "when a changed function is inconclusive; or never",
     )
     p.add_argument(
         "--timeout",

@@ -23,6 +23,7 @@ DEFAULT_BOT_LOGIN = "veribot[bot]"
 # A space cannot appear in a job id, so no workflow job's check can take this name.
 DEFAULT_CHECK_NAME = "veribot review"
 DEFAULT_DATA_DIR = Path("/var/lib/veribot")
+FAIL_ON = ("untested", "refuted", "never")  # a check run's failure (``review.FailOn``)
 INCONCLUSIVE_CONCLUSIONS = ("neutral", "success", "failure", "action_required")
 KNOWN_CHECKS = ("equivalence",)
 
@@ -348,6 +349,12 @@ class RepoConfig:
     agent_temperature: float = 0.0
     budget: Budget = Budget()
     inconclusive_conclusion: str = "neutral"
+    # Which refutations fail the check run (``review.FailOn``): "untested" (an untested
+    # behaviour change, or any in a declared refactoring), "refuted" (any), "never".
+    fail_on: str = "untested"
+    # Labels that declare a pull request behaviour-preserving (besides a title starting
+    # `refactor:`, `perf:`, `style:` or `docs:`).
+    refactoring_labels: tuple[str, ...] = ("refactor", "refactoring")
     # Whether the pull request's code may be run (sandboxed) to confirm a counterexample.
     # False: proof-only; a difference the solver sees stays inconclusive (`not-executed`).
     execute: bool = True
@@ -380,9 +387,14 @@ def parse_repo_config(text: str) -> RepoConfig:
     problems: list[str] = []
     defaults = RepoConfig()
     values: dict[str, Any] = {}
-    for key in ("include", "exclude", "checks"):
+    for key in ("include", "exclude", "checks", "refactoring_labels"):
         if key in data:
             values[key] = _strings(data.pop(key), key, problems)
+    if "fail_on" in data:
+        fail_on = data.pop("fail_on")
+        if fail_on not in FAIL_ON:
+            problems.append(f"fail_on must be one of {', '.join(FAIL_ON)}")
+        values["fail_on"] = fail_on
     for check in values.get("checks") or ():
         if check not in KNOWN_CHECKS:
             problems.append(f"checks: unknown check {check!r} (known: {', '.join(KNOWN_CHECKS)})")
@@ -449,4 +461,6 @@ def parse_repo_config(text: str) -> RepoConfig:
         execute=values.get("execute", defaults.execute),
         review_tests=values.get("review_tests", defaults.review_tests),
         review_stubs=values.get("review_stubs", defaults.review_stubs),
+        fail_on=values.get("fail_on", defaults.fail_on),
+        refactoring_labels=values.get("refactoring_labels", defaults.refactoring_labels),
     )

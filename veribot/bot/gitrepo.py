@@ -54,6 +54,10 @@ class ChangeSet:
     base_label: str  # what the person asked for (or how the base was chosen)
     head_label: str
     files: tuple[FileChange, ...]
+    subjects: tuple[str, ...] = ()  # of the commits in base..head, newest first (at most 200)
+
+
+MAX_SUBJECTS = 200  # commit subjects read to see whether a change declares its intent
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -122,7 +126,9 @@ def read_changes(path: Path, base: str | None, head: str = "HEAD") -> ChangeSet:
         base_sha, base_label = resolve(repo, base), base
     logger.debug("reviewing %s: %s..%s", root, base_sha, head_sha)
     files = _changed_files(repo, base_sha, head_sha)
-    return ChangeSet(root, base_sha, head_sha, base_label, head, files)
+    subjects = tuple(str(c.summary) for c in repo.iter_commits(f"{base_sha}..{head_sha}",
+                                                               max_count=MAX_SUBJECTS))
+    return ChangeSet(root, base_sha, head_sha, base_label, head, files, subjects)
 
 
 def _changed_files(repo: git.Repo, base: str, head: str) -> tuple[FileChange, ...]:

@@ -43,6 +43,7 @@ from rich.table import Table
 from rich.text import Text
 
 import veribot
+from veribot.bot.intent import Intent, IntentFinding, intents
 from veribot.bot.review import Report, UnitResult
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status
@@ -74,6 +75,8 @@ _VERDICT_STYLE = {
     Verdict.REFUTED: "bold red",
     Verdict.INCONCLUSIVE: "yellow",
 }
+# A behaviour change a test of the change shows is intended: not the red of a regression.
+_INTENT_ICON = {Intent.TESTED: "☑️", Intent.UNTESTED: "❌", Intent.REFACTORING: "❌"}
 _VERDICT_ICON = {
     Verdict.VERIFIED: "✅",
     Verdict.REFUTED: "❌",
@@ -320,12 +323,15 @@ def render_text(
     lines = [f"veribot review {_range(report)}"]
     if not report.items:
         lines.append("no changed Python functions")
-    for item in report.items:
+    found = intents(report, report.declared)
+    for n, item in enumerate(report.items):
         r = item.result
         lines.append(
             f"{r.verdict.value:<13} {item.unit.qualname}  [{r.reason}] "
             f"{explain(item, TEXT_VALUE_CHARS)}".rstrip()
         )
+        if n in found:
+            lines.append(f"{'':<14}{found[n].intent.value}: {found[n].why}")
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
@@ -442,6 +448,7 @@ def _render_rich(report: Report, width: int, color: bool) -> str:
 
 def to_json(report: Report) -> dict[str, Any]:
     """The report as a JSON document (see ``schemas/report.schema.json``)."""
+    found = intents(report, report.declared)
     return {
         "version": JSON_FORMAT_VERSION,
         "tool": {"name": "veribot", "version": veribot.__version__},
@@ -458,7 +465,8 @@ def to_json(report: Report) -> dict[str, Any]:
             "skipped_files": len(report.skipped),
             "elapsed_s": round(report.elapsed_s, 3),
         },
-        "units": [_unit_json(i) for i in report.items],
+        "declared": report.declared or None,
+        "units": [_unit_json(i, found.get(n)) for n, i in enumerate(report.items)],
         "agent": None
         if not report.agent_model
         else {
@@ -473,10 +481,12 @@ def _lines(lines: tuple[int, int] | None) -> list[int] | None:
     return list(lines) if lines else None
 
 
-def _unit_json(item: UnitResult) -> dict[str, Any]:
+def _unit_json(item: UnitResult, intent: IntentFinding | None = None) -> dict[str, Any]:
     u, r = item.unit, item.result
     cex = r.counterexample
     return {
+        "intent": None if intent is None else {
+            "kind": intent.intent.value, "why": intent.why, "test": intent.test or None},
         "qualname": u.qualname,
         "path": u.path,
         "entry": u.entry,
@@ -563,7 +573,9 @@ def render_markdown(
     others = [i for i in code if not i.compared]
     summaries = [line for line in (_not_compared_line(others), _tests_line(tests)) if line]
     folded = _undecided_block(undecided)
-    whole = "\n".join([*head, *_unit_blocks(report, decided), *_agent_blocks(report, undecided + others),
+    meant = {id(report.items[n]): f for n, f in intents(report, report.declared).items()}
+    whole = "\n".join([*head, *_unit_blocks(report, decided, meant),
+                       *_agent_blocks(report, undecided + others),
                        *folded, *summaries, *([""] if summaries else []), *tail]) + "\n"
     if max_bytes is None or utf8_size(whole) <= max_bytes:
         return whole
@@ -573,7 +585,7 @@ def render_markdown(
     room = max_bytes - utf8_size("\n".join([*head, *lines, *tail]) + "\n") - 512
     table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
     rows, listed = fit_blocks(
-        [_table_row(i) for i in decided],
+        [_table_row(i, meant.get(id(i))) for i in decided],
         room * 2 // 3 - utf8_size(table_header),
         lambda n: f"\n… {n} more decided unit{'s' if n != 1 else ''}: see {rest}.",
     )
@@ -581,7 +593,7 @@ def render_markdown(
     body = [table_header, *rows, ""] if decided else []
     used = utf8_size("\n".join(body))
     details, _ = fit_blocks(
-        _detail_blocks(report, shown) + _agent_blocks(report, undecided + others),
+        _detail_blocks(report, shown, meant) + _agent_blocks(report, undecided + others),
         room - used,
         lambda n: f"… the details of {n} more unit{'s' if n != 1 else ''}: see {rest}.\n",
     )
@@ -666,26 +678,32 @@ def _tests_line(items: list[UnitResult]) -> str:
         "the full report.", 4096)
 
 
-def _table_row(item: UnitResult) -> str:
+def _table_row(item: UnitResult, intent: IntentFinding | None = None) -> str:
     r = item.result
+    icon, verdict = _VERDICT_ICON[r.verdict], f"**{r.verdict.value}**"
+    if intent is not None:
+        icon = _INTENT_ICON[intent.intent]
+        verdict += f" ({intent.intent.value})"
     return (
-        f"| {_VERDICT_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)} | "
-        f"**{r.verdict.value}** | {md_code(r.reason, in_table=True)} | "
+        f"| {icon} | {md_code(item.unit.qualname, in_table=True)} | "
+        f"{verdict} | {md_code(r.reason, in_table=True)} | "
         f"{md_text(clip_chars(explain(item), CELL_MAX_CHARS))} |"
     )
 
 
-def _unit_blocks(report: Report, items: list[UnitResult]) -> list[str]:
+def _unit_blocks(report: Report, items: list[UnitResult],
+                 meant: dict[int, IntentFinding]) -> list[str]:
     """The table of ``items`` and their details, as lines."""
     out: list[str] = []
     if items:
         out += ["| | unit | verdict | reason | details |", "|---|---|---|---|---|"]
-        out += [_table_row(item) for item in items]
+        out += [_table_row(item, meant.get(id(item))) for item in items]
         out.append("")
-    return out + _detail_blocks(report, items)
+    return out + _detail_blocks(report, items, meant)
 
 
-def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
+def _detail_blocks(report: Report, items: list[UnitResult],
+                   meant: dict[int, IntentFinding]) -> list[str]:
     """A ``<details>`` block (with its trailing blank line) per refutation and agent answer."""
     blocks = []
     for item in items:
@@ -710,12 +728,25 @@ def _detail_blocks(report: Report, items: list[UnitResult]) -> list[str]:
                         "python",
                     ),
                     f"Found by {md_text(cex.found_by)}, reproduced by running both versions.",
+                    *_intent_lines(meant.get(id(item))),
                     "</details>",
                     "",
                 ]
             )
         )
     return blocks + _agent_blocks(report, items)
+
+
+def _intent_lines(intent: IntentFinding | None) -> list[str]:
+    """What the difference means for the pull request, and for an untested one the test
+    that pins the new behaviour, to paste."""
+    if intent is None:
+        return []
+    out = ["", f"**{md_text(intent.intent.value.capitalize())}**: {md_text(intent.why)}."]
+    if intent.test:
+        out += ["", "If the new behaviour is meant, this test pins it:", "",
+                md_fence(clip_bytes(intent.test, DETAIL_MAX_BYTES, "\n# … (cut)"), "python")]
+    return out
 
 
 def _agent_blocks(report: Report, items: list[UnitResult]) -> list[str]:

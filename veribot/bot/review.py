@@ -31,6 +31,7 @@ from pathlib import Path
 from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
+from veribot.bot.intent import Intent, declared_refactoring, intents
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
@@ -74,6 +75,9 @@ class ReviewError(Exception):
 class FailOn(enum.Enum):
     """Which results make the review fail (exit code 1 on the command line)."""
 
+    # An untested behaviour change, or any in a change declared a refactoring (``intent``);
+    # a difference a test of the change shows is intended, and passes.
+    UNTESTED = "untested"
     REFUTED = "refuted"
     INCONCLUSIVE = "inconclusive"  # refuted, or a changed function that was not decided
     NEVER = "never"
@@ -117,6 +121,9 @@ class ReviewRequest:
     hints_archive: Path | None = None
     repo_name: str = ""
     hints_ask: bool = True  # False: only the archive's proven hints, no model call for hints
+    # What declares the change behaviour-preserving (``intent.declared_refactoring`` of a
+    # pull request's title and labels); None: read from the commit subjects of the range.
+    declared: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,9 @@ class Report:
     agent_model: str = ""  # the model asked about each function; "" when none was
     agent_usage: UsageReport | None = None  # calls, tokens and cache hits of the review
     agent_reason: str = ""  # why the agent was not asked, when it was not
+    # What declares the change behaviour-preserving ("" : nothing): then any difference is
+    # "a refactoring that changes behaviour" (``intent``).
+    declared: str = ""
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -163,6 +173,9 @@ class Report:
         """Whether this report fails under ``fail_on``."""
         if fail_on is FailOn.NEVER:
             return False
+        if fail_on is FailOn.UNTESTED:
+            return any(f.intent is not Intent.TESTED
+                       for f in intents(self, self.declared).values())
         if self.count(Verdict.REFUTED):
             return True
         return fail_on is FailOn.INCONCLUSIVE and bool(
@@ -246,6 +259,8 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         if request.agent is not None and request.agent.meter is not None
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
+        declared=request.declared if request.declared is not None else (
+            declared_refactoring(changes.subjects) if isinstance(source, GitSource) else ""),
     )
 
 

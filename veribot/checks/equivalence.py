@@ -305,7 +305,14 @@ def _decide(
     # The first input that differed without refuting, for a reason the verdict must name.
     undecided: Confirmation | None = None
     if outcome.kind == "candidates":
-        found, undecided = _first_confirmed(before, after, entry, outcome, deadline, context)
+        # The repository's own calls before the solver's: an input a reader recognises,
+        # and one a test of the change makes says the change is meant (``bot.intent``).
+        found, undecided = _first_harvested(before, after, entry, harvested, budget,
+                                            deadline, context)
+        if found is not None:
+            return _refuted(found, HARVESTED, notes)
+        found, confirmed = _first_confirmed(before, after, entry, outcome, deadline, context)
+        undecided = undecided or confirmed
         if found is None and outcome.shared_helpers:
             # The helpers were arbitrary functions there; with their bodies inlined the
             # solver's inputs follow what they really compute.
@@ -324,7 +331,7 @@ def _decide(
         notes.append(outcome.detail)
 
     found, seen = _first_harvested(before, after, entry, harvested, budget, deadline, context)
-    if found is not None:
+    if found is not None:  # (not tried yet: the solver found no candidate)
         return _refuted(found, HARVESTED, notes)
     undecided = undecided or seen
     if budget.execute and before != after and undecided is None:

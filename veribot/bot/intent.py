@@ -1,0 +1,207 @@
+"""What a shown behaviour change means for the pull request.
+
+A refutation says *that* a function behaves differently; a reviewer also asks whether the
+change meant it. Three answers, from what the change itself holds (never from its prose):
+
+- **tested**: the distinguishing call comes from a test function or a docstring example
+  that this change adds or edits (``harvest`` found the call in the head revision, at a
+  line the change touched). The change shows it knows the new behaviour; the report says
+  which test, and what the call does before and after.
+- **untested behaviour change**: no test or example the change touches makes the call.
+  The report shows the input, both outcomes and a ready-to-paste pytest test that pins the
+  new behaviour (accepting the change is one paste).
+- **a refactoring that changes behaviour**: the change declares itself behaviour-preserving
+  (a commit subject or pull-request title starting ``refactor``, ``perf``, ``style`` or
+  ``docs``, or a configured label), whatever its tests say.
+
+This is not the stronger reading in which the new test fails on the base revision and
+passes on the head: veribot runs the function's call from the test on both revisions, not
+the test's own assertions.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import difflib
+import enum
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from veribot.checks.project.units import UnitKind, is_test_path
+from veribot.checks.verdict import BehaviourKind, Verdict
+
+if TYPE_CHECKING:  # (the review reads ``declared_refactoring``)
+    from veribot.bot.review import Report, UnitResult
+
+__all__ = ["DECLARING_PREFIXES", "Intent", "IntentFinding", "declared_refactoring",
+           "intents", "pinning_test"]
+
+# Conventional-commit types that promise no behaviour change.
+DECLARING_PREFIXES = ("refactor", "perf", "style", "docs")
+_DECLARING = re.compile(
+    rf"^\s*(?:\[(?:{'|'.join(DECLARING_PREFIXES)})\]|(?:{'|'.join(DECLARING_PREFIXES)})"
+    r"(?:\([^)]*\))?!?:)", re.IGNORECASE)
+# Where ``harvest`` found a call (``Call.origin``), in the head revision.
+_TEST_CALL = re.compile(r"^a call in (?P<path>.+) line (?P<line>\d+) \(after revision\)$")
+_OWN_DOCTEST = re.compile(r"^the doctest at line (?P<line>\d+) of the after version$")
+
+
+class Intent(enum.Enum):
+    TESTED = "tested"
+    UNTESTED = "untested behaviour change"
+    REFACTORING = "a refactoring that changes behaviour"
+
+
+@dataclass(frozen=True)
+class IntentFinding:
+    """What a refuted unit's difference means for the pull request."""
+
+    intent: Intent
+    why: str  # one sentence
+    test: str = ""  # a pytest test pinning the new behaviour (untested), "" when none
+
+
+def declared_refactoring(texts: Iterable[str], labels: Iterable[str] = (),
+                         declaring_labels: Iterable[str] = ()) -> str:
+    """The first commit subject or title that declares the change behaviour-preserving
+    (``refactor: ...``, ``perf(x): ...``, ``[docs] ...``), or a label among
+    ``declaring_labels``; "" when none does."""
+    for text in texts:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        if _DECLARING.match(first):
+            return first
+    wanted = {label.lower() for label in declaring_labels}
+    return next((f"label `{label}`" for label in labels if label.lower() in wanted), "")
+
+
+def intents(report: Report, declared: str = "") -> dict[int, IntentFinding]:
+    """For each refuted unit of ``report`` outside test files (by its index in
+    ``report.items``), what its difference means (see the module docstring). ``declared``:
+    what declares the change a refactoring ("" when nothing does)."""
+    touched = _touched_tests(report.items)
+    out: dict[int, IntentFinding] = {}
+    for index, item in enumerate(report.items):
+        cex = item.result.counterexample
+        if item.result.verdict is not Verdict.REFUTED or cex is None or (
+                is_test_path(item.unit.path)):
+            continue
+        if declared:
+            out[index] = IntentFinding(
+                Intent.REFACTORING, f"the change declares itself behaviour-preserving "
+                f"({declared}), but this input shows a difference")
+            continue
+        source = _changed_test(cex.found_by, touched) or _changed_example(item, cex.found_by)
+        if source:
+            out[index] = IntentFinding(Intent.TESTED, f"{source}, makes this call: "
+                                       f"before it {cex.before.describe()}, after it "
+                                       f"{cex.after.describe()}")
+            continue
+        out[index] = IntentFinding(
+            Intent.UNTESTED, "no test or docstring example this change adds or edits makes a "
+            "call that shows it", pinning_test(item))
+    return out
+
+
+def _touched_tests(items: Sequence[UnitResult]) -> dict[str, list[tuple[str, int, int]]]:
+    """The test functions the change adds or edits: path -> (name, first line, last line)
+    in the head revision."""
+    found: dict[str, list[tuple[str, int, int]]] = {}
+    for item in items:
+        u = item.unit
+        if (is_test_path(u.path) and u.kind in (UnitKind.ADDED, UnitKind.CHANGED)
+                and u.after_lines is not None and u.after_path):
+            found.setdefault(u.after_path, []).append((u.entry, *u.after_lines))
+    return found
+
+
+def _changed_test(origin: str, touched: dict[str, list[tuple[str, int, int]]]) -> str:
+    match = _TEST_CALL.match(origin)
+    if match is None:
+        return ""
+    path, line = match["path"], int(match["line"])
+    for name, first, last in touched.get(path, ()):
+        if first <= line <= last:
+            return f"the test `{path}::{name}`, which this change adds or edits, at line {line}"
+    return ""
+
+
+def _changed_example(item: UnitResult, origin: str) -> str:
+    """A docstring example of the head revision's module at a line the change touched."""
+    match = _OWN_DOCTEST.match(origin)
+    before, after = item.unit.before_source, item.unit.after_source
+    if match is None or before is None or after is None:
+        return ""
+    line = int(match["line"])
+    a, b = before.splitlines(), after.splitlines()
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b,
+                                                         autojunk=False).get_opcodes():
+        if tag != "equal" and j1 < line <= j2:
+            return f"the docstring example at line {line}, which this change adds or edits"
+    return ""
+
+
+def pinning_test(item: UnitResult) -> str:
+    """A pytest test asserting what the head revision does on the distinguishing input,
+    or "" where that cannot be written as code (a value without a literal ``repr``, an
+    exception that is not a builtin, a hang, a crash, a result that follows the hash
+    seed)."""
+    cex = item.result.counterexample
+    module = _module_name(item.unit.after_path or item.unit.path)
+    if cex is None or module is None or cex.hash_seed is not None:
+        return ""
+    owner, _, name = item.unit.entry.rpartition(".")
+    imported = (owner or name).split(".")[0]
+    called = owner if name == "__init__" and owner else name
+    last = dataclasses.replace(cex, prior=()).call(called)
+    # (`f(2) after f(1)`: the calls made first come first, on the same module.)
+    steps = [f"    {dataclasses.replace(cex, prior=(), args=args).call(called)}"
+             for args in cex.prior]
+    after = cex.after
+    if after.kind is BehaviourKind.RETURNED and _is_literal(after.text):
+        check = [f"    assert {last} == {after.text}"]
+    elif after.kind is BehaviourKind.RAISED and _builtin_exception(str(after.value)):
+        check = [f"    with pytest.raises({after.value}):", f"        {last}"]
+    else:
+        return ""
+    lines = [f"def test_{_identifier(item.unit.entry)}_new_behaviour():",
+             *(["    import pytest", ""] if check[0].startswith("    with") else []),
+             f"    from {module} import {imported}", "", *steps, *check]
+    text = "\n".join(lines) + "\n"
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return ""
+    return text
+
+
+def _builtin_exception(name: str) -> bool:
+    found = getattr(builtins, name, None) if name.isidentifier() else None
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def _is_literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _identifier(entry: str) -> str:
+    return re.sub(r"\W+", "_", entry).strip("_").lower() or "unit"
+
+
+def _module_name(path: str) -> str | None:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``src/pkg/mod.py`` -> ``pkg.mod``."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[0] in ("src", "lib") and len(parts) > 1:
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
