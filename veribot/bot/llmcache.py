@@ -9,7 +9,8 @@ name (a response's ``model``: an alias such as ``claude-sonnet-4-5`` names a dat
 snapshot): when the API starts answering with another version, answers of the old one are
 no longer served. Entries expire after ``ttl_s`` (replay ignores age: a recording is
 meant to last), so an alias that moved is noticed within that time. Only whole answers are
-stored: one cut off at ``max_tokens``, refused, or paused is never cached. Modes:
+stored: one cut off at ``max_tokens``, refused, or paused is never cached, nor (in
+``cache`` mode) one that calls a tool with an input its schema rejects. Modes:
 
 - ``cache``  (read-write): answer from the cache, ask the model on a miss and store;
 - ``record``: always ask the model and store (overwriting), building a recording;
@@ -34,6 +35,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from veribot.bot.config import private_file
+from veribot.checks.agent.tools import validate
 from veribot.checks.agent.llm import (
     LLM,
     Completion,
@@ -44,6 +46,7 @@ from veribot.checks.agent.llm import (
     TextBlock,
     ToolResultBlock,
     ToolSpec,
+    ToolUseBlock,
     UsageMeter,
     completion_from_api,
     request_to_api,
@@ -189,8 +192,13 @@ class CachedLLM:
             temperature=temperature,
             tool_choice=tool_choice,
         )
-        if completion.final:
+        # Asked again, the model may answer well: a cache does not keep a bad answer for
+        # days (a recording keeps it, to replay the run as it went).
+        invalid = _invalid_tool_use(completion, tools) if self.mode is Mode.CACHE else ""
+        if completion.final and not invalid:
             self._store(request, completion)
+        elif invalid:
+            log.info("LLM answer not cached: %s", invalid)
         else:
             log.info("LLM answer not cached: stop_reason %s", completion.stop_reason)
         return completion
@@ -277,6 +285,20 @@ class CachedLLM:
             f"{_describe_last(request)}. The recording holds {total} answer(s), "
             f"{same_model} for this model; re-record with --llm record:{self.path}"
         )
+
+
+def _invalid_tool_use(completion: Completion, tools: Sequence[ToolSpec]) -> str:
+    """What makes a tool call of the answer invalid (an unknown tool, or an input its
+    schema rejects), or ""."""
+    schemas = {t.name: t.input_schema for t in tools}
+    for block in completion.content:
+        if isinstance(block, ToolUseBlock):
+            if block.name not in schemas:
+                return f"a call of the unknown tool {block.name!r}"
+            problems = validate(schemas[block.name], dict(block.input))
+            if problems:
+                return f"an input for {block.name} its schema rejects ({problems[0]})"
+    return ""
 
 
 def _describe_last(request: dict[str, object]) -> str:
