@@ -279,9 +279,53 @@ def test_a_review_already_posted_for_the_same_commits_is_not_made_again(
     (run,) = setup.fake.check_runs()
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
     assert run["external_id"].startswith("veribot:")
-    rerun = run_job(setup.job(delivery_id="d-3", rerun=True), deps)
-    assert rerun is not None and len(setup.fake.check_runs()) == 2
-    assert len(setup.fake.reviews(REPO, NUMBER)) == 1  # the review is on the commit already
+    assert run["external_id"].endswith(":full")
+    with started_processes() as started:  # a refutation stands: a re-run could only miss it
+        rerun = run_job(setup.job(delivery_id="d-3", rerun=True), deps)
+    assert not [p for p in started if could_run_code(p)]
+    assert rerun is not None and not rerun.posted and rerun.conclusion == "failure"
+    assert len(setup.fake.check_runs()) == 1
+
+
+def test_a_re_run_reviews_again_when_nothing_was_refuted(tmp_path: Path, fake: FakeGitHub) -> None:
+    """A re-run of a commit whose review refuted nothing posts a new check run."""
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"include = ['other/**']\n"})
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    rerun = run_job(setup.job(delivery_id="d-2", rerun=True), deps)
+    assert rerun is not None and rerun.posted
+    assert [r["conclusion"] for r in fake.check_runs()] == ["success", "success"]
+
+
+def test_a_verify_in_the_app_never_replaces_a_refutation(setup: Setup, tmp_path: Path) -> None:
+    """`/verify` on a commit whose review refuted a function answers that the refutation
+    stands, and posts no check run (GitHub would take its conclusion as the check's) nor a
+    new summary."""
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    summary = [c["body"] for c in setup.fake.issue_comments(REPO, NUMBER)]
+    run_job(setup.job(Command.VERIFY, comment_id=5, requested_by="dev", delivery_id="d-2"), deps)
+    (run,) = setup.fake.check_runs()
+    assert run["conclusion"] == "failure"
+    (reply,) = setup.replies()
+    assert "stands" in reply and "refuted a changed function" in reply
+    assert run["html_url"] in reply
+    assert [c["body"] for c in setup.fake.issue_comments(REPO, NUMBER)][:1] == summary
+
+
+def test_a_proof_only_re_run_never_replaces_a_full_review(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """A review that may not run code (here: the sandbox is off) does not replace the check run
+    of one that could, even one that refuted nothing."""
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"include = ['other/**']\n"})
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    proof_only = dataclasses.replace(deps, execute=False)
+    rerun = run_job(setup.job(delivery_id="d-2", rerun=True), proof_only)
+    assert rerun is not None and not rerun.posted and rerun.conclusion == "success"
+    (run,) = fake.check_runs()
+    assert run["external_id"].endswith(":full")
 
 
 def test_saved_results_are_posted_by_the_next_run_without_reviewing_again(

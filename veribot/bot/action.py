@@ -322,7 +322,8 @@ def run(action: ActionSettings) -> ActionResult:
         execute=execute,
     )
     try:
-        return ActionResult(run_job(route, deps, raise_refused=True), posted=True)
+        outcome = run_job(route, deps, raise_refused=True)
+        return ActionResult(outcome, posted=outcome is None or outcome.posted)
     except GitHubError as error:
         if error.status != 403 or route.command is not Command.REVIEW:
             raise
@@ -385,6 +386,12 @@ def _workspace(action: ActionSettings, job: Job, shas: tuple[str, ...]) -> Path:
 
 
 def _failed(outcome: Outcome | None, fail_on: str) -> bool:
+    if outcome is not None and not outcome.posted:  # an earlier result stands: it decides
+        if fail_on == "never":
+            return False
+        return outcome.conclusion == "failure" or (
+            fail_on == "inconclusive" and outcome.conclusion != "success"
+        )
     if outcome is None or outcome.report is None:
         return outcome is not None and outcome.conclusion == "failure"
     report = outcome.report

@@ -45,6 +45,7 @@ from veribot.bot.render import (
     clip_bytes,
     clip_chars,
 )
+from veribot.bot.standing import key_of
 
 log = logging.getLogger(__name__)
 
@@ -416,11 +417,12 @@ class GitHubClient:
         )
         return [run for run in existing if run.app is not None and run.app.slug == self._slug]
 
-    def completed_check_run(self, name: str, head_sha: str, external_id: str) -> CheckRun | None:
-        """This bot's completed check run on ``head_sha`` for ``external_id``, if any: the same
-        review (same commits and settings) was posted already."""
+    def completed_check_run(self, name: str, head_sha: str, key: str) -> CheckRun | None:
+        """This bot's completed check run on ``head_sha`` of the review ``key`` (its
+        ``external_id`` without the strength), if any: the same review (same commits and
+        settings) was posted already."""
         for run in self.check_runs_of(name, head_sha):
-            if _done(run) and run.external_id == external_id:
+            if _done(run) and key_of(run.external_id) == key:
                 return run
         return None
 

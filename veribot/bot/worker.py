@@ -58,6 +58,7 @@ from pathlib import Path
 
 import git
 from github import Auth, Github, GithubIntegration
+from github.CheckRun import CheckRun
 from unidiff.patch import PatchSet
 
 from veribot.bot.agentreview import AgentConfig, anthropic_agent
@@ -107,6 +108,7 @@ from veribot.bot.render import (
     utf8_size,
 )
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.bot.standing import external_id, standing_run, why_it_stands
 from veribot.checks.agent.llm import LLMBudget
 from veribot.checks.equivalence import Budget
 from veribot.checks.project.units import ChangedUnit
@@ -155,6 +157,10 @@ QUOTA_NOTE = (
     "(`VERIBOT_REVIEWS_PER_DAY`) are spent: this review is proof-only and solver-only."
 )
 QUOTA_REASON = "the installation's daily quota of reviews is spent"
+STANDING_TEXT = (
+    "veribot posted no new result for this review: [an earlier check run]({url}) on {sha} "
+    "stands ({state}). {why} Push a new commit to have it reviewed again."
+)
 SUPERSEDED_NOTE = (
     "A newer commit ({newer}) was pushed while this one was reviewed, so this review was "
     "stopped and posted nothing else: the newer commit's review replaces it."
@@ -259,6 +265,9 @@ class Outcome:
     conclusion: Conclusion
     report: Report | None
     summary: str
+    # False: an earlier, stronger result on the commit stands (see veribot.bot.standing), so
+    # nothing was posted over it; ``summary`` says which, and ``conclusion`` is its.
+    posted: bool = True
 
 
 # -- the job ---------------------------------------------------------------------------------
@@ -340,6 +349,10 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
             log.info("daily quota spent: proof-only review", extra={"pr": job.pr_key})
             execute, notes = False, (*notes, QUOTA_NOTE.format(limit=quota.per_day))
             access = dataclasses.replace(access, unavailable=access.unavailable or QUOTA_REASON)
+    standing = standing_run(client.check_runs_of(deps.settings.check_name, head_sha), execute)
+    if standing is not None:
+        log.info("an earlier result stands", extra={"pr": job.pr_key, "run": standing.id})
+        return _stood(standing, head_sha)
     return review_and_post(
         client,
         number=job.pr_number,
@@ -381,6 +394,21 @@ def review_key(job: Job, head_sha: str, base_sha: str, deps: WorkerDeps) -> str:
     return "veribot:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
 
 
+def _stood(run: CheckRun, head_sha: str) -> Outcome:
+    """The outcome of a review that stood down before ``run``, a stronger result."""
+    conclusion = run.conclusion if run.status == "completed" else None
+    title = run.output.title if run.output is not None else None
+    text = STANDING_TEXT.format(
+        url=run.html_url,
+        sha=head_sha[:12],
+        state=md_text(f"{conclusion}: {title}" if conclusion else "in progress"),
+        why=why_it_stands(run),
+    )
+    known = conclusion in ("success", "failure", "neutral", "action_required")
+    stands = _as_conclusion(conclusion) if conclusion is not None and known else "neutral"
+    return Outcome(stands, None, text, posted=False)
+
+
 def _cancel_unfinished(client: GitHubClient, deps: WorkerDeps, head_sha: str, newer: str) -> None:
     """Complete, cancelled, a check run this bot left in progress on a superseded head."""
     try:
@@ -412,7 +440,9 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
     if whole_pr:
         outcome = _review_job(job, client, deps)
         text = "The pull request was reviewed again"
-        if outcome is not None and outcome.report is not None:
+        if outcome is not None and not outcome.posted:
+            text = outcome.summary
+        elif outcome is not None and outcome.report is not None:
             text += f": {summary_line(outcome.report)}. Details in the summary comment."
         else:
             text += "; see the check run for the result."
@@ -510,7 +540,10 @@ def review_and_post(
     in progress for the next worker to complete), or one whose lease lapsed.
     """
     run_id = client.start_check_run(
-        check_name, head_sha, CheckOutput("Reviewing", "Reading the changes."), key or None
+        check_name,
+        head_sha,
+        CheckOutput("Reviewing", "Reading the changes."),
+        external_id(key, execute) if key else None,
     )
 
     def finish(conclusion: Conclusion, title: str, summary: str) -> Outcome:
