@@ -525,10 +525,14 @@ def test_reviews_beyond_the_installations_daily_quota_are_proof_only_and_say_so(
     )
     first = run_job(pr.job(), deps)
     assert first is not None and first.conclusion == "failure"  # executed: refuted
+    pr.head = pr.repo.commit("another push", {"notes.txt": b"more\n"})
+    files = pull_files_from_git(pr.repo.path, pr.base, pr.head)
+    fake.push(REPO, NUMBER, head_sha=pr.head, files=files)
     second = run_job(pr.job(), deps)
     assert second is not None and second.conclusion == "neutral"  # proof-only: undecided
     assert QUOTA_NOTE.format(limit=1) in second.summary
     assert NOT_EXECUTED_NOTE in second.summary
+    assert [r["conclusion"] for r in fake.check_runs()] == ["failure", "neutral"]
 
 
 def test_annotation_titles_and_messages_are_clipped_to_githubs_limits(
