@@ -6,6 +6,7 @@ limits and commit-scoped review anchors), on real git repositories in temporary 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from tests.fakes.github_server import (
 )
 from veribot.bot.config import Settings
 from veribot.bot.github import SUMMARY_MARKER, RequestPolicy, connect
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import Command, Job, PostLater
 from veribot.bot.worker import WorkerDeps, run_job
 
 REPO = "octo/demo"
@@ -204,6 +205,23 @@ def test_a_failing_reply_after_a_targeted_verify_is_not_rerun(
     fake.set_permission(REPO, "dev", "write")
     fake.inject("POST", r"/issues/\d+/comments$", 503, times=50)
     run_job(pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev"), pr.deps)
+
+
+def test_a_far_rate_limit_reset_sends_the_job_back_to_the_queue_until_then(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """No sleep past the job's lease: the job is queued again for after the reset."""
+    waits: list[float] = []
+
+    def policy() -> RequestPolicy:
+        return RequestPolicy(sleep=waits.append, max_rate_limit_wait=120.0)
+
+    pr = small_pr(tmp_path, fake)
+    fake.inject("GET", r"/pulls/\d+$", 429, headers={"Retry-After": "2999"}, times=50)
+    with pytest.raises(PostLater) as later:
+        run_job(pr.job(), dataclasses.replace(pr.deps, policy=policy))
+    assert later.value.delay >= 2999.0 and max(waits, default=0.0) <= 120.0
+    assert fake.check_runs() == []
 
 
 def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
@@ -652,7 +670,8 @@ def test_the_pacer_keeps_a_review_under_the_secondary_rate_limit(tmp_path: Path)
         assert fake.check_runs()[0]["status"] == "completed" and pr.summary()
         fake.assert_no_violations()
         # Unpaced, GitHub's 403 with retry-after is waited out and the review still posts.
-        fresh = small_pr(tmp_path / "again", fake)
+        # Another head (a commit of the same content may get the same id within a second).
+        fresh = Pr(tmp_path / "again", fake, {"m.py": BASE_CODE}, {"m.py": HEAD_CODE + b"\n"})
         unpaced = WorkerDeps(
             settings=fresh.deps.settings,
             github=fresh.deps.github,

@@ -173,6 +173,27 @@ def test_primary_rate_limit_waits_until_reset(
     assert sleeps.waits == [42.0]
 
 
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "3999"}),
+        (429, {"Retry-After": "2999"}),
+    ],
+)
+def test_a_far_rate_limit_reset_is_raised_not_slept(
+    fake: FakeGitHub, client: GitHubClient, sleeps: Sleeps, status: int, headers: dict[str, str]
+) -> None:
+    """A reset 2,999 s away (seen on GitHub) would outlast a job's lease: the request fails at
+    once with when to try again, for the queue to run the job then."""
+    fake.inject("GET", r"/pulls/7$", status, headers=headers, message="API rate limit exceeded")
+    with pytest.raises(GitHubError) as raised:
+        client.pull(7)
+    assert sleeps.waits == []
+    assert raised.value.retry_after == 2999.0 and raised.value.transient
+    assert "rate limit resets in 2999 s" in str(raised.value)
+    assert client.pull(7).head.sha == HEAD  # the limit gone, the same client works
+
+
 def test_server_errors_are_retried_with_backoff(
     fake: FakeGitHub, client: GitHubClient, sleeps: Sleeps
 ) -> None:

@@ -65,12 +65,23 @@ Level = Literal["notice", "warning", "failure"]
 
 
 class GitHubError(Exception):
-    """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer)."""
+    """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer).
 
-    def __init__(self, message: str, status: int, *, rate_limited: bool = False) -> None:
+    ``retry_after``: a rate limit that resets later than :class:`RequestPolicy` sleeps says
+    in how many seconds the request may work again (the App's queue runs the job then)."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        *,
+        rate_limited: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.rate_limited = rate_limited
+        self.retry_after = retry_after
 
     @property
     def transient(self) -> bool:
@@ -193,7 +204,10 @@ class RequestPolicy:
     wall_clock: Callable[[], float] = time.time
     max_attempts: int = 5
     backoff: float = 1.0
-    rate_limit_wait: float = 60.0
+    rate_limit_wait: float = 60.0  # a rate limit that names no reset
+    # The longest sleep for a rate limit: a later reset is raised (GitHubError.retry_after), so
+    # a job never sleeps past its lease; the App's queue runs it again after the reset.
+    max_rate_limit_wait: float = 120.0
     writes_per_minute: int = CONTENT_REQUESTS_PER_MINUTE
     pacer: SharedPacer | None = None  # shared with the installation's other jobs
     _writes: deque[float] = field(default_factory=deque)
@@ -250,6 +264,15 @@ class RequestPolicy:
                 delay = None
                 if error.status in (403, 429):
                     delay = self._rate_limit_delay(error)
+                    if delay is not None and delay > self.max_rate_limit_wait:
+                        raise GitHubError(
+                            f"{what}: GitHub's rate limit resets in {delay:.0f} s, later than "
+                            f"the {self.max_rate_limit_wait:.0f} s a request waits "
+                            "(VERIBOT_GITHUB_RATE_LIMIT_WAIT_S)",
+                            error.status,
+                            rate_limited=True,
+                            retry_after=delay,
+                        ) from error
                 elif error.status >= 500:
                     delay = self.backoff * 2 ** (attempt - 1)
                     if creates:

@@ -95,7 +95,15 @@ from veribot.bot.posting import (
     finish_plainly,
     say_handed_back,
 )
-from veribot.bot.queue import UNKNOWN_PULL, Command, HandBack, Job, LeaseLost, checkpoint
+from veribot.bot.queue import (
+    UNKNOWN_PULL,
+    Command,
+    HandBack,
+    Job,
+    LeaseLost,
+    PostLater,
+    checkpoint,
+)
 from veribot.bot.render import (
     GITHUB_TEXT_MAX_BYTES,
     SUMMARY_MARKER,
@@ -305,6 +313,9 @@ def run_job(job: Job, deps: WorkerDeps, *, raise_refused: bool = False) -> Outco
             outcome = _command_job(job, client, deps)
     except GitHubError as error:
         # Only raised before any code of the pull request ran (see review_and_post).
+        if error.retry_after is not None and not raise_refused:
+            # A rate limit resetting later than a job sleeps: run the job again then.
+            raise PostLater(str(error), error.retry_after + 1.0) from error
         if error.transient or raise_refused:
             raise  # the queue retries, a bounded number of times
         log.error("job abandoned: %s", error, extra=context)
@@ -1297,6 +1308,7 @@ def app_deps(
         policy=lambda: RequestPolicy(
             max_attempts=settings.timing.github_attempts,
             backoff=settings.timing.github_backoff,
+            max_rate_limit_wait=settings.timing.github_rate_limit_wait,
             writes_per_minute=settings.writes_per_minute,
         ),
         pacer=lambda installation: SharedPacer(
