@@ -320,6 +320,20 @@ def test_a_proof_only_verify_never_replaces_a_refutation(tmp_path: Path, fake: F
     assert runner.output_values()["posted"] == "false"
 
 
+def test_a_refused_verify_reports_that_nothing_was_posted(tmp_path: Path, fake: FakeGitHub) -> None:
+    """`/verify` from someone without write access is answered with a refusal and reviews
+    nothing: the outputs say so (`posted=false`), and the step does not fail."""
+    runner = Runner(tmp_path, fake)
+    _verify_comment(runner, fake)
+    fake.set_permission(REPO, runner.event["comment"]["user"]["login"], "read")
+    assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_OK
+    assert fake.check_runs() == []
+    (reply,) = fake.issue_comments(REPO, NUMBER)
+    assert "only available to people with write access" in reply["body"]
+    assert runner.output_values()["posted"] == "false"
+    assert runner.output_values()["conclusion"] == "skipped"
+
+
 def test_a_proof_only_verify_may_follow_a_proof_only_review(
     tmp_path: Path, fake: FakeGitHub
 ) -> None:

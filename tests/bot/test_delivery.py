@@ -224,6 +224,38 @@ def test_a_far_rate_limit_reset_sends_the_job_back_to_the_queue_until_then(
     assert fake.check_runs() == []
 
 
+def test_every_request_names_the_api_version_and_lists_take_full_pages(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """X-GitHub-Api-Version on every request, no obsolete preview media type, 100 to a page,
+    and no fetch of the whole commit (up to 300 files) to start a check run or a review."""
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    run_job(pr.job(), pr.deps)
+    run_job(pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev", comment_id=3), pr.deps)
+    assert fake.calls and fake.reviews(REPO, NUMBER)
+    assert {c.headers.get("x-github-api-version") for c in fake.calls} == {"2022-11-28"}
+    assert not [c.headers["accept"] for c in fake.calls if "preview" in c.headers["accept"]]
+    lists = [c for c in fake.calls if c.operation and "/list" in c.operation]
+    assert lists and {c.query.get("per_page") for c in lists} == {"100"}
+    assert fake.calls_to("GET", r"/commits/[0-9a-f]{40}$") == []
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["not-posted", "posted-anyway"])
+def test_a_verify_reply_answered_with_a_server_error_is_posted_once(
+    tmp_path: Path, fake: FakeGitHub, after: bool
+) -> None:
+    """The answer to `/verify` is sent again after a 5xx unless GitHub posted it anyway
+    (found by its marker): exactly one answer either way."""
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    fake.inject("POST", r"/issues/\d+/comments$", 502, after=after)
+    job = pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev", comment_id=41)
+    run_job(job, pr.deps)
+    (reply,) = [c["body"] for c in fake.issue_comments(REPO, NUMBER)]
+    assert "**refuted**" in reply and reply.endswith("<!-- veribot:reply 41 -->")
+
+
 def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
     tmp_path: Path, fake: FakeGitHub
 ) -> None:
@@ -451,6 +483,9 @@ def test_rerun_of_a_fork_pull_requests_check_reviews_it_again(
     (run,) = fake.check_runs()
     assert run["head_sha"] == pr.head and run["status"] == "completed"
     assert pr.summary()  # posted on the pull request found by its head
+    # ... asked of the commit, not found by listing every open pull request
+    assert len(fake.calls_to("GET", rf"/commits/{pr.head}/pulls$")) == 1
+    assert fake.calls_to("GET", rf"/repos/{REPO}/pulls$") == []
 
 
 # -- requests that create --------------------------------------------------------------------

@@ -87,7 +87,8 @@ def setup(tmp_path: Path, fake: FakeGitHub) -> Setup:
 
 def test_verify_help_reacts_and_replies(setup: Setup) -> None:
     run_job(setup.job(Command.HELP, comment_id=55, requested_by="maintainer"), setup.deps)
-    assert setup.replies() == [HELP_TEXT]
+    (reply,) = setup.replies()
+    assert reply.startswith(HELP_TEXT) and reply.endswith("<!-- veribot:reply 55 -->")
     assert [(r["content"], r["comment_id"]) for r in setup.fake.reactions()] == [("+1", 55)]
 
 
@@ -259,9 +260,7 @@ def app_deps_for(setup: Setup, tmp_path: Path, **fields: Any) -> WorkerDeps:
     """The App's dependencies: a review of the same commits is made once, and its results
     are saved beside the queue until they are all posted."""
     state = SqliteJobState(tmp_path / "queue.sqlite3")
-    return dataclasses.replace(
-        setup.deps, dedupe=True, journal=Journal(state, 3600.0), **fields
-    )
+    return dataclasses.replace(setup.deps, dedupe=True, journal=Journal(state, 3600.0), **fields)
 
 
 def test_a_review_already_posted_for_the_same_commits_is_not_made_again(
@@ -313,9 +312,7 @@ def test_a_verify_in_the_app_never_replaces_a_refutation(setup: Setup, tmp_path:
     assert [c["body"] for c in setup.fake.issue_comments(REPO, NUMBER)][:1] == summary
 
 
-def test_a_proof_only_re_run_never_replaces_a_full_review(
-    tmp_path: Path, fake: FakeGitHub
-) -> None:
+def test_a_proof_only_re_run_never_replaces_a_full_review(tmp_path: Path, fake: FakeGitHub) -> None:
     """A review that may not run code (here: the sandbox is off) does not replace the check run
     of one that could, even one that refuted nothing."""
     setup = Setup(tmp_path, fake, {".veribot.toml": b"include = ['other/**']\n"})
@@ -334,9 +331,7 @@ def test_saved_results_are_posted_by_the_next_run_without_reviewing_again(
     """A worker stopping after the review (SIGTERM past its grace) hands the job back; the
     next run posts what is missing from the saved results."""
     queue = JobQueue(sqlite_huey(tmp_path / "queue.sqlite3"), timing=QueueTiming())
-    deps = dataclasses.replace(
-        setup.deps, dedupe=True, journal=Journal(queue.state, 3600.0)
-    )
+    deps = dataclasses.replace(setup.deps, dedupe=True, journal=Journal(queue.state, 3600.0))
     queue._runner = lambda job: run_job(job, deps)  # type: ignore[assignment]
     # The stop comes while the review is being posted (just after it was saved).
     setup.fake.before("GET", r"/pulls/\d+/reviews$", queue.stopping.now.set)

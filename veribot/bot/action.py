@@ -386,11 +386,11 @@ def _workspace(action: ActionSettings, job: Job, shas: tuple[str, ...]) -> Path:
 
 
 def _failed(outcome: Outcome | None, fail_on: str) -> bool:
-    if outcome is not None and not outcome.posted:  # an earlier result stands: it decides
+    if outcome is not None and not outcome.posted:  # an earlier result stands, or refused
         if fail_on == "never":
             return False
         return outcome.conclusion == "failure" or (
-            fail_on == "inconclusive" and outcome.conclusion != "success"
+            fail_on == "inconclusive" and outcome.conclusion in ("neutral", "action_required")
         )
     if outcome is None or outcome.report is None:
         return outcome is not None and outcome.conclusion == "failure"

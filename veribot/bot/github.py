@@ -33,6 +33,7 @@ from github.CheckRun import CheckRun
 from github.Commit import Commit
 from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
+from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 from github.PullRequestReview import PullRequestReview
 from github.Repository import Repository
@@ -53,10 +54,14 @@ T = TypeVar("T")
 
 SUMMARY_MARKER = "<!-- veribot:summary -->"
 REVIEW_MARKER = "<!-- veribot:review {sha} -->"
+REPLY_MARKER = "<!-- veribot:reply {comment} -->"  # the answer to the comment of that id
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_REVIEW_COMMENTS = 30
 CONTENT_REQUESTS_PER_MINUTE = 80
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+# Sent as X-GitHub-Api-Version on every request: the REST API version veribot is written for.
+API_VERSION = "2022-11-28"
+PER_PAGE = 100  # GitHub's largest page: fewest requests for a list
 
 Conclusion = Literal[
     "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"
@@ -147,6 +152,8 @@ def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
         base_url=base_url,
         auth=Auth.Token(token),
         timeout=timeout,
+        per_page=PER_PAGE,
+        api_version=API_VERSION,
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
@@ -387,10 +394,15 @@ class GitHubClient:
         return str(pull.head.sha)
 
     def pull_with_head(self, head_sha: str) -> int | None:
-        """The number of the open pull request whose head is ``head_sha`` (forks included)."""
-        pulls = self.policy.call("list open pulls", lambda: list(self.repo.get_pulls(state="open")))
+        """The number of the open pull request whose head is ``head_sha`` (forks included),
+        asked of the commit rather than found among every open pull request."""
+        url = f"{self.repo.url}/commits/{head_sha}/pulls"
+        pulls = self.policy.call(
+            "list pulls of a commit",
+            lambda: list(PaginatedList(PullRequest, self.repo.requester, url, None)),
+        )
         for pull in pulls:
-            if pull.head.sha == head_sha:
+            if pull.state == "open" and pull.head.sha == head_sha:
                 self._pulls[pull.number] = pull
                 return int(pull.number)
         return None
@@ -432,9 +444,15 @@ class GitHubClient:
         self._check_runs[run.id] = run
         return run.id
 
+    def _commit(self, sha: str) -> Commit:
+        """The commit ``sha`` as a reference, without fetching it (GitHub's answer would carry
+        up to 300 of its files)."""
+        url = f"{self.repo.url}/commits/{sha}"
+        return Commit(self.repo.requester, {}, {"sha": sha, "url": url}, completed=True)
+
     def check_runs_of(self, name: str, head_sha: str) -> list[CheckRun]:
         """This bot's check runs named ``name`` on ``head_sha``, completed or not."""
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        commit = self._commit(head_sha)
         existing = self.policy.call(
             "list check runs", lambda: list(commit.get_check_runs(check_name=name))
         )
@@ -548,9 +566,8 @@ class GitHubClient:
         if self._posted_review(pull, marker) is not None:
             log.info("review already posted", extra={"pr": number, "head": head_sha})
             return leftovers
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
         try:
-            self._create_review(pull, commit, body, marker, kept)
+            self._create_review(pull, self._commit(head_sha), body, marker, kept)
         except GitHubError as error:
             if error.status != 422:
                 raise
@@ -644,21 +661,54 @@ class GitHubClient:
             write=True,
         )
 
-    def reply(self, number: int, body: str, *, review_comment_id: int | None = None) -> None:
-        """Answer in the pull request's thread, or under a review comment."""
-        body = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
+    def reply(
+        self,
+        number: int,
+        body: str,
+        *,
+        review_comment_id: int | None = None,
+        answering: int | None = None,
+    ) -> None:
+        """Answer in the pull request's thread, or under a review comment.
+
+        ``answering``: the id of the comment answered; the answer in the thread then carries
+        it in a hidden marker, so after a server error it is looked for, and sent again only
+        if GitHub did not post it.
+        """
         pull = self.pull(number)
         if review_comment_id is not None:
+            text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
             self.policy.call(
                 "reply",
-                lambda: pull.create_review_comment_reply(review_comment_id, body),
+                lambda: pull.create_review_comment_reply(review_comment_id, text),
                 write=True,
                 creates=True,
             )
-        else:
+            return
+        if answering is None:
+            text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
             self.policy.call(
-                "reply", lambda: pull.create_issue_comment(body), write=True, creates=True
+                "reply", lambda: pull.create_issue_comment(text), write=True, creates=True
             )
+            return
+        marker = REPLY_MARKER.format(comment=answering)
+        text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES - len(marker) - 2) + f"\n\n{marker}"
+        self.policy.call(
+            "reply",
+            lambda: pull.create_issue_comment(text),
+            write=True,
+            creates=True,
+            recover=lambda: self._comment_with(pull, marker),
+        )
+
+    def _comment_with(self, pull: PullRequest, marker: str) -> IssueComment | None:
+        comments = self.policy.call(
+            f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
+        )
+        for comment in comments:
+            if comment.user.login == self.bot_login and marker in (comment.body or ""):
+                return comment
+        return None
 
     def has_write_access(self, login: str) -> bool:
         """Whether ``login`` may push to the repository (the permission API)."""

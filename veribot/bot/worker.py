@@ -71,6 +71,7 @@ from veribot.bot.config import (
     parse_repo_config,
 )
 from veribot.bot.github import (
+    API_VERSION,
     MAX_REVIEW_COMMENTS,
     Annotation,
     CheckOutput,
@@ -273,8 +274,9 @@ class Outcome:
     conclusion: Conclusion
     report: Report | None
     summary: str
-    # False: an earlier, stronger result on the commit stands (see veribot.bot.standing), so
-    # nothing was posted over it; ``summary`` says which, and ``conclusion`` is its.
+    # False: no result was posted. Either an earlier, stronger result on the commit stands
+    # (see veribot.bot.standing): ``summary`` says which, and ``conclusion`` is its; or the
+    # command was refused (``skipped``): ``summary`` is the refusal.
     posted: bool = True
 
 
@@ -439,13 +441,14 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
     # may have read access only.
     if not (job.requested_by and client.has_write_access(job.requested_by)):
         log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
-        client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
-        return None
+        refusal = REFUSAL_TEXT.format(login=login)
+        client.reply(job.pr_number, refusal, review_comment_id=reply_to, answering=job.comment_id)
+        return Outcome("skipped", None, refusal, posted=False)
     if job.comment_id is not None:
         reaction = "+1" if job.command is Command.HELP else "eyes"
         client.react(job.comment_id, reaction, on_review_comment=job.on_review_comment)
     if job.command is Command.HELP:
-        client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to)
+        client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to, answering=job.comment_id)
         return None
     whole_pr = job.target is None and not job.on_review_comment
     if whole_pr:
@@ -502,7 +505,7 @@ def _reply_after_run(client: GitHubClient, job: Job, text: str, reply_to: int | 
     """Answer a command whose code has run: a failure is logged, never retried (that would
     run the pull request's code again)."""
     try:
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        client.reply(job.pr_number, text, review_comment_id=reply_to, answering=job.comment_id)
     except GitHubError as error:
         log.error("could not answer the command: %s", error, extra={"pr": job.pr_key})
 
@@ -1226,7 +1229,9 @@ class InstallationTokens:
 
     def _integration(self) -> GithubIntegration:
         return GithubIntegration(
-            auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
+            auth=Auth.AppAuth(self.app_id, self.private_key),
+            base_url=self.base_url,
+            api_version=API_VERSION,
         )
 
     def app_slug(self) -> str:

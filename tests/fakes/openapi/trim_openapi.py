@@ -39,6 +39,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
+    ("get", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
