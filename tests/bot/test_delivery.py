@@ -296,9 +296,10 @@ def test_a_push_mid_review_leaves_comments_on_the_reviewed_commits_diff(
     fake.assert_no_violations()  # no comment posted off the reviewed commit's diff
     (review,) = fake.reviews(REPO, NUMBER)
     assert review["commit_id"] == pr.head
-    # sq (lines 5-16) is refuted; its comment sits on the first line of it in the diff of
-    # the reviewed commit (the hunk around line 16), not on line 5 of the pushed file.
-    assert [(c["path"], c["line"]) for c in review["comments"]] == [("m.py", 13)]
+    # sq (lines 5-16) is refuted; its comment sits on its first changed line in the diff of
+    # the reviewed commit (16; not 13, the hunk's first context line), not on line 5 of the
+    # pushed file.
+    assert [(c["path"], c["line"]) for c in review["comments"]] == [("m.py", 16)]
 
 
 def test_a_refused_review_gives_its_comments_back_for_the_summary(

@@ -611,6 +611,7 @@ def review_and_post(
             inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
             notes=_with_execution_note(notes, execute),
             anchors=commit_anchors(tree, start, head_sha),
+            changed=commit_anchors(tree, start, head_sha, changed_only=True),
         )
     except HandBack:
         say_handed_back(client, run_id)
@@ -677,19 +678,21 @@ def plan_posting(
     inconclusive_conclusion: str,
     notes: Sequence[str] = (),
     anchors: dict[str, set[int]] | None = None,
+    changed: dict[str, set[int]] | None = None,
 ) -> Posting:
     """Render what the review posts: the check run's completion, the review's inline
     comments and the summary comment, for either fate of the review (placed or refused).
 
     ``anchors``: the lines of the reviewed commit's diff (see :func:`commit_anchors`); by
     default the pull request's diff as GitHub serves it now, which a push may have moved.
+    ``changed``: those of them the diff adds (no context line), where a comment goes first.
     """
     conclusion = conclusion_for(report, inconclusive_conclusion)
     review = ""  # to post
     try:
         if anchors is None:
             anchors = client.diff_anchors(number)
-        comments = inline_comments(report, anchors)
+        comments = inline_comments(report, anchors, changed)
     except GitHubError as error:  # the findings go to the summary instead
         log.warning("inline comments not posted: %s", error, extra={"pr": number})
         anchors, comments, review = {}, inline_comments(report, {}), UNPLACED
@@ -773,16 +776,23 @@ def check_annotations(report: Report) -> list[Annotation]:
     return found
 
 
-def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[InlineComment]:
-    """A comment per refuted or undecided changed function, on a line of its diff if any."""
+def inline_comments(
+    report: Report, anchors: dict[str, set[int]], changed: dict[str, set[int]] | None = None
+) -> list[InlineComment]:
+    """A comment per refuted or undecided changed function, on a line of its diff if any:
+    its first changed line (of ``changed``), else its first line of the diff's context."""
     comments = []
     for item in report.items:
         verdict = item.result.verdict
         lines = item.unit.after_lines
         if verdict is Verdict.VERIFIED or not item.compared or lines is None:
             continue
-        in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
-        line = in_diff[0] if in_diff else lines[0]
+        first, last = lines
+        path = item.unit.path
+        in_diff = sorted(n for n in (changed or {}).get(path, set()) if first <= n <= last) or (
+            sorted(n for n in anchors.get(path, set()) if first <= n <= last)
+        )
+        line = in_diff[0] if in_diff else first
         body = f"**{verdict.value}** ({md_code(item.result.reason)}): {md_text(explain(item))}\n\n"
         if report.agent_model and item.agent is not None:
             body += f"Agent: {item.agent.outcome.value}: {md_text(item.agent.summary)}\n\n"
@@ -957,9 +967,12 @@ def read_repo_config(tree: Path, base_sha: str) -> RepoConfig:
     return parse_repo_config(text)
 
 
-def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
+def commit_anchors(
+    tree: Path, base: str, head: str, *, changed_only: bool = False
+) -> dict[str, set[int]]:
     """The lines of ``head`` a review comment posted on ``head`` may anchor to: those of the
-    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now."""
+    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now.
+    ``changed_only``: only the lines the diff adds, not its context lines."""
     diff = git.Repo(tree).git.diff("--no-color", "--no-ext-diff", "-M", base, head)
     anchors: dict[str, set[int]] = {}
     for patched in PatchSet(diff):
@@ -969,7 +982,7 @@ def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
             line.target_line_no
             for hunk in patched
             for line in hunk
-            if line.target_line_no is not None
+            if line.target_line_no is not None and (line.is_added or not changed_only)
         }
     return anchors
 
