@@ -106,6 +106,17 @@ def test_a_crashed_runs_check_is_reused_not_duplicated(
     assert first == again and len(fake.check_runs()) == 1
 
 
+def test_a_running_check_of_another_review_is_not_taken_over(
+    fake: FakeGitHub, client: GitHubClient
+) -> None:
+    """Two workflows on one commit (a push's full review, a `/verify`) each keep their own
+    check run; the same review, resumed, takes its own back."""
+    full = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "..."), "k1:full")
+    other = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "."), "k2:proof-only")
+    again = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "..."), "k1:full")
+    assert other != full and again == full and len(fake.check_runs()) == 2
+
+
 def test_review_comments_only_on_diff_lines(fake: FakeGitHub, client: GitHubClient) -> None:
     inside = [InlineComment("calc.py", 3, "refuted here"), InlineComment("calc.py", 12, "ok")]
     outside = [InlineComment("calc.py", 7, "not in the diff"), InlineComment("x.py", 1, "?")]

@@ -363,3 +363,18 @@ def test_a_resumed_job_of_a_superseded_head_cancels_its_check_run(
     (run,) = setup.fake.check_runs()
     assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
     assert newer[:12] in run["output"]["summary"]
+
+
+def test_a_proof_only_review_stands_down_while_a_full_one_runs(setup: Setup) -> None:
+    """A `/verify` run proof-only (as the Action's under `issue_comment`) while a push's full
+    review is still running posts no check run of its own, and says so in the thread."""
+    client = GitHubClient(connect(setup.fake.base_url, "token"), REPO, bot_login="veribot[bot]")
+    running = client.start_check_run(
+        "veribot review", setup.head, CheckOutput("Reviewing", "..."), "veribot:push:full"
+    )
+    proof_only = dataclasses.replace(setup.deps, execute=False)
+    run_job(setup.job(Command.VERIFY, comment_id=8, requested_by="dev"), proof_only)
+    (run,) = setup.fake.check_runs()
+    assert run["id"] == running and run["status"] == "in_progress"
+    (reply,) = setup.replies()
+    assert "still running" in reply

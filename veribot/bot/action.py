@@ -19,6 +19,9 @@ even to check the agent's claims; a difference the solver sees stays inconclusiv
 (``not-executed``), and the summary says why. Execution is off as well when the checkout
 keeps a token in ``.git/config`` (``actions/checkout`` without ``persist-credentials:
 false``) or when the sandbox fails its start-up check (:func:`isolation_problem`).
+A proof-only run never replaces a full run's check run on the same commit, nor any run a
+refutation (:mod:`veribot.bot.standing`): a `/verify` then answers in the thread which
+result stands, and the outputs carry that result's conclusion with ``posted=false``.
 
 Secrets: the token and the Anthropic key are read once, then removed from this process's
 environment, so no child (git, the sandbox) inherits them.

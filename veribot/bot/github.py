@@ -419,9 +419,16 @@ class GitHubClient:
         self, name: str, head_sha: str, output: CheckOutput, external_id: str | None = None
     ) -> int:
         """An ``in_progress`` check run on ``head_sha``; reuses one of this bot's left
-        unfinished (by a crash, or a job handed back). ``external_id`` names what is reviewed
-        (see :meth:`completed_check_run`)."""
-        unfinished = next((r for r in self.check_runs_of(name, head_sha) if not _done(r)), None)
+        unfinished (by a crash, or a job handed back) by the same review. ``external_id`` names
+        what is reviewed (see :meth:`completed_check_run`): a run of another review (another
+        workflow's, running now) is not taken over; without one, any unfinished run is reused.
+        """
+
+        def resumable(run: CheckRun) -> bool:
+            same = external_id is None or key_of(run.external_id) == key_of(external_id)
+            return not _done(run) and same
+
+        unfinished = next((r for r in self.check_runs_of(name, head_sha) if resumable(r)), None)
         if unfinished is not None:
             self._check_runs[unfinished.id] = unfinished
             self.update_check_run(unfinished.id, output, external_id=external_id)
@@ -438,7 +445,7 @@ class GitHubClient:
             write=True,
             creates=True,
             recover=lambda: next(
-                (r for r in self.check_runs_of(name, head_sha) if not _done(r)), None
+                (r for r in self.check_runs_of(name, head_sha) if resumable(r)), None
             ),
         )
         self._check_runs[run.id] = run

@@ -55,10 +55,13 @@ def refuted(run: CheckRun) -> bool:
     return bool(title and _REFUTED_TITLE.match(title))
 
 
-def standing_run(runs: Sequence[CheckRun], execute: bool) -> CheckRun | None:
+def standing_run(runs: Sequence[CheckRun], execute: bool, key: str) -> CheckRun | None:
     """The check run among ``runs`` (this bot's, of one name on one commit) that a new review
-    (full when ``execute``) must not replace, or None when it may post."""
+    (full when ``execute``; ``key`` its review key) must not replace, or None when it may
+    post. The review's own unfinished run (a job resumed) is its to complete."""
     for run in sorted(runs, key=lambda r: r.id, reverse=True):
+        if run.status != "completed" and key_of(run.external_id) == key:
+            continue
         if refuted(run):
             return run
         if not execute and _full(run) and run.conclusion not in ("cancelled", "skipped"):

@@ -26,12 +26,15 @@ are decided, at most ``budget.units`` of them; the rest are reported inconclusiv
 A started check run is always completed, whatever fails after it (``neutral`` when GitHub
 or git did not answer, ``failure`` when the review itself failed, with the reason). Only a
 transient GitHub error before the check run started (so before any code of the pull
-request ran) is raised for the queue to retry; every post is idempotent.
+request ran) is raised for the queue to retry (a rate limit resetting later than a request
+waits, to run after the reset); every post is idempotent.
 
 In the App (``WorkerDeps.dedupe`` and ``journal``) a review is made once per
 :func:`review_key` (the repository, the head, the base and the deployment's settings), which
 its check run carries as ``external_id``: a job finding a completed check run with its key
-does nothing. Results are saved before they are posted (:mod:`veribot.bot.posting`), so a
+does nothing. A review weaker than a result already on the commit (proof-only after a full
+review; any after a refutation) posts nothing over it (:mod:`veribot.bot.standing`). Results
+are saved before they are posted (:mod:`veribot.bot.posting`), so a
 job stopped or killed while posting resumes without running the code again. The steps of a
 review, where the queue's :func:`~veribot.bot.queue.checkpoint` may hand the job back (and
 ``VERIBOT_TEST_PAUSE_AT`` may pause it, for tests), are ``started``, ``progress`` (after
@@ -362,7 +365,8 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
             log.info("daily quota spent: proof-only review", extra={"pr": job.pr_key})
             execute, notes = False, (*notes, QUOTA_NOTE.format(limit=quota.per_day))
             access = dataclasses.replace(access, unavailable=access.unavailable or QUOTA_REASON)
-    standing = standing_run(client.check_runs_of(deps.settings.check_name, head_sha), execute)
+    runs = client.check_runs_of(deps.settings.check_name, head_sha)
+    standing = standing_run(runs, execute, key)
     if standing is not None:
         log.info("an earlier result stands", extra={"pr": job.pr_key, "run": standing.id})
         return _stood(standing, head_sha)
