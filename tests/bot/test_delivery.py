@@ -256,6 +256,27 @@ def test_a_verify_reply_answered_with_a_server_error_is_posted_once(
     assert "**refuted**" in reply and reply.endswith("<!-- veribot:reply 41 -->")
 
 
+@pytest.mark.parametrize("after", [False, True], ids=["not-posted", "posted-anyway"])
+def test_a_verify_reply_under_a_review_comment_is_posted_once_after_a_server_error(
+    tmp_path: Path, fake: FakeGitHub, after: bool
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    fake.inject("POST", r"/pulls/\d+/comments/\d+/replies$", 502, after=after)
+    job = pr.job(
+        Command.VERIFY,
+        path="m.py",
+        line=5,
+        comment_id=77,
+        on_review_comment=True,
+        requested_by="dev",
+    )
+    run_job(job, pr.deps)
+    (reply,) = fake.state.review_comments.values()
+    assert reply["in_reply_to_id"] == 77 and "**refuted**" in reply["body"]
+    assert reply["body"].endswith("<!-- veribot:reply 77 -->")
+
+
 def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
     tmp_path: Path, fake: FakeGitHub
 ) -> None:

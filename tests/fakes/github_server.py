@@ -768,6 +768,10 @@ class FakeGitHub:
             return 200, self.reviews(full_name, self._pull(params).number)
         if operation == "pulls/create-review":
             return self._create_review(full_name, self._pull(params), body)
+        if operation == "pulls/list-review-comments":
+            url = f"{repo_url}/pulls/{self._pull(params).number}"
+            found = self.state.review_comments.values()
+            return 200, [c for c in found if c["pull_request_url"] == url]
         if operation == "pulls/create-reply-for-review-comment":
             return self._create_reply(
                 full_name, self._pull(params), int(params["comment_id"]), body

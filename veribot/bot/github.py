@@ -35,6 +35,7 @@ from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
+from github.PullRequestComment import PullRequestComment
 from github.PullRequestReview import PullRequestReview
 from github.Repository import Repository
 from unidiff.patch import PatchSet
@@ -678,40 +679,50 @@ class GitHubClient:
     ) -> None:
         """Answer in the pull request's thread, or under a review comment.
 
-        ``answering``: the id of the comment answered; the answer in the thread then carries
-        it in a hidden marker, so after a server error it is looked for, and sent again only
-        if GitHub did not post it.
+        ``answering``: the id of the comment answered (under a review comment, that one);
+        the answer then carries it in a hidden marker, so after a server error it is looked
+        for, and sent again only if GitHub did not post it. Without it, never sent again.
         """
         pull = self.pull(number)
-        if review_comment_id is not None:
-            text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
-            self.policy.call(
-                "reply",
-                lambda: pull.create_review_comment_reply(review_comment_id, text),
-                write=True,
-                creates=True,
-            )
-            return
-        if answering is None:
+        answered = review_comment_id if review_comment_id is not None else answering
+        if answered is None:
             text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
             self.policy.call(
                 "reply", lambda: pull.create_issue_comment(text), write=True, creates=True
             )
             return
-        marker = REPLY_MARKER.format(comment=answering)
+        marker = REPLY_MARKER.format(comment=answered)
         text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES - len(marker) - 2) + f"\n\n{marker}"
+        if review_comment_id is not None:
+            self.policy.call(
+                "reply",
+                lambda: pull.create_review_comment_reply(review_comment_id, text),
+                write=True,
+                creates=True,
+                recover=lambda: self._reply_with(pull, marker, under_review_comment=True),
+            )
+            return
         self.policy.call(
             "reply",
             lambda: pull.create_issue_comment(text),
             write=True,
             creates=True,
-            recover=lambda: self._comment_with(pull, marker),
+            recover=lambda: self._reply_with(pull, marker, under_review_comment=False),
         )
 
-    def _comment_with(self, pull: PullRequest, marker: str) -> IssueComment | None:
-        comments = self.policy.call(
-            f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
-        )
+    def _reply_with(
+        self, pull: PullRequest, marker: str, *, under_review_comment: bool
+    ) -> IssueComment | PullRequestComment | None:
+        """This bot's answer carrying ``marker``, in the thread or under review comments."""
+        comments: list[IssueComment] | list[PullRequestComment]
+        if under_review_comment:
+            comments = self.policy.call(
+                f"list review comments of #{pull.number}", lambda: list(pull.get_comments())
+            )
+        else:
+            comments = self.policy.call(
+                f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
+            )
         for comment in comments:
             if comment.user.login == self.bot_login and marker in (comment.body or ""):
                 return comment

@@ -33,6 +33,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/commits"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
     ("post", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/comments"),
     ("post", "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"),
     ("post", "/repos/{owner}/{repo}/check-runs"),
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
