@@ -290,6 +290,62 @@ def test_a_verify_comment_reviews_proof_only(tmp_path: Path, fake: FakeGitHub) -
     assert run["output"]["title"] == "0 refuted, 1 verified, 1 inconclusive"
 
 
+def _verify_comment(runner: Runner, fake: FakeGitHub, body: str = "/verify") -> None:
+    """Make the runner's event a `/verify` comment by someone with write access."""
+    comment: dict[str, Any] = json.loads((EXAMPLES / "issue_comment.created.1.json").read_text())
+    comment["repository"]["full_name"] = REPO
+    comment["issue"]["number"] = NUMBER
+    comment["issue"]["pull_request"] = {"url": f"{fake.base_url}/repos/{REPO}/pulls/{NUMBER}"}
+    comment["comment"]["body"] = body
+    fake.set_permission(REPO, comment["comment"]["user"]["login"], "admin")
+    runner.event = comment
+
+
+def test_a_proof_only_verify_never_replaces_a_refutation(tmp_path: Path, fake: FakeGitHub) -> None:
+    """GitHub's required check is the latest check run of its name on the head commit. The
+    `pull_request` run refutes `neg`; a `/verify` (an `issue_comment` run, proof-only) on the
+    same commit must not post a newer check run ending `neutral`, nor rewrite the summary:
+    it answers in the thread that the stronger result stands."""
+    runner = Runner(tmp_path, fake)
+    assert main(runner.env()) == EXIT_FAILED
+    summary = runner.summary()
+    _verify_comment(runner, fake)
+    assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_FAILED
+    runs = [r for r in fake.check_runs() if r["head_sha"] == runner.head]
+    assert [(r["status"], r["conclusion"]) for r in runs] == [("completed", "failure")]
+    assert runner.summary() == summary and "**refuted**" in summary
+    (reply,) = [c for c in fake.issue_comments(REPO, NUMBER) if SUMMARY_MARKER not in c["body"]]
+    assert "stands" in reply["body"] and runs[0]["html_url"] in reply["body"]
+    assert runner.output_values()["conclusion"] == "failure"
+    assert runner.output_values()["posted"] == "false"
+
+
+def test_a_refused_verify_reports_that_nothing_was_posted(tmp_path: Path, fake: FakeGitHub) -> None:
+    """`/verify` from someone without write access is answered with a refusal and reviews
+    nothing: the outputs say so (`posted=false`), and the step does not fail."""
+    runner = Runner(tmp_path, fake)
+    _verify_comment(runner, fake)
+    fake.set_permission(REPO, runner.event["comment"]["user"]["login"], "read")
+    assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_OK
+    assert fake.check_runs() == []
+    (reply,) = fake.issue_comments(REPO, NUMBER)
+    assert "only available to people with write access" in reply["body"]
+    assert runner.output_values()["posted"] == "false"
+    assert runner.output_values()["conclusion"] == "skipped"
+
+
+def test_a_proof_only_verify_may_follow_a_proof_only_review(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """Two runs of the same strength: the `/verify` posts its own check run, as asked."""
+    runner = Runner(tmp_path, fake, fork=True)
+    assert main(runner.env("pull_request_target")) == EXIT_OK
+    _verify_comment(runner, fake)
+    assert main(runner.env("issue_comment"), out=io.StringIO()) == EXIT_OK
+    runs = [r for r in fake.check_runs() if r["head_sha"] == runner.head]
+    assert [(r["status"], r["conclusion"]) for r in runs] == [("completed", "neutral")] * 2
+
+
 def test_pull_request_target_starts_no_process_that_could_run_code(
     tmp_path: Path, fake: FakeGitHub
 ) -> None:

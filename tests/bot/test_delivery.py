@@ -6,6 +6,7 @@ limits and commit-scoped review anchors), on real git repositories in temporary 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from tests.fakes.github_server import (
 )
 from veribot.bot.config import Settings
 from veribot.bot.github import SUMMARY_MARKER, RequestPolicy, connect
-from veribot.bot.queue import Command, Job
+from veribot.bot.queue import Command, Job, PostLater
 from veribot.bot.worker import WorkerDeps, run_job
 
 REPO = "octo/demo"
@@ -206,6 +207,76 @@ def test_a_failing_reply_after_a_targeted_verify_is_not_rerun(
     run_job(pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev"), pr.deps)
 
 
+def test_a_far_rate_limit_reset_sends_the_job_back_to_the_queue_until_then(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """No sleep past the job's lease: the job is queued again for after the reset."""
+    waits: list[float] = []
+
+    def policy() -> RequestPolicy:
+        return RequestPolicy(sleep=waits.append, max_rate_limit_wait=120.0)
+
+    pr = small_pr(tmp_path, fake)
+    fake.inject("GET", r"/pulls/\d+$", 429, headers={"Retry-After": "2999"}, times=50)
+    with pytest.raises(PostLater) as later:
+        run_job(pr.job(), dataclasses.replace(pr.deps, policy=policy))
+    assert later.value.delay >= 2999.0 and max(waits, default=0.0) <= 120.0
+    assert fake.check_runs() == []
+
+
+def test_every_request_names_the_api_version_and_lists_take_full_pages(
+    tmp_path: Path, fake: FakeGitHub
+) -> None:
+    """X-GitHub-Api-Version on every request, no obsolete preview media type, 100 to a page,
+    and no fetch of the whole commit (up to 300 files) to start a check run or a review."""
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    run_job(pr.job(), pr.deps)
+    run_job(pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev", comment_id=3), pr.deps)
+    assert fake.calls and fake.reviews(REPO, NUMBER)
+    assert {c.headers.get("x-github-api-version") for c in fake.calls} == {"2022-11-28"}
+    assert not [c.headers["accept"] for c in fake.calls if "preview" in c.headers["accept"]]
+    lists = [c for c in fake.calls if c.operation and "/list" in c.operation]
+    assert lists and {c.query.get("per_page") for c in lists} == {"100"}
+    assert fake.calls_to("GET", r"/commits/[0-9a-f]{40}$") == []
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["not-posted", "posted-anyway"])
+def test_a_verify_reply_answered_with_a_server_error_is_posted_once(
+    tmp_path: Path, fake: FakeGitHub, after: bool
+) -> None:
+    """The answer to `/verify` is sent again after a 5xx unless GitHub posted it anyway
+    (found by its marker): exactly one answer either way."""
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    fake.inject("POST", r"/issues/\d+/comments$", 502, after=after)
+    job = pr.job(Command.VERIFY, target="m.py::sq", requested_by="dev", comment_id=41)
+    run_job(job, pr.deps)
+    (reply,) = [c["body"] for c in fake.issue_comments(REPO, NUMBER)]
+    assert "**refuted**" in reply and reply.endswith("<!-- veribot:reply 41 -->")
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["not-posted", "posted-anyway"])
+def test_a_verify_reply_under_a_review_comment_is_posted_once_after_a_server_error(
+    tmp_path: Path, fake: FakeGitHub, after: bool
+) -> None:
+    pr = small_pr(tmp_path, fake)
+    fake.set_permission(REPO, "dev", "write")
+    fake.inject("POST", r"/pulls/\d+/comments/\d+/replies$", 502, after=after)
+    job = pr.job(
+        Command.VERIFY,
+        path="m.py",
+        line=5,
+        comment_id=77,
+        on_review_comment=True,
+        requested_by="dev",
+    )
+    run_job(job, pr.deps)
+    (reply,) = fake.state.review_comments.values()
+    assert reply["in_reply_to_id"] == 77 and "**refuted**" in reply["body"]
+    assert reply["body"].endswith("<!-- veribot:reply 77 -->")
+
+
 def test_a_transient_error_before_any_code_ran_is_raised_for_a_bounded_retry(
     tmp_path: Path, fake: FakeGitHub
 ) -> None:
@@ -246,9 +317,10 @@ def test_a_push_mid_review_leaves_comments_on_the_reviewed_commits_diff(
     fake.assert_no_violations()  # no comment posted off the reviewed commit's diff
     (review,) = fake.reviews(REPO, NUMBER)
     assert review["commit_id"] == pr.head
-    # sq (lines 5-16) is refuted; its comment sits on the first line of it in the diff of
-    # the reviewed commit (the hunk around line 16), not on line 5 of the pushed file.
-    assert [(c["path"], c["line"]) for c in review["comments"]] == [("m.py", 13)]
+    # sq (lines 5-16) is refuted; its comment sits on its first changed line in the diff of
+    # the reviewed commit (16; not 13, the hunk's first context line), not on line 5 of the
+    # pushed file.
+    assert [(c["path"], c["line"]) for c in review["comments"]] == [("m.py", 16)]
 
 
 def test_a_refused_review_gives_its_comments_back_for_the_summary(
@@ -433,6 +505,9 @@ def test_rerun_of_a_fork_pull_requests_check_reviews_it_again(
     (run,) = fake.check_runs()
     assert run["head_sha"] == pr.head and run["status"] == "completed"
     assert pr.summary()  # posted on the pull request found by its head
+    # ... asked of the commit, not found by listing every open pull request
+    assert len(fake.calls_to("GET", rf"/commits/{pr.head}/pulls$")) == 1
+    assert fake.calls_to("GET", rf"/repos/{REPO}/pulls$") == []
 
 
 # -- requests that create --------------------------------------------------------------------
@@ -525,10 +600,14 @@ def test_reviews_beyond_the_installations_daily_quota_are_proof_only_and_say_so(
     )
     first = run_job(pr.job(), deps)
     assert first is not None and first.conclusion == "failure"  # executed: refuted
+    pr.head = pr.repo.commit("another push", {"notes.txt": b"more\n"})
+    files = pull_files_from_git(pr.repo.path, pr.base, pr.head)
+    fake.push(REPO, NUMBER, head_sha=pr.head, files=files)
     second = run_job(pr.job(), deps)
     assert second is not None and second.conclusion == "neutral"  # proof-only: undecided
     assert QUOTA_NOTE.format(limit=1) in second.summary
     assert NOT_EXECUTED_NOTE in second.summary
+    assert [r["conclusion"] for r in fake.check_runs()] == ["failure", "neutral"]
 
 
 def test_annotation_titles_and_messages_are_clipped_to_githubs_limits(
@@ -648,7 +727,8 @@ def test_the_pacer_keeps_a_review_under_the_secondary_rate_limit(tmp_path: Path)
         assert fake.check_runs()[0]["status"] == "completed" and pr.summary()
         fake.assert_no_violations()
         # Unpaced, GitHub's 403 with retry-after is waited out and the review still posts.
-        fresh = small_pr(tmp_path / "again", fake)
+        # Another head (a commit of the same content may get the same id within a second).
+        fresh = Pr(tmp_path / "again", fake, {"m.py": BASE_CODE}, {"m.py": HEAD_CODE + b"\n"})
         unpaced = WorkerDeps(
             settings=fresh.deps.settings,
             github=fresh.deps.github,

@@ -217,7 +217,9 @@ def test_jobs_run_directly_without_a_queue(world: World) -> None:
     """The job function alone, as the worker's task calls it."""
     job = Job(repo=REPO, pr_number=NUMBER, head_sha=world.head, installation_id=1)
     run_job(job, world.deps)
-    run_job(job, world.deps)  # run again without the queue's de-duplication: no duplicate
-    assert len(world.fake.reviews(REPO, NUMBER)) == 1  # review or summary; a check run each
+    again = run_job(job, world.deps)  # without the queue's de-duplication: no duplicate
+    assert len(world.fake.reviews(REPO, NUMBER)) == 1
     assert len(world.summaries()) == 1
-    assert [r["conclusion"] for r in world.completed_runs()] == ["failure", "failure"]
+    # The first run refuted a function: that result stands, and no second check run is made.
+    assert again is not None and not again.posted
+    assert [r["conclusion"] for r in world.completed_runs()] == ["failure"]

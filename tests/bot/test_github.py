@@ -106,6 +106,17 @@ def test_a_crashed_runs_check_is_reused_not_duplicated(
     assert first == again and len(fake.check_runs()) == 1
 
 
+def test_a_running_check_of_another_review_is_not_taken_over(
+    fake: FakeGitHub, client: GitHubClient
+) -> None:
+    """Two workflows on one commit (a push's full review, a `/verify`) each keep their own
+    check run; the same review, resumed, takes its own back."""
+    full = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "..."), "k1:full")
+    other = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "."), "k2:proof-only")
+    again = client.start_check_run("veribot", HEAD, CheckOutput("Checking", "..."), "k1:full")
+    assert other != full and again == full and len(fake.check_runs()) == 2
+
+
 def test_review_comments_only_on_diff_lines(fake: FakeGitHub, client: GitHubClient) -> None:
     inside = [InlineComment("calc.py", 3, "refuted here"), InlineComment("calc.py", 12, "ok")]
     outside = [InlineComment("calc.py", 7, "not in the diff"), InlineComment("x.py", 1, "?")]
@@ -171,6 +182,27 @@ def test_primary_rate_limit_waits_until_reset(
     )
     client.upsert_summary(7, "summary")
     assert sleeps.waits == [42.0]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "3999"}),
+        (429, {"Retry-After": "2999"}),
+    ],
+)
+def test_a_far_rate_limit_reset_is_raised_not_slept(
+    fake: FakeGitHub, client: GitHubClient, sleeps: Sleeps, status: int, headers: dict[str, str]
+) -> None:
+    """A reset 2,999 s away (seen on GitHub) would outlast a job's lease: the request fails at
+    once with when to try again, for the queue to run the job then."""
+    fake.inject("GET", r"/pulls/7$", status, headers=headers, message="API rate limit exceeded")
+    with pytest.raises(GitHubError) as raised:
+        client.pull(7)
+    assert sleeps.waits == []
+    assert raised.value.retry_after == 2999.0 and raised.value.transient
+    assert "rate limit resets in 2999 s" in str(raised.value)
+    assert client.pull(7).head.sha == HEAD  # the limit gone, the same client works
 
 
 def test_server_errors_are_retried_with_backoff(

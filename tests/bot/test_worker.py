@@ -87,7 +87,8 @@ def setup(tmp_path: Path, fake: FakeGitHub) -> Setup:
 
 def test_verify_help_reacts_and_replies(setup: Setup) -> None:
     run_job(setup.job(Command.HELP, comment_id=55, requested_by="maintainer"), setup.deps)
-    assert setup.replies() == [HELP_TEXT]
+    (reply,) = setup.replies()
+    assert reply.startswith(HELP_TEXT) and reply.endswith("<!-- veribot:reply 55 -->")
     assert [(r["content"], r["comment_id"]) for r in setup.fake.reactions()] == [("+1", 55)]
 
 
@@ -259,9 +260,7 @@ def app_deps_for(setup: Setup, tmp_path: Path, **fields: Any) -> WorkerDeps:
     """The App's dependencies: a review of the same commits is made once, and its results
     are saved beside the queue until they are all posted."""
     state = SqliteJobState(tmp_path / "queue.sqlite3")
-    return dataclasses.replace(
-        setup.deps, dedupe=True, journal=Journal(state, 3600.0), **fields
-    )
+    return dataclasses.replace(setup.deps, dedupe=True, journal=Journal(state, 3600.0), **fields)
 
 
 def test_a_review_already_posted_for_the_same_commits_is_not_made_again(
@@ -279,9 +278,51 @@ def test_a_review_already_posted_for_the_same_commits_is_not_made_again(
     (run,) = setup.fake.check_runs()
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
     assert run["external_id"].startswith("veribot:")
-    rerun = run_job(setup.job(delivery_id="d-3", rerun=True), deps)
-    assert rerun is not None and len(setup.fake.check_runs()) == 2
-    assert len(setup.fake.reviews(REPO, NUMBER)) == 1  # the review is on the commit already
+    assert run["external_id"].endswith(":full")
+    with started_processes() as started:  # a refutation stands: a re-run could only miss it
+        rerun = run_job(setup.job(delivery_id="d-3", rerun=True), deps)
+    assert not [p for p in started if could_run_code(p)]
+    assert rerun is not None and not rerun.posted and rerun.conclusion == "failure"
+    assert len(setup.fake.check_runs()) == 1
+
+
+def test_a_re_run_reviews_again_when_nothing_was_refuted(tmp_path: Path, fake: FakeGitHub) -> None:
+    """A re-run of a commit whose review refuted nothing posts a new check run."""
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"include = ['other/**']\n"})
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    rerun = run_job(setup.job(delivery_id="d-2", rerun=True), deps)
+    assert rerun is not None and rerun.posted
+    assert [r["conclusion"] for r in fake.check_runs()] == ["success", "success"]
+
+
+def test_a_verify_in_the_app_never_replaces_a_refutation(setup: Setup, tmp_path: Path) -> None:
+    """`/verify` on a commit whose review refuted a function answers that the refutation
+    stands, and posts no check run (GitHub would take its conclusion as the check's) nor a
+    new summary."""
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    summary = [c["body"] for c in setup.fake.issue_comments(REPO, NUMBER)]
+    run_job(setup.job(Command.VERIFY, comment_id=5, requested_by="dev", delivery_id="d-2"), deps)
+    (run,) = setup.fake.check_runs()
+    assert run["conclusion"] == "failure"
+    (reply,) = setup.replies()
+    assert "stands" in reply and "refuted a changed function" in reply
+    assert run["html_url"] in reply
+    assert [c["body"] for c in setup.fake.issue_comments(REPO, NUMBER)][:1] == summary
+
+
+def test_a_proof_only_re_run_never_replaces_a_full_review(tmp_path: Path, fake: FakeGitHub) -> None:
+    """A review that may not run code (here: the sandbox is off) does not replace the check run
+    of one that could, even one that refuted nothing."""
+    setup = Setup(tmp_path, fake, {".veribot.toml": b"include = ['other/**']\n"})
+    deps = app_deps_for(setup, tmp_path)
+    assert run_job(setup.job(delivery_id="d-1"), deps) is not None
+    proof_only = dataclasses.replace(deps, execute=False)
+    rerun = run_job(setup.job(delivery_id="d-2", rerun=True), proof_only)
+    assert rerun is not None and not rerun.posted and rerun.conclusion == "success"
+    (run,) = fake.check_runs()
+    assert run["external_id"].endswith(":full")
 
 
 def test_saved_results_are_posted_by_the_next_run_without_reviewing_again(
@@ -290,9 +331,7 @@ def test_saved_results_are_posted_by_the_next_run_without_reviewing_again(
     """A worker stopping after the review (SIGTERM past its grace) hands the job back; the
     next run posts what is missing from the saved results."""
     queue = JobQueue(sqlite_huey(tmp_path / "queue.sqlite3"), timing=QueueTiming())
-    deps = dataclasses.replace(
-        setup.deps, dedupe=True, journal=Journal(queue.state, 3600.0)
-    )
+    deps = dataclasses.replace(setup.deps, dedupe=True, journal=Journal(queue.state, 3600.0))
     queue._runner = lambda job: run_job(job, deps)  # type: ignore[assignment]
     # The stop comes while the review is being posted (just after it was saved).
     setup.fake.before("GET", r"/pulls/\d+/reviews$", queue.stopping.now.set)
@@ -324,3 +363,18 @@ def test_a_resumed_job_of_a_superseded_head_cancels_its_check_run(
     (run,) = setup.fake.check_runs()
     assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
     assert newer[:12] in run["output"]["summary"]
+
+
+def test_a_proof_only_review_stands_down_while_a_full_one_runs(setup: Setup) -> None:
+    """A `/verify` run proof-only (as the Action's under `issue_comment`) while a push's full
+    review is still running posts no check run of its own, and says so in the thread."""
+    client = GitHubClient(connect(setup.fake.base_url, "token"), REPO, bot_login="veribot[bot]")
+    running = client.start_check_run(
+        "veribot review", setup.head, CheckOutput("Reviewing", "..."), "veribot:push:full"
+    )
+    proof_only = dataclasses.replace(setup.deps, execute=False)
+    run_job(setup.job(Command.VERIFY, comment_id=8, requested_by="dev"), proof_only)
+    (run,) = setup.fake.check_runs()
+    assert run["id"] == running and run["status"] == "in_progress"
+    (reply,) = setup.replies()
+    assert "still running" in reply

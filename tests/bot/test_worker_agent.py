@@ -202,8 +202,8 @@ def test_the_llm_budget_cut_is_reported_not_silent(
 def test_a_job_run_again_answers_from_the_llm_cache(
     tmp_path: Path, fake: FakeGitHub, fake_anthropic: FakeAnthropic
 ) -> None:
-    """As after a worker killed mid-job: the second run asks the model nothing new and edits
-    the same summary comment."""
+    """As after a worker killed mid-job, or a push of the same change: the second run asks
+    the model nothing new and edits the same summary comment."""
     fake_anthropic.script(
         analyzer_answer("equivalent", "Addition commutes."),
         formalizer_facts("inc", 1),
@@ -213,6 +213,10 @@ def test_a_job_run_again_answers_from_the_llm_cache(
     setup = Setup(tmp_path, fake, fake_anthropic)
     setup.deps = replace(setup.deps, settings=replace(setup.deps.settings, llm_cache=True))
     first = setup.run()
+    # A new commit of the same change (the first one's refutation stands on its own commit).
+    setup.head = setup.repo.commit("again")
+    files = pull_files_from_git(setup.repo.path, setup.base, setup.head)
+    fake.push(REPO, NUMBER, head_sha=setup.head, files=files)
     second = setup.run()
     assert len(fake_anthropic.requests) == 4
     assert second.report.agent_usage.calls == 0 and second.report.agent_usage.cache_hits == 4

@@ -65,6 +65,7 @@ class Call:
     body: Any
     status: int
     operation: str | None
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
 
 
 @dataclass(frozen=True)
@@ -574,6 +575,7 @@ class FakeGitHub:
 
     def _handle(self, request: Request) -> Response:
         method, path = request.method, request.path
+        sent = {name.lower(): value for name, value in request.headers.items()}
         query = {k: v for k, v in request.args.items()}
         body: Any = None
         raw = request.get_data()
@@ -586,23 +588,32 @@ class FakeGitHub:
                 try:
                     body = json.loads(raw)
                 except ValueError:
-                    return self._record_reject(method, path, query, raw, None, 400, "invalid JSON")
+                    return self._record_reject(
+                        sent, method, path, query, raw, None, 400, "invalid JSON"
+                    )
             matched = self.validator.match(method, path)
             if matched is None:
                 return self._record_reject(
-                    method, path, query, body, None, 404, f"no such operation: {method} {path}"
+                    sent,
+                    method,
+                    path,
+                    query,
+                    body,
+                    None,
+                    404,
+                    f"no such operation: {method} {path}",
                 )
             op, params = matched
             problems = self.validator.validate(op, params, query, body)
             if problems:
                 return self._record_reject(
-                    method, path, query, body, op.operation_id, 422, "; ".join(problems)
+                    sent, method, path, query, body, op.operation_id, 422, "; ".join(problems)
                 )
             if method not in ("GET", "HEAD") and self._read_only(request):
-                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id, sent))
                 return self._json(403, READ_ONLY_ANSWER)
             if self._secondary_limit(method):
-                self.calls.append(Call(method, path, query, body, 403, op.operation_id))
+                self.calls.append(Call(method, path, query, body, 403, op.operation_id, sent))
                 return self._json(
                     403,
                     {
@@ -614,14 +625,16 @@ class FakeGitHub:
                 )
             limit = _beyond_limits(op.operation_id, body)
             if limit is not None:
-                return self._record_reject(method, path, query, body, op.operation_id, 422, limit)
+                return self._record_reject(
+                    sent, method, path, query, body, op.operation_id, 422, limit
+                )
             now = time.monotonic()
             for injected in self._injected:
                 if injected.matches(method, path, body, now):
                     if injected.after:
                         self._dispatch(op.operation_id, params, query, body)
                     self.calls.append(
-                        Call(method, path, query, body, injected.status, op.operation_id)
+                        Call(method, path, query, body, injected.status, op.operation_id, sent)
                     )
                     return self._json(
                         injected.status, {"message": injected.message}, injected.headers
@@ -630,12 +643,12 @@ class FakeGitHub:
                 status, payload = self._dispatch(op.operation_id, params, query, body)
             except _Reject as reject:
                 if reject.status == 404:
-                    self.calls.append(Call(method, path, query, body, 404, op.operation_id))
+                    self.calls.append(Call(method, path, query, body, 404, op.operation_id, sent))
                     return self._json(404, {"message": reject.message})
                 return self._record_reject(
-                    method, path, query, body, op.operation_id, reject.status, reject.message
+                    sent, method, path, query, body, op.operation_id, reject.status, reject.message
                 )
-            self.calls.append(Call(method, path, query, body, status, op.operation_id))
+            self.calls.append(Call(method, path, query, body, status, op.operation_id, sent))
             return self._json(status, payload)
 
     def _secondary_limit(self, method: str) -> bool:
@@ -652,6 +665,7 @@ class FakeGitHub:
 
     def _record_reject(
         self,
+        sent: dict[str, str],
         method: str,
         path: str,
         query: dict[str, str],
@@ -660,7 +674,7 @@ class FakeGitHub:
         status: int,
         message: str,
     ) -> Response:
-        self.calls.append(Call(method, path, query, body, status, operation))
+        self.calls.append(Call(method, path, query, body, status, operation, sent))
         self.violations.append(f"{method} {path} -> {status}: {message}")
         return self._json(status, {"message": message, "documentation_url": "fake"})
 
@@ -732,6 +746,14 @@ class FakeGitHub:
             state = query.get("state", "open")
             pulls = [p for (name, _), p in self.state.pulls.items() if name == full_name]
             return 200, [self._pull_json(p) for p in pulls if state in ("open", "all")]
+        if operation == "repos/list-pull-requests-associated-with-commit":
+            sha = params["commit_sha"]
+            pulls = [
+                p
+                for (name, _), p in self.state.pulls.items()
+                if name == full_name and sha in p.files_at
+            ]
+            return 200, [self._pull_json(p) for p in pulls]
         if operation == "pulls/get":
             return 200, self._pull_json(self._pull(params))
         if operation == "pulls/list-files":
@@ -746,6 +768,10 @@ class FakeGitHub:
             return 200, self.reviews(full_name, self._pull(params).number)
         if operation == "pulls/create-review":
             return self._create_review(full_name, self._pull(params), body)
+        if operation == "pulls/list-review-comments":
+            url = f"{repo_url}/pulls/{self._pull(params).number}"
+            found = self.state.review_comments.values()
+            return 200, [c for c in found if c["pull_request_url"] == url]
         if operation == "pulls/create-reply-for-review-comment":
             return self._create_reply(
                 full_name, self._pull(params), int(params["comment_id"]), body

@@ -19,6 +19,9 @@ even to check the agent's claims; a difference the solver sees stays inconclusiv
 (``not-executed``), and the summary says why. Execution is off as well when the checkout
 keeps a token in ``.git/config`` (``actions/checkout`` without ``persist-credentials:
 false``) or when the sandbox fails its start-up check (:func:`isolation_problem`).
+A proof-only run never replaces a full run's check run on the same commit, nor any run a
+refutation (:mod:`veribot.bot.standing`): a `/verify` then answers in the thread which
+result stands, and the outputs carry that result's conclusion with ``posted=false``.
 
 Secrets: the token and the Anthropic key are read once, then removed from this process's
 environment, so no child (git, the sandbox) inherits them.
@@ -322,7 +325,8 @@ def run(action: ActionSettings) -> ActionResult:
         execute=execute,
     )
     try:
-        return ActionResult(run_job(route, deps, raise_refused=True), posted=True)
+        outcome = run_job(route, deps, raise_refused=True)
+        return ActionResult(outcome, posted=outcome is None or outcome.posted)
     except GitHubError as error:
         if error.status != 403 or route.command is not Command.REVIEW:
             raise
@@ -385,6 +389,12 @@ def _workspace(action: ActionSettings, job: Job, shas: tuple[str, ...]) -> Path:
 
 
 def _failed(outcome: Outcome | None, fail_on: str) -> bool:
+    if outcome is not None and not outcome.posted:  # an earlier result stands, or refused
+        if fail_on == "never":
+            return False
+        return outcome.conclusion == "failure" or (
+            fail_on == "inconclusive" and outcome.conclusion in ("neutral", "action_required")
+        )
     if outcome is None or outcome.report is None:
         return outcome is not None and outcome.conclusion == "failure"
     report = outcome.report

@@ -73,6 +73,7 @@ QUEUE_TIMING_ENV = {
     "retention": "VERIBOT_QUEUE_RETENTION_S",
     "github_attempts": "VERIBOT_GITHUB_ATTEMPTS",
     "github_backoff": "VERIBOT_GITHUB_BACKOFF_S",
+    "github_rate_limit_wait": "VERIBOT_GITHUB_RATE_LIMIT_WAIT_S",
 }
 
 
@@ -89,7 +90,9 @@ class QueueTiming:
     ``posting_retry``: the first wait before a completion GitHub did not take is sent again
     (doubling up to ``posting_retry_max``); ``retention``: how long the queue keeps a pull
     request's newest head and a review's unposted results; ``github_attempts`` and
-    ``github_backoff``: each GitHub request's tries and first backoff (doubling).
+    ``github_backoff``: each GitHub request's tries and first backoff (doubling);
+    ``github_rate_limit_wait``: the longest a job sleeps for GitHub's rate limit to reset (a
+    later reset sends the job back to the queue until then, rather than holding a worker).
     """
 
     heartbeat: float = 10.0
@@ -102,6 +105,7 @@ class QueueTiming:
     retention: float = 7 * 86_400.0
     github_attempts: int = 5
     github_backoff: float = 1.0
+    github_rate_limit_wait: float = 120.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> QueueTiming:

@@ -33,7 +33,9 @@ from github.CheckRun import CheckRun
 from github.Commit import Commit
 from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
+from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
+from github.PullRequestComment import PullRequestComment
 from github.PullRequestReview import PullRequestReview
 from github.Repository import Repository
 from unidiff.patch import PatchSet
@@ -45,6 +47,7 @@ from veribot.bot.render import (
     clip_bytes,
     clip_chars,
 )
+from veribot.bot.standing import key_of
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +55,14 @@ T = TypeVar("T")
 
 SUMMARY_MARKER = "<!-- veribot:summary -->"
 REVIEW_MARKER = "<!-- veribot:review {sha} -->"
+REPLY_MARKER = "<!-- veribot:reply {comment} -->"  # the answer to the comment of that id
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_REVIEW_COMMENTS = 30
 CONTENT_REQUESTS_PER_MINUTE = 80
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+# Sent as X-GitHub-Api-Version on every request: the REST API version veribot is written for.
+API_VERSION = "2022-11-28"
+PER_PAGE = 100  # GitHub's largest page: fewest requests for a list
 
 Conclusion = Literal[
     "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"
@@ -64,12 +71,23 @@ Level = Literal["notice", "warning", "failure"]
 
 
 class GitHubError(Exception):
-    """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer)."""
+    """A GitHub request failed for good; ``status`` is the HTTP status (0: no answer).
 
-    def __init__(self, message: str, status: int, *, rate_limited: bool = False) -> None:
+    ``retry_after``: a rate limit that resets later than :class:`RequestPolicy` sleeps says
+    in how many seconds the request may work again (the App's queue runs the job then)."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        *,
+        rate_limited: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.rate_limited = rate_limited
+        self.retry_after = retry_after
 
     @property
     def transient(self) -> bool:
@@ -135,6 +153,8 @@ def connect(base_url: str, token: str, *, timeout: int = 15) -> Github:
         base_url=base_url,
         auth=Auth.Token(token),
         timeout=timeout,
+        per_page=PER_PAGE,
+        api_version=API_VERSION,
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
@@ -192,7 +212,10 @@ class RequestPolicy:
     wall_clock: Callable[[], float] = time.time
     max_attempts: int = 5
     backoff: float = 1.0
-    rate_limit_wait: float = 60.0
+    rate_limit_wait: float = 60.0  # a rate limit that names no reset
+    # The longest sleep for a rate limit: a later reset is raised (GitHubError.retry_after), so
+    # a job never sleeps past its lease; the App's queue runs it again after the reset.
+    max_rate_limit_wait: float = 120.0
     writes_per_minute: int = CONTENT_REQUESTS_PER_MINUTE
     pacer: SharedPacer | None = None  # shared with the installation's other jobs
     _writes: deque[float] = field(default_factory=deque)
@@ -249,6 +272,15 @@ class RequestPolicy:
                 delay = None
                 if error.status in (403, 429):
                     delay = self._rate_limit_delay(error)
+                    if delay is not None and delay > self.max_rate_limit_wait:
+                        raise GitHubError(
+                            f"{what}: GitHub's rate limit resets in {delay:.0f} s, later than "
+                            f"the {self.max_rate_limit_wait:.0f} s a request waits "
+                            "(VERIBOT_GITHUB_RATE_LIMIT_WAIT_S)",
+                            error.status,
+                            rate_limited=True,
+                            retry_after=delay,
+                        ) from error
                 elif error.status >= 500:
                     delay = self.backoff * 2 ** (attempt - 1)
                     if creates:
@@ -363,10 +395,15 @@ class GitHubClient:
         return str(pull.head.sha)
 
     def pull_with_head(self, head_sha: str) -> int | None:
-        """The number of the open pull request whose head is ``head_sha`` (forks included)."""
-        pulls = self.policy.call("list open pulls", lambda: list(self.repo.get_pulls(state="open")))
+        """The number of the open pull request whose head is ``head_sha`` (forks included),
+        asked of the commit rather than found among every open pull request."""
+        url = f"{self.repo.url}/commits/{head_sha}/pulls"
+        pulls = self.policy.call(
+            "list pulls of a commit",
+            lambda: list(PaginatedList(PullRequest, self.repo.requester, url, None)),
+        )
         for pull in pulls:
-            if pull.head.sha == head_sha:
+            if pull.state == "open" and pull.head.sha == head_sha:
                 self._pulls[pull.number] = pull
                 return int(pull.number)
         return None
@@ -383,9 +420,16 @@ class GitHubClient:
         self, name: str, head_sha: str, output: CheckOutput, external_id: str | None = None
     ) -> int:
         """An ``in_progress`` check run on ``head_sha``; reuses one of this bot's left
-        unfinished (by a crash, or a job handed back). ``external_id`` names what is reviewed
-        (see :meth:`completed_check_run`)."""
-        unfinished = next((r for r in self.check_runs_of(name, head_sha) if not _done(r)), None)
+        unfinished (by a crash, or a job handed back) by the same review. ``external_id`` names
+        what is reviewed (see :meth:`completed_check_run`): a run of another review (another
+        workflow's, running now) is not taken over; without one, any unfinished run is reused.
+        """
+
+        def resumable(run: CheckRun) -> bool:
+            same = external_id is None or key_of(run.external_id) == key_of(external_id)
+            return not _done(run) and same
+
+        unfinished = next((r for r in self.check_runs_of(name, head_sha) if resumable(r)), None)
         if unfinished is not None:
             self._check_runs[unfinished.id] = unfinished
             self.update_check_run(unfinished.id, output, external_id=external_id)
@@ -402,25 +446,32 @@ class GitHubClient:
             write=True,
             creates=True,
             recover=lambda: next(
-                (r for r in self.check_runs_of(name, head_sha) if not _done(r)), None
+                (r for r in self.check_runs_of(name, head_sha) if resumable(r)), None
             ),
         )
         self._check_runs[run.id] = run
         return run.id
 
+    def _commit(self, sha: str) -> Commit:
+        """The commit ``sha`` as a reference, without fetching it (GitHub's answer would carry
+        up to 300 of its files)."""
+        url = f"{self.repo.url}/commits/{sha}"
+        return Commit(self.repo.requester, {}, {"sha": sha, "url": url}, completed=True)
+
     def check_runs_of(self, name: str, head_sha: str) -> list[CheckRun]:
         """This bot's check runs named ``name`` on ``head_sha``, completed or not."""
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
+        commit = self._commit(head_sha)
         existing = self.policy.call(
             "list check runs", lambda: list(commit.get_check_runs(check_name=name))
         )
         return [run for run in existing if run.app is not None and run.app.slug == self._slug]
 
-    def completed_check_run(self, name: str, head_sha: str, external_id: str) -> CheckRun | None:
-        """This bot's completed check run on ``head_sha`` for ``external_id``, if any: the same
-        review (same commits and settings) was posted already."""
+    def completed_check_run(self, name: str, head_sha: str, key: str) -> CheckRun | None:
+        """This bot's completed check run on ``head_sha`` of the review ``key`` (its
+        ``external_id`` without the strength), if any: the same review (same commits and
+        settings) was posted already."""
         for run in self.check_runs_of(name, head_sha):
-            if _done(run) and run.external_id == external_id:
+            if _done(run) and key_of(run.external_id) == key:
                 return run
         return None
 
@@ -523,9 +574,8 @@ class GitHubClient:
         if self._posted_review(pull, marker) is not None:
             log.info("review already posted", extra={"pr": number, "head": head_sha})
             return leftovers
-        commit = self.policy.call("get commit", lambda: self.repo.get_commit(head_sha))
         try:
-            self._create_review(pull, commit, body, marker, kept)
+            self._create_review(pull, self._commit(head_sha), body, marker, kept)
         except GitHubError as error:
             if error.status != 422:
                 raise
@@ -619,21 +669,64 @@ class GitHubClient:
             write=True,
         )
 
-    def reply(self, number: int, body: str, *, review_comment_id: int | None = None) -> None:
-        """Answer in the pull request's thread, or under a review comment."""
-        body = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
+    def reply(
+        self,
+        number: int,
+        body: str,
+        *,
+        review_comment_id: int | None = None,
+        answering: int | None = None,
+    ) -> None:
+        """Answer in the pull request's thread, or under a review comment.
+
+        ``answering``: the id of the comment answered (under a review comment, that one);
+        the answer then carries it in a hidden marker, so after a server error it is looked
+        for, and sent again only if GitHub did not post it. Without it, never sent again.
+        """
         pull = self.pull(number)
+        answered = review_comment_id if review_comment_id is not None else answering
+        if answered is None:
+            text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES)
+            self.policy.call(
+                "reply", lambda: pull.create_issue_comment(text), write=True, creates=True
+            )
+            return
+        marker = REPLY_MARKER.format(comment=answered)
+        text = clip_bytes(body, GITHUB_TEXT_MAX_BYTES - len(marker) - 2) + f"\n\n{marker}"
         if review_comment_id is not None:
             self.policy.call(
                 "reply",
-                lambda: pull.create_review_comment_reply(review_comment_id, body),
+                lambda: pull.create_review_comment_reply(review_comment_id, text),
                 write=True,
                 creates=True,
+                recover=lambda: self._reply_with(pull, marker, under_review_comment=True),
+            )
+            return
+        self.policy.call(
+            "reply",
+            lambda: pull.create_issue_comment(text),
+            write=True,
+            creates=True,
+            recover=lambda: self._reply_with(pull, marker, under_review_comment=False),
+        )
+
+    def _reply_with(
+        self, pull: PullRequest, marker: str, *, under_review_comment: bool
+    ) -> IssueComment | PullRequestComment | None:
+        """This bot's answer carrying ``marker``, in the thread or under review comments."""
+        comments: list[IssueComment] | list[PullRequestComment]
+        if under_review_comment:
+            comments = self.policy.call(
+                f"list review comments of #{pull.number}", lambda: list(pull.get_comments())
             )
         else:
-            self.policy.call(
-                "reply", lambda: pull.create_issue_comment(body), write=True, creates=True
+            comments = self.policy.call(
+                f"list comments of #{pull.number}", lambda: list(pull.get_issue_comments())
             )
+        for comment in comments:
+            if comment.user.login == self.bot_login and marker in (comment.body or ""):
+                return comment
+        return None
 
     def has_write_access(self, login: str) -> bool:
         """Whether ``login`` may push to the repository (the permission API)."""

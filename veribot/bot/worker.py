@@ -26,12 +26,15 @@ are decided, at most ``budget.units`` of them; the rest are reported inconclusiv
 A started check run is always completed, whatever fails after it (``neutral`` when GitHub
 or git did not answer, ``failure`` when the review itself failed, with the reason). Only a
 transient GitHub error before the check run started (so before any code of the pull
-request ran) is raised for the queue to retry; every post is idempotent.
+request ran) is raised for the queue to retry (a rate limit resetting later than a request
+waits, to run after the reset); every post is idempotent.
 
 In the App (``WorkerDeps.dedupe`` and ``journal``) a review is made once per
 :func:`review_key` (the repository, the head, the base and the deployment's settings), which
 its check run carries as ``external_id``: a job finding a completed check run with its key
-does nothing. Results are saved before they are posted (:mod:`veribot.bot.posting`), so a
+does nothing. A review weaker than a result already on the commit (proof-only after a full
+review; any after a refutation) posts nothing over it (:mod:`veribot.bot.standing`). Results
+are saved before they are posted (:mod:`veribot.bot.posting`), so a
 job stopped or killed while posting resumes without running the code again. The steps of a
 review, where the queue's :func:`~veribot.bot.queue.checkpoint` may hand the job back (and
 ``VERIBOT_TEST_PAUSE_AT`` may pause it, for tests), are ``started``, ``progress`` (after
@@ -58,6 +61,7 @@ from pathlib import Path
 
 import git
 from github import Auth, Github, GithubIntegration
+from github.CheckRun import CheckRun
 from unidiff.patch import PatchSet
 
 from veribot.bot.agentreview import AgentConfig, anthropic_agent
@@ -70,6 +74,7 @@ from veribot.bot.config import (
     parse_repo_config,
 )
 from veribot.bot.github import (
+    API_VERSION,
     MAX_REVIEW_COMMENTS,
     Annotation,
     CheckOutput,
@@ -94,7 +99,15 @@ from veribot.bot.posting import (
     finish_plainly,
     say_handed_back,
 )
-from veribot.bot.queue import UNKNOWN_PULL, Command, HandBack, Job, LeaseLost, checkpoint
+from veribot.bot.queue import (
+    UNKNOWN_PULL,
+    Command,
+    HandBack,
+    Job,
+    LeaseLost,
+    PostLater,
+    checkpoint,
+)
 from veribot.bot.render import (
     GITHUB_TEXT_MAX_BYTES,
     SUMMARY_MARKER,
@@ -107,6 +120,7 @@ from veribot.bot.render import (
     utf8_size,
 )
 from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.bot.standing import external_id, standing_run, why_it_stands
 from veribot.checks.agent.llm import LLMBudget
 from veribot.checks.equivalence import Budget
 from veribot.checks.project.units import ChangedUnit
@@ -155,6 +169,10 @@ QUOTA_NOTE = (
     "(`VERIBOT_REVIEWS_PER_DAY`) are spent: this review is proof-only and solver-only."
 )
 QUOTA_REASON = "the installation's daily quota of reviews is spent"
+STANDING_TEXT = (
+    "veribot posted no new result for this review: [an earlier check run]({url}) on {sha} "
+    "stands ({state}). {why} Push a new commit to have it reviewed again."
+)
 SUPERSEDED_NOTE = (
     "A newer commit ({newer}) was pushed while this one was reviewed, so this review was "
     "stopped and posted nothing else: the newer commit's review replaces it."
@@ -259,6 +277,10 @@ class Outcome:
     conclusion: Conclusion
     report: Report | None
     summary: str
+    # False: no result was posted. Either an earlier, stronger result on the commit stands
+    # (see veribot.bot.standing): ``summary`` says which, and ``conclusion`` is its; or the
+    # command was refused (``skipped``): ``summary`` is the refusal.
+    posted: bool = True
 
 
 # -- the job ---------------------------------------------------------------------------------
@@ -296,6 +318,9 @@ def run_job(job: Job, deps: WorkerDeps, *, raise_refused: bool = False) -> Outco
             outcome = _command_job(job, client, deps)
     except GitHubError as error:
         # Only raised before any code of the pull request ran (see review_and_post).
+        if error.retry_after is not None and not raise_refused:
+            # A rate limit resetting later than a job sleeps: run the job again then.
+            raise PostLater(str(error), error.retry_after + 1.0) from error
         if error.transient or raise_refused:
             raise  # the queue retries, a bounded number of times
         log.error("job abandoned: %s", error, extra=context)
@@ -340,6 +365,11 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
             log.info("daily quota spent: proof-only review", extra={"pr": job.pr_key})
             execute, notes = False, (*notes, QUOTA_NOTE.format(limit=quota.per_day))
             access = dataclasses.replace(access, unavailable=access.unavailable or QUOTA_REASON)
+    runs = client.check_runs_of(deps.settings.check_name, head_sha)
+    standing = standing_run(runs, execute, key)
+    if standing is not None:
+        log.info("an earlier result stands", extra={"pr": job.pr_key, "run": standing.id})
+        return _stood(standing, head_sha)
     return review_and_post(
         client,
         number=job.pr_number,
@@ -381,6 +411,21 @@ def review_key(job: Job, head_sha: str, base_sha: str, deps: WorkerDeps) -> str:
     return "veribot:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
 
 
+def _stood(run: CheckRun, head_sha: str) -> Outcome:
+    """The outcome of a review that stood down before ``run``, a stronger result."""
+    conclusion = run.conclusion if run.status == "completed" else None
+    title = run.output.title if run.output is not None else None
+    text = STANDING_TEXT.format(
+        url=run.html_url,
+        sha=head_sha[:12],
+        state=md_text(f"{conclusion}: {title}" if conclusion else "in progress"),
+        why=why_it_stands(run),
+    )
+    known = conclusion in ("success", "failure", "neutral", "action_required")
+    stands = _as_conclusion(conclusion) if conclusion is not None and known else "neutral"
+    return Outcome(stands, None, text, posted=False)
+
+
 def _cancel_unfinished(client: GitHubClient, deps: WorkerDeps, head_sha: str, newer: str) -> None:
     """Complete, cancelled, a check run this bot left in progress on a superseded head."""
     try:
@@ -400,19 +445,22 @@ def _command_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | 
     # may have read access only.
     if not (job.requested_by and client.has_write_access(job.requested_by)):
         log.info("/verify refused: no write access", extra={"pr": job.pr_key, "user": login})
-        client.reply(job.pr_number, REFUSAL_TEXT.format(login=login), review_comment_id=reply_to)
-        return None
+        refusal = REFUSAL_TEXT.format(login=login)
+        client.reply(job.pr_number, refusal, review_comment_id=reply_to, answering=job.comment_id)
+        return Outcome("skipped", None, refusal, posted=False)
     if job.comment_id is not None:
         reaction = "+1" if job.command is Command.HELP else "eyes"
         client.react(job.comment_id, reaction, on_review_comment=job.on_review_comment)
     if job.command is Command.HELP:
-        client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to)
+        client.reply(job.pr_number, HELP_TEXT, review_comment_id=reply_to, answering=job.comment_id)
         return None
     whole_pr = job.target is None and not job.on_review_comment
     if whole_pr:
         outcome = _review_job(job, client, deps)
         text = "The pull request was reviewed again"
-        if outcome is not None and outcome.report is not None:
+        if outcome is not None and not outcome.posted:
+            text = outcome.summary
+        elif outcome is not None and outcome.report is not None:
             text += f": {summary_line(outcome.report)}. Details in the summary comment."
         else:
             text += "; see the check run for the result."
@@ -461,7 +509,7 @@ def _reply_after_run(client: GitHubClient, job: Job, text: str, reply_to: int | 
     """Answer a command whose code has run: a failure is logged, never retried (that would
     run the pull request's code again)."""
     try:
-        client.reply(job.pr_number, text, review_comment_id=reply_to)
+        client.reply(job.pr_number, text, review_comment_id=reply_to, answering=job.comment_id)
     except GitHubError as error:
         log.error("could not answer the command: %s", error, extra={"pr": job.pr_key})
 
@@ -510,7 +558,10 @@ def review_and_post(
     in progress for the next worker to complete), or one whose lease lapsed.
     """
     run_id = client.start_check_run(
-        check_name, head_sha, CheckOutput("Reviewing", "Reading the changes."), key or None
+        check_name,
+        head_sha,
+        CheckOutput("Reviewing", "Reading the changes."),
+        external_id(key, execute) if key else None,
     )
 
     def finish(conclusion: Conclusion, title: str, summary: str) -> Outcome:
@@ -564,6 +615,7 @@ def review_and_post(
             inconclusive_conclusion=inconclusive_conclusion or config.inconclusive_conclusion,
             notes=_with_execution_note(notes, execute),
             anchors=commit_anchors(tree, start, head_sha),
+            changed=commit_anchors(tree, start, head_sha, changed_only=True),
         )
     except HandBack:
         say_handed_back(client, run_id)
@@ -630,19 +682,21 @@ def plan_posting(
     inconclusive_conclusion: str,
     notes: Sequence[str] = (),
     anchors: dict[str, set[int]] | None = None,
+    changed: dict[str, set[int]] | None = None,
 ) -> Posting:
     """Render what the review posts: the check run's completion, the review's inline
     comments and the summary comment, for either fate of the review (placed or refused).
 
     ``anchors``: the lines of the reviewed commit's diff (see :func:`commit_anchors`); by
     default the pull request's diff as GitHub serves it now, which a push may have moved.
+    ``changed``: those of them the diff adds (no context line), where a comment goes first.
     """
     conclusion = conclusion_for(report, inconclusive_conclusion)
     review = ""  # to post
     try:
         if anchors is None:
             anchors = client.diff_anchors(number)
-        comments = inline_comments(report, anchors)
+        comments = inline_comments(report, anchors, changed)
     except GitHubError as error:  # the findings go to the summary instead
         log.warning("inline comments not posted: %s", error, extra={"pr": number})
         anchors, comments, review = {}, inline_comments(report, {}), UNPLACED
@@ -726,16 +780,23 @@ def check_annotations(report: Report) -> list[Annotation]:
     return found
 
 
-def inline_comments(report: Report, anchors: dict[str, set[int]]) -> list[InlineComment]:
-    """A comment per refuted or undecided changed function, on a line of its diff if any."""
+def inline_comments(
+    report: Report, anchors: dict[str, set[int]], changed: dict[str, set[int]] | None = None
+) -> list[InlineComment]:
+    """A comment per refuted or undecided changed function, on a line of its diff if any:
+    its first changed line (of ``changed``), else its first line of the diff's context."""
     comments = []
     for item in report.items:
         verdict = item.result.verdict
         lines = item.unit.after_lines
         if verdict is Verdict.VERIFIED or not item.compared or lines is None:
             continue
-        in_diff = sorted(n for n in anchors.get(item.unit.path, set()) if lines[0] <= n <= lines[1])
-        line = in_diff[0] if in_diff else lines[0]
+        first, last = lines
+        path = item.unit.path
+        in_diff = sorted(n for n in (changed or {}).get(path, set()) if first <= n <= last) or (
+            sorted(n for n in anchors.get(path, set()) if first <= n <= last)
+        )
+        line = in_diff[0] if in_diff else first
         body = f"**{verdict.value}** ({md_code(item.result.reason)}): {md_text(explain(item))}\n\n"
         if report.agent_model and item.agent is not None:
             body += f"Agent: {item.agent.outcome.value}: {md_text(item.agent.summary)}\n\n"
@@ -910,9 +971,12 @@ def read_repo_config(tree: Path, base_sha: str) -> RepoConfig:
     return parse_repo_config(text)
 
 
-def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
+def commit_anchors(
+    tree: Path, base: str, head: str, *, changed_only: bool = False
+) -> dict[str, set[int]]:
     """The lines of ``head`` a review comment posted on ``head`` may anchor to: those of the
-    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now."""
+    diff from ``base`` (the merge base) to ``head``, whatever the pull request's head is now.
+    ``changed_only``: only the lines the diff adds, not its context lines."""
     diff = git.Repo(tree).git.diff("--no-color", "--no-ext-diff", "-M", base, head)
     anchors: dict[str, set[int]] = {}
     for patched in PatchSet(diff):
@@ -922,7 +986,7 @@ def commit_anchors(tree: Path, base: str, head: str) -> dict[str, set[int]]:
             line.target_line_no
             for hunk in patched
             for line in hunk
-            if line.target_line_no is not None
+            if line.target_line_no is not None and (line.is_added or not changed_only)
         }
     return anchors
 
@@ -1182,7 +1246,9 @@ class InstallationTokens:
 
     def _integration(self) -> GithubIntegration:
         return GithubIntegration(
-            auth=Auth.AppAuth(self.app_id, self.private_key), base_url=self.base_url
+            auth=Auth.AppAuth(self.app_id, self.private_key),
+            base_url=self.base_url,
+            api_version=API_VERSION,
         )
 
     def app_slug(self) -> str:
@@ -1264,6 +1330,7 @@ def app_deps(
         policy=lambda: RequestPolicy(
             max_attempts=settings.timing.github_attempts,
             backoff=settings.timing.github_backoff,
+            max_rate_limit_wait=settings.timing.github_rate_limit_wait,
             writes_per_minute=settings.writes_per_minute,
         ),
         pacer=lambda installation: SharedPacer(
