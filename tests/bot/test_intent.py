@@ -97,8 +97,12 @@ def test_a_change_declared_a_refactoring_fails_on_any_difference(tmp_path: Path)
 
 def test_what_declares_a_refactoring() -> None:
     assert declared_refactoring(["fix: x", "perf: faster loop"]) == "perf: faster loop"
-    assert declared_refactoring(["docs!: reword", "feat: y"]) == "docs!: reword"
+    assert declared_refactoring(["docs!: reword\n\nbody"]) == "docs!: reword"
     assert declared_refactoring(["[style] black"]) == "[style] black"
     assert declared_refactoring(["Refactoring the parser", "fix(refactor): z"]) == ""
+    # Commit subjects declare it only all together: a feature with a tidying commit is no
+    # refactoring.
+    assert declared_refactoring([], ["refactor: a", "style: b"]) == "refactor: a"
+    assert declared_refactoring([], ["refactor: a", "feat: b"]) == ""
     assert declared_refactoring(["feat: y"], labels=["Refactor"],
                                 declaring_labels=["refactor"]) == "label `Refactor`"

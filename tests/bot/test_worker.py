@@ -378,3 +378,35 @@ def test_a_proof_only_review_stands_down_while_a_full_one_runs(setup: Setup) -> 
     assert run["id"] == running and run["status"] == "in_progress"
     (reply,) = setup.replies()
     assert "still running" in reply
+
+
+def _tested_change(tmp_path: Path, fake: FakeGitHub, title: str) -> dict[str, Any]:
+    """A pull request whose refuted change (`sq`) a test it adds shows; its check run."""
+    repo = GitRepo(tmp_path / "tested")
+    base = repo.commit("base", {"m.py": BASE})
+    head = repo.commit("feature", {"m.py": HEAD, "tests/test_m.py": (
+        b"from m import sq\n\n\ndef test_sq() -> None:\n    assert sq(3) == 6\n")})
+    pull = fake.add_pull(REPO, NUMBER, head_sha=head, base_sha=base,
+                         files=pull_files_from_git(repo.path, base, head))
+    pull.title = title
+    deps = WorkerDeps(settings=Settings(data_dir=tmp_path / "data"),
+                      github=lambda _installation: connect(fake.base_url, "token"),
+                      git_data=lambda _job, _url, _shas: repo.path)
+    run_job(Job(REPO, NUMBER, head, 1), deps)
+    (run,) = fake.check_runs()
+    return run
+
+
+def test_a_behaviour_change_a_new_test_shows_passes_the_check(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    run = _tested_change(tmp_path, fake, "Square properly")
+    assert run["output"]["title"].startswith("1 refuted, ")  # (what `standing` reads)
+    assert run["conclusion"] == "success"
+    assert "(tested)" in run["output"]["summary"]
+
+
+def test_a_pull_request_titled_a_refactoring_fails_on_a_behaviour_change(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    run = _tested_change(tmp_path, fake, "refactor: square the other way")
+    assert run["conclusion"] == "failure"
+    assert "a refactoring that changes behaviour" in run["output"]["summary"]

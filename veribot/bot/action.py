@@ -61,7 +61,7 @@ from veribot.bot.config import (
 )
 from veribot.bot.github import GitHubClient, GitHubError, connect
 from veribot.bot.queue import Command, Job
-from veribot.bot.review import GitSource, review
+from veribot.bot.review import FailOn, GitSource, review
 from veribot.bot.webhooks import Ignored, PayloadError, router
 from veribot.bot.worker import (
     NOT_EXECUTED_NOTE,
@@ -94,7 +94,7 @@ log = logging.getLogger(__name__)
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
-FAIL_ON = ("refuted", "inconclusive", "never")
+FAIL_ON = ("untested", "refuted", "inconclusive", "never")
 # The only event whose workflow may run the pull request's code: see the module docstring.
 EXECUTING_EVENTS = frozenset({"pull_request"})
 # Removed from this process's environment once read, so no child inherits them.
@@ -183,7 +183,7 @@ def read_environment(env: Mapping[str, str]) -> ActionSettings:
         raise ActionError(
             f"inconclusive_conclusion must be one of {', '.join(INCONCLUSIVE_CONCLUSIONS)}"
         )
-    fail_on = _input(env, "fail_on") or "refuted"
+    fail_on = _input(env, "fail_on") or "untested"
     if fail_on not in FAIL_ON:
         raise ActionError(f"fail_on must be one of {', '.join(FAIL_ON)}")
     output = env.get("GITHUB_OUTPUT")
@@ -368,7 +368,7 @@ def review_locally(job: Job, deps: WorkerDeps) -> Outcome:
     if not execute and NOT_EXECUTED_NOTE not in notes:
         notes.insert(1, NOT_EXECUTED_NOTE)
     chosen = deps.inconclusive_conclusion or config.inconclusive_conclusion
-    conclusion = conclusion_for(report, chosen)
+    conclusion = conclusion_for(report, chosen, config.fail_on)
     summary = summary_markdown(report, head_sha, notes, (), rest="this run's annotations")
     return Outcome(conclusion, report, summary)
 
@@ -400,6 +400,8 @@ def _failed(outcome: Outcome | None, fail_on: str) -> bool:
     report = outcome.report
     if fail_on == "never":
         return False
+    if fail_on == "untested":
+        return report.failed(FailOn.UNTESTED)
     if report.count(Verdict.REFUTED):
         return True
     return fail_on == "inconclusive" and bool(

@@ -65,17 +65,29 @@ class IntentFinding:
     test: str = ""  # a pytest test pinning the new behaviour (untested), "" when none
 
 
-def declared_refactoring(texts: Iterable[str], labels: Iterable[str] = (),
+def declared_refactoring(titles: Iterable[str], subjects: Sequence[str] = (),
+                         labels: Iterable[str] = (),
                          declaring_labels: Iterable[str] = ()) -> str:
-    """The first commit subject or title that declares the change behaviour-preserving
-    (``refactor: ...``, ``perf(x): ...``, ``[docs] ...``), or a label among
-    ``declaring_labels``; "" when none does."""
-    for text in texts:
-        first = text.strip().splitlines()[0] if text.strip() else ""
-        if _DECLARING.match(first):
-            return first
+    """What declares the change behaviour-preserving: the first of ``titles`` (a pull
+    request's) that does (``refactor: ...``, ``perf(x): ...``, ``docs!: ...``,
+    ``[style] ...``), else the commit ``subjects`` when every one does (a feature with one
+    tidying commit is no refactoring), else a label among ``declaring_labels``; "" when
+    nothing does."""
+    for text in titles:
+        if _declares(text):
+            return _first_line(text)
+    if subjects and all(_declares(s) for s in subjects):
+        return _first_line(subjects[0])
     wanted = {label.lower() for label in declaring_labels}
     return next((f"label `{label}`" for label in labels if label.lower() in wanted), "")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _declares(text: str) -> bool:
+    return bool(_DECLARING.match(_first_line(text)))
 
 
 def intents(report: Report, declared: str = "") -> dict[int, IntentFinding]:

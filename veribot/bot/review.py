@@ -122,7 +122,8 @@ class ReviewRequest:
     repo_name: str = ""
     hints_ask: bool = True  # False: only the archive's proven hints, no model call for hints
     # What declares the change behaviour-preserving (``intent.declared_refactoring`` of a
-    # pull request's title and labels); None: read from the commit subjects of the range.
+    # pull request's title, labels and commit subjects); None: the range's commit subjects
+    # (when every one declares it).
     declared: str | None = None
 
 
@@ -260,7 +261,8 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
         declared=request.declared if request.declared is not None else (
-            declared_refactoring(changes.subjects) if isinstance(source, GitSource) else ""),
+            declared_refactoring((), changes.subjects) if isinstance(source, GitSource)
+            else ""),
     )
 
 

@@ -119,7 +119,8 @@ from veribot.bot.render import (
     summary_line,
     utf8_size,
 )
-from veribot.bot.review import GitSource, Report, ReviewRequest, review
+from veribot.bot.intent import declared_refactoring
+from veribot.bot.review import FailOn, GitSource, Report, ReviewRequest, review
 from veribot.bot.standing import external_id, standing_run, why_it_stands
 from veribot.checks.agent.llm import LLMBudget
 from veribot.checks.equivalence import Budget
@@ -388,6 +389,8 @@ def _review_job(job: Job, client: GitHubClient, deps: WorkerDeps) -> Outcome | N
         key=key,
         journal=deps.journal,
         retry_delay=deps.retry_delay,
+        title=str(pull.title or ""),
+        labels=tuple(str(label.name) for label in pull.labels or ()),
     )
 
 
@@ -536,8 +539,13 @@ def review_and_post(
     key: str = "",
     journal: Journal | None = None,
     retry_delay: Callable[[int], float] = lambda _n: 0.0,
+    title: str = "",
+    labels: Sequence[str] = (),
 ) -> Outcome:
     """Start the check run, review ``base_sha...head_sha``, and post the results.
+
+    ``title`` and ``labels`` (the pull request's) may declare it behaviour-preserving
+    (``intent.declared_refactoring``), as its commit subjects may.
 
     ``hints_archive``: the file of proven hints (per repository); where the engine stops, its
     hints are tried, and with ``hints_ask`` the agent proposes more, each proven before use.
@@ -595,6 +603,8 @@ def review_and_post(
         with pull_request_agent(agent or AgentAccess(), config) as (asked, why_not):
             request = dataclasses.replace(
                 config_request(GitSource(tree, start, head_sha), config, execute, asked, why_not),
+                declared=declared_refactoring([title], (), labels,
+                                              config.refactoring_labels) or None,
                 hints=hints_archive is not None,
                 hints_archive=hints_archive,
                 hints_ask=hints_ask,
@@ -616,6 +626,7 @@ def review_and_post(
             notes=_with_execution_note(notes, execute),
             anchors=commit_anchors(tree, start, head_sha),
             changed=commit_anchors(tree, start, head_sha, changed_only=True),
+            fail_on=config.fail_on,
         )
     except HandBack:
         say_handed_back(client, run_id)
@@ -683,6 +694,7 @@ def plan_posting(
     notes: Sequence[str] = (),
     anchors: dict[str, set[int]] | None = None,
     changed: dict[str, set[int]] | None = None,
+    fail_on: str = FailOn.UNTESTED.value,
 ) -> Posting:
     """Render what the review posts: the check run's completion, the review's inline
     comments and the summary comment, for either fate of the review (placed or refused).
@@ -691,7 +703,7 @@ def plan_posting(
     default the pull request's diff as GitHub serves it now, which a push may have moved.
     ``changed``: those of them the diff adds (no context line), where a comment goes first.
     """
-    conclusion = conclusion_for(report, inconclusive_conclusion)
+    conclusion = conclusion_for(report, inconclusive_conclusion, fail_on)
     review = ""  # to post
     try:
         if anchors is None:
@@ -726,9 +738,13 @@ def plan_posting(
     )
 
 
-def conclusion_for(report: Report, inconclusive_conclusion: str) -> Conclusion:
-    """``failure`` on a refutation, the configured one on an undecided change, else success."""
-    if report.count(Verdict.REFUTED):
+def conclusion_for(report: Report, inconclusive_conclusion: str,
+                   fail_on: str = FailOn.UNTESTED.value) -> Conclusion:
+    """``failure`` on what ``fail_on`` names (by default an untested behaviour change, or
+    any in a declared refactoring: ``review.FailOn``), the configured one on an undecided
+    change, else success (a tested behaviour change is intended)."""
+    policy = FailOn(fail_on)
+    if policy is not FailOn.NEVER and report.failed(policy):
         return "failure"
     if report.count(Verdict.INCONCLUSIVE, compared_only=True):
         return _as_conclusion(inconclusive_conclusion)
