@@ -141,3 +141,16 @@ def test_a_proof_in_a_module_reading_given_paths_lists_that_assumption(tmp_path:
     (item,) = [i for i in report.items if i.unit.qualname == "pkg/mod.py::f"]
     assert item.result.verdict is Verdict.VERIFIED, item.result.detail
     assert GIVEN_PATHS in item.result.assumptions
+
+
+@pytest.mark.parametrize("lookup", [
+    "getattr(sys.modules['trace' + 'back'], 'format_' + 'exc')()",
+    "getattr(sys.modules[''.join(['trace', 'back'])], f'format_{\"exc\"}')()",
+])
+def test_a_reader_named_in_pieces_is_a_reader(tmp_path: Path, lookup: str) -> None:
+    # (`traceback` is among the modules the interpreter has loaded; nothing imports it here.)
+    module = ("import sys\n\n\ndef f(x: int) -> str:\n{doc}    try:\n        return str(1 // x)\n"
+              "    except ZeroDivisionError:\n        return LOOKUP\n")
+    before, after = (module.format(doc=d).replace("LOOKUP", lookup) for d in ("", _DOC))
+    report = _review(tmp_path, before, after)
+    assert _verdicts(report).get("pkg/mod.py::f") is not Verdict.VERIFIED

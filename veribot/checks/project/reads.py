@@ -96,6 +96,16 @@ _LINE_WORDS = frozenset({
     # A module imported by a name the code computes may be any of the above.
     "import_module",  # (`__import__` of a computed name: noise)
 })
+# What the relational check refuses in any code the function it proves runs (frames,
+# tracebacks, `linecache`, `inspect`'s sources, modules by name: its ``_OBSERVING_*``): in
+# code that function does not run, these cannot change its result.
+RELATIONAL_REFUSES = frozenset({
+    "traceback", "__traceback__", "exc_info", "tb_frame", "gi_frame", "cr_frame",
+    "ag_frame", "f_back", "f_lineno", "_getframe", "currentframe", "_current_frames",
+    "getinnerframes", "getouterframes", "getsource", "settrace", "setprofile",
+    "import_module", "linecache", "pdb", "bdb", "extract_stack", "format_stack",
+    "print_stack", "walk_stack",
+})
 # Logging carries line numbers and tracebacks only into handlers, filters and records the
 # program makes (its last resort writes the message alone to standard error).
 _LOGGING_WORDS = frozenset({
@@ -138,7 +148,39 @@ def words(tree: ast.AST) -> frozenset[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
                 id(node) not in docs):
             found.update(_WORD.findall(node.value))
+        elif isinstance(node, ast.BinOp | ast.JoinedStr | ast.Call):
+            # A name built from pieces (`'format_' + 'exc'`, `''.join(['trace', 'back'])`)
+            # is the word it spells.
+            folded = _folded(node)
+            if folded:
+                found.update(_WORD.findall(folded))
     return frozenset(found)
+
+
+def _folded(node: ast.AST, depth: int = 0) -> str | None:
+    """The text a string expression of literals spells, or None."""
+    if depth > 50:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left, depth + 1), _folded(node.right, depth + 1)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.FormattedValue) and node.format_spec is None and (
+            node.conversion in (-1, ord("s"))):
+        return _folded(node.value, depth + 1)
+    if isinstance(node, ast.JoinedStr):
+        parts = [_folded(v, depth + 1) for v in node.values]
+        return None if None in parts else "".join(p for p in parts if p is not None)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join" and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], ast.List | ast.Tuple)):
+        glue = _folded(node.func.value, depth + 1)
+        parts = [_folded(e, depth + 1) for e in node.args[0].elts]
+        if glue is None or None in parts:
+            return None
+        return glue.join(p for p in parts if p is not None)
+    return None
 
 
 def reads_files(tree: ast.AST) -> bool:
@@ -146,9 +188,11 @@ def reads_files(tree: ast.AST) -> bool:
     return bool(words(tree) & _FILE_WORDS)
 
 
-def reads_source(tree: ast.AST) -> bool:
-    """Whether code of ``tree`` may read source text or line numbers of its module."""
-    found = words(tree)
+def reads_source(tree: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether code of ``tree`` may read source text or line numbers of its module.
+    ``seen``: words a check already refuses wherever the code it proves reaches them
+    (``RELATIONAL_REFUSES``), which do not count."""
+    found = words(tree) - seen
     if found & (_OWN_FILE_WORDS | _LINE_WORDS | _LOGGING_WORDS):
         return True
     if any(_HANDLER.search(w) for w in found):
@@ -211,7 +255,7 @@ def withheld(result: Result, before: str, after: str,
     if not why and result.verdict is Verdict.VERIFIED and before != after and (
             result.method.startswith("relational")):
         own = _trees(before, after, None)
-        if own is None or any(reads_source(t) for t in own):
+        if own is None or any(reads_source(t, RELATIONAL_REFUSES) for t in own):
             why = (LAYOUT_READ, "the two versions are the same code, but their texts "
                    "differ and the module may read its source text or line numbers")
     if not why and result.verdict is Verdict.VERIFIED and before != after and (
