@@ -106,3 +106,49 @@ def test_what_declares_a_refactoring() -> None:
     assert declared_refactoring([], ["refactor: a", "feat: b"]) == ""
     assert declared_refactoring(["feat: y"], labels=["Refactor"],
                                 declaring_labels=["refactor"]) == "label `Refactor`"
+
+
+HELPER_BASE = (b"def _fmt(x: int) -> int:\n    return x * 2\n\n\n"
+               b"def show(x: int) -> int:\n    return _fmt(x) + 1\n")
+# The helper gained a parameter; its one caller passes it, and behaves as before.
+HELPER_HEAD = (b"def _fmt(x: int, k: int) -> int:\n    return x * k\n\n\n"
+               b"def show(x: int) -> int:\n    return _fmt(x, 2) + 1\n")
+
+
+def _helper_review(tmp_path: Path, head: bytes, extra: dict[str, bytes] | None = None
+                   ) -> tuple[Report, dict[str, Verdict]]:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"pkg/__init__.py": b"", "pkg/fmt.py": HELPER_BASE})
+    repo.commit("Signs", {"pkg/fmt.py": head, **(extra or {})})
+    report = _review(repo)
+    return report, {i.unit.entry: i.result.verdict for i in report.items
+                    if i.unit.path == "pkg/fmt.py"}
+
+
+def test_a_private_helper_changed_with_every_caller_is_judged_through_them(
+        tmp_path: Path) -> None:
+    report, verdicts = _helper_review(tmp_path, HELPER_HEAD)
+    assert verdicts == {"_fmt": Verdict.REFUTED, "show": Verdict.VERIFIED}, report.items
+    (found,) = intents(report, report.declared).values()
+    assert found.intent is Intent.INTERNAL and "`show`" in found.why, found
+    assert not report.failed(FailOn.UNTESTED)
+
+
+def test_a_private_helper_named_by_another_file_is_judged_on_its_own(tmp_path: Path) -> None:
+    other = {"pkg/use.py": b"from pkg.fmt import _fmt\n\n\ndef go() -> int:\n"
+                           b"    return _fmt(1, 3)\n"}
+    report, verdicts = _helper_review(tmp_path, HELPER_HEAD, other)
+    assert verdicts["_fmt"] is Verdict.REFUTED
+    (found,) = [f for n, f in intents(report, report.declared).items()
+                if report.items[n].unit.entry == "_fmt"]
+    assert found.intent is Intent.UNTESTED, found
+    assert report.failed(FailOn.UNTESTED)
+
+
+def test_a_private_helper_whose_unchanged_caller_sees_the_change_is_untested(
+        tmp_path: Path) -> None:
+    head = HELPER_BASE.replace(b"return x * 2\n", b"return x * 3\n")
+    report, verdicts = _helper_review(tmp_path, head)
+    assert verdicts == {"_fmt": Verdict.REFUTED}  # `show` is not a unit: its code is the same
+    (found,) = intents(report, report.declared).values()
+    assert found.intent is Intent.UNTESTED, found

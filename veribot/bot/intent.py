@@ -10,6 +10,11 @@ change meant it. Three answers, from what the change itself holds (never from it
 - **untested behaviour change**: no test or example the change touches makes the call.
   The report shows the input, both outcomes and a ready-to-paste pytest test that pins the
   new behaviour (accepting the change is one paste).
+- **internal**: a private function (``_helper``; not named by another file, by the
+  module's own top-level code or ``__all__``, nor reachable by a name the module computes)
+  whose callers in its module are all units of the review that were decided: a helper
+  that gained a parameter with every caller updated is judged through its callers, each
+  judged on its own (a caller that shows the difference is refuted itself).
 - **a refactoring that changes behaviour**: the change declares itself behaviour-preserving
   (a commit subject or pull-request title starting ``refactor``, ``perf``, ``style`` or
   ``docs``, or a configured label), whatever its tests say.
@@ -38,7 +43,7 @@ if TYPE_CHECKING:  # (the review reads ``declared_refactoring``)
     from veribot.bot.review import Report, UnitResult
 
 __all__ = ["DECLARING_PREFIXES", "Intent", "IntentFinding", "declared_refactoring",
-           "intents", "pinning_test"]
+           "intents", "is_private", "pinning_test"]
 
 # Conventional-commit types that promise no behaviour change.
 DECLARING_PREFIXES = ("refactor", "perf", "style", "docs")
@@ -52,6 +57,7 @@ _OWN_DOCTEST = re.compile(r"^the doctest at line (?P<line>\d+) of the after vers
 
 class Intent(enum.Enum):
     TESTED = "tested"
+    INTERNAL = "internal"  # a private helper judged through its callers
     UNTESTED = "untested behaviour change"
     REFACTORING = "a refactoring that changes behaviour"
 
@@ -101,6 +107,16 @@ def intents(report: Report, declared: str = "") -> dict[int, IntentFinding]:
         if item.result.verdict is not Verdict.REFUTED or cex is None or (
                 is_test_path(item.unit.path)):
             continue
+        callers = _judged_callers(report, item)
+        if callers is not None:
+            shown = ", ".join(f"`{c}`" for c in callers[:5]) + (
+                f" and {len(callers) - 5} more" if len(callers) > 5 else "")
+            out[index] = IntentFinding(
+                Intent.INTERNAL, "a private function that only its module calls, and every "
+                "caller is " + (f"decided in this change ({shown}): each is judged on its "
+                                "own, and a difference no caller shows stays inside"
+                                if callers else "gone: nothing calls it"))
+            continue
         if declared:
             out[index] = IntentFinding(
                 Intent.REFACTORING, f"the change declares itself behaviour-preserving "
@@ -116,6 +132,92 @@ def intents(report: Report, declared: str = "") -> dict[int, IntentFinding]:
             Intent.UNTESTED, "no test or docstring example this change adds or edits makes a "
             "call that shows it", pinning_test(item))
     return out
+
+
+def is_private(entry: str) -> bool:
+    """``_helper`` or ``Class._helper`` (not a special ``__name__``, nor ``__mangled``,
+    which subclasses elsewhere may still reach through ``_Class__mangled``)."""
+    name = entry.rpartition(".")[2]
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+def _judged_callers(report: Report, item: UnitResult) -> list[str] | None:
+    """The callers of the private function of ``item`` (its module's functions naming it,
+    in the head revision), when each is a unit of ``report`` that was decided (verified,
+    or refuted and judged on its own), nothing else names it (no other file, no code at
+    module level, not ``__all__``), and the report holds the unit's own module; else None."""
+    u = item.unit
+    if not is_private(u.entry) or u.qualname in report.named_elsewhere or (
+            u.after_source is None or u.kind is not UnitKind.CHANGED):
+        return None
+    name = u.entry.rpartition(".")[2]
+    try:
+        tree = ast.parse(u.after_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if _looks_up_by_computed_name(tree):
+        return None  # `getattr(self, "_" + kind)` may call it without naming it
+    decided = {i.unit.entry: i.result.verdict for i in report.items if i.unit.path == u.path}
+    callers: list[str] = []
+    for qualname, node in _definitions(tree):
+        if qualname == u.entry:
+            continue
+        if name in _words(node):
+            if decided.get(qualname) not in (Verdict.VERIFIED, Verdict.REFUTED):
+                return None
+            callers.append(qualname)
+    outside = ast.Module([n for n in tree.body if not isinstance(
+        n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)], [])
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    in_classes = [m for c in classes for m in c.body if not isinstance(
+        m, ast.FunctionDef | ast.AsyncFunctionDef)] + [b for c in classes for b in (
+            *c.bases, *c.keywords, *c.decorator_list)]
+    if name in _words(outside) or any(name in _words(n) for n in in_classes):
+        return None  # module-level code (or `__all__`) names it
+    return callers
+
+
+def _looks_up_by_computed_name(tree: ast.Module) -> bool:
+    """Whether code of the module may reach a function by a name it computes."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in ("globals", "vars", "locals", "eval", "exec",
+                                                "__import__"):
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__getattribute__"):
+            return True
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
+                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in (
+                    "getattr", "hasattr", "attrgetter", "methodcaller", "getattr_static")
+                and not all(isinstance(a, ast.Constant) for a in n.args[1:2] or n.args[:1])):
+            return True
+    return False
+
+
+def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """The module's functions and its classes' methods, by qualified name (a nested
+    function is part of the one it is in)."""
+    out: list[tuple[str, ast.AST]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            out += [(f"{node.name}.{m.name}", m) for m in node.body
+                    if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return out
+
+
+def _words(node: ast.AST) -> set[str]:
+    """Names, attributes and the words of strings in ``node`` (a name in a string may be
+    looked up: ``getattr(self, "_helper")``)."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            found.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", n.value))
+    return found
 
 
 def _touched_tests(items: Sequence[UnitResult]) -> dict[str, list[tuple[str, int, int]]]:

@@ -76,7 +76,8 @@ _VERDICT_STYLE = {
     Verdict.INCONCLUSIVE: "yellow",
 }
 # A behaviour change a test of the change shows is intended: not the red of a regression.
-_INTENT_ICON = {Intent.TESTED: "☑️", Intent.UNTESTED: "❌", Intent.REFACTORING: "❌"}
+_INTENT_ICON = {Intent.TESTED: "☑️", Intent.INTERNAL: "☑️", Intent.UNTESTED: "❌",
+                Intent.REFACTORING: "❌"}
 _VERDICT_ICON = {
     Verdict.VERIFIED: "✅",
     Verdict.REFUTED: "❌",

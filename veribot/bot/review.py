@@ -22,16 +22,18 @@ import multiprocessing
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import git
+
 from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
-from veribot.bot.intent import Intent, declared_refactoring, intents
+from veribot.bot.intent import Intent, declared_refactoring, intents, is_private
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
@@ -161,6 +163,10 @@ class Report:
     # What declares the change behaviour-preserving ("" : nothing): then any difference is
     # "a refactoring that changes behaviour" (``intent``).
     declared: str = ""
+    # Refuted private functions (qualified names) that another file of the head revision
+    # names, or that a review of two files cannot tell: they are judged on their own, not
+    # through their callers (``intent``).
+    named_elsewhere: frozenset[str] = frozenset()
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -175,7 +181,7 @@ class Report:
         if fail_on is FailOn.NEVER:
             return False
         if fail_on is FailOn.UNTESTED:
-            return any(f.intent is not Intent.TESTED
+            return any(f.intent in (Intent.UNTESTED, Intent.REFACTORING)
                        for f in intents(self, self.declared).values())
         if self.count(Verdict.REFUTED):
             return True
@@ -260,6 +266,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         if request.agent is not None and request.agent.meter is not None
         else None,
         agent_reason="" if request.agent is not None else request.agent_reason,
+        named_elsewhere=_named_elsewhere(root, head, units, results),
         declared=request.declared if request.declared is not None else (
             declared_refactoring((), changes.subjects) if isinstance(source, GitSource)
             else ""),
@@ -527,6 +534,34 @@ def _skip_by_choice(units: list[ChangedUnit], request: ReviewRequest) -> list[Ch
                 )
             )
     return out
+
+
+def _named_elsewhere(root: Path | None, head: str, units: Sequence[ChangedUnit],
+                     results: Sequence[Result]) -> frozenset[str]:
+    """The refuted private functions (``intent.private``) whose name another Python file of
+    the head revision holds as a word (``git grep``); all of them without a repository, or
+    where the search fails."""
+    private = [u for u, r in zip(units, results, strict=True)
+               if r.verdict is Verdict.REFUTED and is_private(u.entry)]
+    if not private:
+        return frozenset()
+    if root is None:
+        return frozenset(u.qualname for u in private)
+    repo = gitrepo.open_repo(root)
+    out: set[str] = set()
+    for u in private:
+        name = u.entry.rpartition(".")[2]
+        try:
+            found = repo.git.grep("-l", "-w", "-F", "-e", name, head, "--", "*.py")
+        except git.GitCommandError as error:  # nothing found (status 1), or it failed
+            if error.status == 1:
+                continue
+            out.add(u.qualname)
+            continue
+        paths = {line.partition(":")[2] for line in found.splitlines()}
+        if paths - {u.after_path or u.path}:
+            out.add(u.qualname)
+    return frozenset(out)
 
 
 def _ask_agent(
