@@ -19,7 +19,7 @@ import pytest
 
 from tests.bot.gitrepos import GitRepo
 from tests.bot.processes import could_run_code, started_processes
-from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts
+from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts, view_answer
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git
 from veribot.bot.action import (
     ACTIONS_BOT_LOGIN,
@@ -161,6 +161,7 @@ def test_the_anthropic_key_input_asks_the_agent(
         formalizer_facts("add", 1, "a"),
         analyzer_answer("equivalent", "The description says so."),
         formalizer_facts("neg", 5, "x"),
+        view_answer("unclear", "The description only asks for an answer."),
     )
     env = runner.env(anthropic_api_key=fake_anthropic.api_key)
     env["INPUT_ANTHROPIC_BASE_URL"] = fake_anthropic.url
@@ -174,6 +175,7 @@ def test_the_anthropic_key_input_asks_the_agent(
     assert fake_anthropic.api_key not in summary
     assert fake_anthropic.api_key not in json.dumps([c.body for c in fake.calls])
     assert runner.output_values()["refuted"] == "1"
+    assert "the agent's view (unclear)" in summary
 
 
 def test_fork_pull_requests_are_reviewed_solver_only_and_say_so(

@@ -108,6 +108,16 @@ def test_fig8_hallucinated_equivalence_is_not_verified(
 def test_fig17_not_equivalent_agent_right(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     report = replay(fake_anthropic, tmp_path, "fig17")
     assert only(report) == (Verdict.REFUTED, AgentOutcome.RIGHT_REFUTED, Answer.NOT_EQUIVALENT)
+    # Its view of the difference against the pull request's text, shown as its own: the
+    # request carried the text and the docstrings as data, and forced the tool.
+    view = report.items[0].view
+    assert view is not None and view.view == "contradicts", view
+    body = fake_anthropic.bodies[-1]
+    assert body["tool_choice"] == {"type": "tool", "name": "judge_difference"}
+    user = body["messages"][0]["content"][0]["text"]
+    assert "<<<DATA pull_request" in user and "Refactor; behaviour unchanged." in user
+    assert "the agent's view (contradicts)" in render(report, "text")
+    assert "the agent's view (contradicts)" in render(report, "markdown")
 
 
 def test_fig19_moved_assignment_is_refuted(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
@@ -171,13 +181,14 @@ def test_the_cache_replays_without_the_model(fake_anthropic: FakeAnthropic, tmp_
         first = run_case(tmp_path, "fig17", CachedLLM(inner, cache, Mode.CACHE), meter)
     finally:
         inner.close()
-    assert first.agent_usage is not None and first.agent_usage.calls == 3
+    assert first.agent_usage is not None and first.agent_usage.calls == 4  # with the view
     meter2 = UsageMeter()
     offline = CachedLLM(None, cache, Mode.REPLAY, model="claude-test", meter=meter2)
     second = run_case(tmp_path, "fig17", offline, meter2)
     assert only(second) == only(first)
     assert second.agent_usage is not None
-    assert (second.agent_usage.calls, second.agent_usage.cache_hits) == (0, 3)
+    assert (second.agent_usage.calls, second.agent_usage.cache_hits) == (0, 4)
+    assert second.items[0].view == first.items[0].view
     assert second.agent_usage.total_tokens == 0
 
 

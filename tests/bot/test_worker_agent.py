@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.bot.gitrepos import GitRepo
-from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts
+from tests.fakes import FakeAnthropic, analyzer_answer, formalizer_facts, view_answer
 from tests.fakes.github_server import FakeGitHub, pull_files_from_git, running_fake
 from veribot.bot.config import MAX_AGENT_DEADLINE_S, AgentCeilings, ConfigError, Settings
 from veribot.bot.github import SUMMARY_MARKER, connect
@@ -100,6 +100,7 @@ def test_the_summary_shows_the_agents_answers_and_claim_statuses(
         formalizer_facts(
             "sq", 5, "x", {"pred": "varMap", "args": ["x", "before", 5, "y", "after", 5]}
         ),
+        view_answer("contradicts", "The title says the helpers are simplified, not changed."),
     )
     setup = Setup(tmp_path, fake, fake_anthropic)
     outcome = setup.run()
@@ -119,7 +120,12 @@ def test_the_summary_shows_the_agents_answers_and_claim_statuses(
     assert "agent answered: equivalent" in summary
     assert "claim supported" in summary
     assert 'varMap("x", "before", 5, "y", "after", 5)' in summary  # listed with a status
-    assert "agent claude-sonnet-4-5: 4 LLM calls" in summary
+    assert "agent claude-sonnet-4-5: 5 LLM calls" in summary
+    # Its view of the refutation against the pull request's text, shown as its own.
+    assert ("the agent's view (contradicts): the pull request or docstring says otherwise; "
+            "The title says the helpers are simplified, not changed.") in summary
+    view = fake_anthropic.bodies[-1]["messages"][0]["content"][0]["text"]
+    assert "<<<DATA pull_request" in view and "sq(" in view
     assert "agent was not asked" not in summary
     (run,) = fake.check_runs()
     assert run["output"]["summary"].rstrip() == summary.replace(SUMMARY_MARKER + "\n", "").rstrip()
@@ -196,7 +202,10 @@ def test_the_llm_budget_cut_is_reported_not_silent(
     assert sq.agent.summary.startswith("inconclusive (budget)")
     summary = setup.summary()
     assert "inconclusive (budget)" in summary and "2 model calls allowed" in summary
-    assert "1 call refused by the LLM budget" in summary
+    # sq's questions and the view of its refutation: refused, and said so.
+    assert "2 calls refused by the LLM budget" in summary
+    assert sq.view is not None and sq.view.view == "" and "BudgetExceeded" in sq.view.error
+    assert "the agent could not say whether this is meant" in summary
 
 
 def test_a_job_run_again_answers_from_the_llm_cache(
@@ -209,6 +218,7 @@ def test_a_job_run_again_answers_from_the_llm_cache(
         formalizer_facts("inc", 1),
         analyzer_answer("not equivalent", "x * x is not x * 2."),
         formalizer_facts("sq", 5),
+        view_answer("unclear", "Neither the title nor the docstring speak of squares."),
     )
     setup = Setup(tmp_path, fake, fake_anthropic)
     setup.deps = replace(setup.deps, settings=replace(setup.deps.settings, llm_cache=True))
@@ -218,12 +228,12 @@ def test_a_job_run_again_answers_from_the_llm_cache(
     files = pull_files_from_git(setup.repo.path, setup.base, setup.head)
     fake.push(REPO, NUMBER, head_sha=setup.head, files=files)
     second = setup.run()
-    assert len(fake_anthropic.requests) == 4
-    assert second.report.agent_usage.calls == 0 and second.report.agent_usage.cache_hits == 4
+    assert len(fake_anthropic.requests) == 5
+    assert second.report.agent_usage.calls == 0 and second.report.agent_usage.cache_hits == 5
     assert [i.agent.outcome for i in second.report.items] == [
         i.agent.outcome for i in first.report.items
     ]
-    assert "0 LLM calls, 0+0 tokens, 4 cache hits" in setup.summary()  # the one summary, edited
+    assert "0 LLM calls, 0+0 tokens, 5 cache hits" in setup.summary()  # the one summary, edited
 
 
 def test_the_operators_ceilings_hold_against_a_config_asking_for_more(
@@ -254,7 +264,7 @@ def test_the_operators_ceilings_hold_against_a_config_asking_for_more(
     assert "asks for 500 model calls; the operator allows 2, which apply" in summary
     assert "asks for 90000000 tokens; the operator allows 400000, which apply" in summary
     assert "the model `claude-huge` is not among the operator's allowed models" in summary
-    assert "1 call refused by the LLM budget" in summary
+    assert "2 calls refused by the LLM budget" in summary  # sq's question and its view
 
 
 def test_model_text_is_escaped_in_the_inline_comments(

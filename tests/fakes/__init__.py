@@ -28,6 +28,7 @@ from tests.fakes.anthropic_server import (
     reply,
     running_fake_anthropic,
     text,
+    view_answer,
     tool_use,
     validate_request,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "reply",
     "running_fake_anthropic",
     "text",
+    "view_answer",
     "tool_use",
     "validate_request",
 ]

@@ -142,6 +142,12 @@ def analyzer_answer(verdict: str, explanation: str, **code: str) -> Exchange:
     return reply(answer_call(verdict, explanation, **code), input_tokens=900, output_tokens=60)
 
 
+def view_answer(view: str, explanation: str) -> Exchange:
+    """The agent's view of a shown difference: one ``judge_difference`` call."""
+    return reply(tool_use("judge_difference", {"view": view, "explanation": explanation}),
+                 input_tokens=700, output_tokens=40)
+
+
 def formalizer_facts(entry: str, line: int, var: str = "x", *extra: dict[str, Any]) -> Exchange:
     """The formalizer's one round: entries, their correspondence, ``var`` mapped to itself,
     and ``extra`` facts."""

@@ -333,6 +333,8 @@ def render_text(
         )
         if n in found:
             lines.append(f"{'':<14}{found[n].intent.value}: {found[n].why}")
+        if item.view is not None:
+            lines.append(f"{'':<14}{item.view.text()}")
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
@@ -488,6 +490,9 @@ def _unit_json(item: UnitResult, intent: IntentFinding | None = None) -> dict[st
     return {
         "intent": None if intent is None else {
             "kind": intent.intent.value, "why": intent.why, "test": intent.test or None},
+        "agent_view": None if item.view is None else {
+            "view": item.view.view or None, "explanation": item.view.explanation,
+            "error": item.view.error},
         "qualname": u.qualname,
         "path": u.path,
         "entry": u.entry,
@@ -730,6 +735,7 @@ def _detail_blocks(report: Report, items: list[UnitResult],
                     ),
                     f"Found by {md_text(cex.found_by)}, reproduced by running both versions.",
                     *_intent_lines(meant.get(id(item))),
+                    *([] if item.view is None else ["", md_text(item.view.text())]),
                     "</details>",
                     "",
                 ]

@@ -34,6 +34,7 @@ from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
 from veribot.bot.intent import Intent, declared_refactoring, intents, is_private
+from veribot.checks.agent.intentview import Difference, IntentView, ask_view
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
 from veribot.checks.equivalence import Budget, check_pair
@@ -136,6 +137,9 @@ class UnitResult:
     unit: ChangedUnit
     result: Result
     agent: AgentFinding | None = None  # what the agent answered (None: nothing to ask)
+    # For a refutation, with an agent: whether the difference is what the pull request
+    # and the docstring state (the agent's view, never a verdict).
+    view: IntentView | None = None
 
     @property
     def compared(self) -> bool:
@@ -250,8 +254,10 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
     findings = _ask_agent(request, units, results, root, base, head)
+    views = _agent_views(request, units, results)
     return Report(
-        items=tuple(UnitResult(u, r, a) for u, r, a in zip(units, results, findings, strict=True)),
+        items=tuple(UnitResult(u, r, a, v) for u, r, a, v in zip(
+            units, results, findings, views, strict=True)),
         skipped=skipped,
         filtered_out=filtered_out,
         unchanged=unchanged,
@@ -581,6 +587,29 @@ def _ask_agent(
     else:
         view = files_view(source.before, source.after, source.after.as_posix())
     return ask_units(units, results, request.agent, view, execute=request.budget.execute)
+
+
+def _agent_views(request: ReviewRequest, units: list[ChangedUnit],
+                 results: list[Result]) -> list[IntentView | None]:
+    """For each refuted function outside test files, with an agent and a pull request
+    (its title and description): its view of whether the difference is what they and the
+    docstring state (``intentview``)."""
+    out: list[IntentView | None] = []
+    for u, r in zip(units, results, strict=True):
+        cex = r.counterexample
+        if (request.agent is None or not request.agent.pr_text.strip()
+                or r.verdict is not Verdict.REFUTED or cex is None
+                or is_test_path(u.path) or u.before_source is None or u.after_source is None):
+            out.append(None)
+            continue
+        owner, _, name = u.entry.rpartition(".")
+        shown = Difference(u.entry, u.path, cex.call(owner if name == "__init__" and owner
+                                                     else name),
+                           cex.before.describe(), cex.after.describe(), u.before_source,
+                           u.after_source)
+        out.append(ask_view(request.agent.llm, request.agent.pr_text, shown,
+                            temperature=request.agent.limits.temperature))
+    return out
 
 
 def _file_units(source: FilesSource) -> list[ChangedUnit]:
