@@ -1,4 +1,4 @@
-"""Adversarial pairs written against the README's definition of "equivalent".
+"""Adversarial pairs written against the definition of "equivalent" (docs/equivalence.md).
 
 Each pair is (id, label, entry, before, after). ``different`` pairs behave differently on
 some input the annotations allow (the comment says which); ``equivalent`` pairs do not.

@@ -1,6 +1,6 @@
 """Verdicts, their reasons and the evidence each one carries.
 
-The contract (see README, "What the verdicts mean"):
+The contract (see README, "The three verdicts"):
 
 - ``verified``: the claim holds for every input in the stated domain; carries the proof
   method and every assumption it rests on.
