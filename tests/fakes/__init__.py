@@ -28,9 +28,9 @@ from tests.fakes.anthropic_server import (
     reply,
     running_fake_anthropic,
     text,
-    view_answer,
     tool_use,
     validate_request,
+    view_answer,
 )
 from veribot.bot.llm import AnthropicLLM, AnthropicSettings
 from veribot.checks.agent.llm import UsageMeter
@@ -49,9 +49,9 @@ __all__ = [
     "reply",
     "running_fake_anthropic",
     "text",
-    "view_answer",
     "tool_use",
     "validate_request",
+    "view_answer",
 ]
 
 

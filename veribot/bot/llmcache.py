@@ -35,7 +35,6 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from veribot.bot.config import private_file
-from veribot.checks.agent.tools import validate
 from veribot.checks.agent.llm import (
     LLM,
     Completion,
@@ -51,6 +50,7 @@ from veribot.checks.agent.llm import (
     completion_from_api,
     request_to_api,
 )
+from veribot.checks.agent.tools import validate
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,6 @@ import hashlib
 import html
 import io
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -171,7 +170,8 @@ def differing(a: str, b: str, width: int) -> tuple[str, str]:
     before where they part (two long lists cut at the same prefix would show nothing)."""
     if len(a) <= width and len(b) <= width:
         return a, b
-    common = len(os.path.commonprefix([a, b]))
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                  min(len(a), len(b)))
     start = max(0, min(common - width // 4, max(len(a), len(b)) - width))
     start = 0 if start < 8 else start
 
@@ -636,7 +636,8 @@ def _undecided_count(items: list[UnitResult]) -> str:
     if not items:
         return ""
     n = len(items)
-    return f"{n} changed function{'s' if n != 1 else ''} left undecided: {md_text(_by_reason(items))}."
+    return (f"{n} changed function{'s' if n != 1 else ''} left undecided: "
+            f"{md_text(_by_reason(items))}.")
 
 
 def _by_reason(items: list[UnitResult]) -> str:

@@ -88,6 +88,7 @@ from veribot.bot.github import (
     connect,
     place_comments,
 )
+from veribot.bot.intent import declared_refactoring
 from veribot.bot.jobstate import JobState
 from veribot.bot.llm import DEFAULT_MODEL
 from veribot.bot.posting import (
@@ -119,7 +120,6 @@ from veribot.bot.render import (
     summary_line,
     utf8_size,
 )
-from veribot.bot.intent import declared_refactoring
 from veribot.bot.review import FailOn, GitSource, Report, ReviewRequest, review
 from veribot.bot.standing import external_id, standing_run, why_it_stands
 from veribot.checks.agent.llm import LLMBudget

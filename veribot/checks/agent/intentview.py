@@ -122,7 +122,7 @@ def _docstring(source: str, entry: str) -> str:
             None)
         if node is None:
             return "(not found)"
-        scope = node.body  # type: ignore[attr-defined]
+        scope = node.body
     doc = ast.get_docstring(node) if isinstance(
         node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else None
     return (doc or "(none)")[:MAX_TEXT_CHARS]
