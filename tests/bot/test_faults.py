@@ -306,9 +306,20 @@ def app(request: pytest.FixtureRequest, tmp_path: Path, fake: FakeGitHub) -> Ite
 
 
 def finish(app: App, head: str | None = None) -> None:
-    """Start a worker, let it finish everything, and stop it (SIGTERM: it exits 0)."""
+    """Start a worker, let it finish everything, and stop it (SIGTERM: it exits 0).
+
+    Done is the review posted and the queue idle twice, half a second apart: a job just
+    taken off the queue holds no lease yet for an instant, and a stop then would hand it
+    back."""
+
+    def settled() -> bool:
+        if not app.reviewed(head):
+            return False
+        time.sleep(0.5)
+        return app.reviewed(head)
+
     worker = app.worker()
-    wait_for(lambda: app.reviewed(head), "the review to be posted")
+    wait_for(settled, "the review to be posted")
     worker.signal(signal.SIGTERM)
     assert worker.wait() == 0, worker.output()
 

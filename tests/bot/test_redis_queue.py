@@ -215,7 +215,12 @@ def test_a_lease_is_one_at_a_time_renewed_while_alive_and_taken_once_lapsed(
     assert state.lapsed() == [first]
     assert state.claim(second, 5.0)  # the pull request is free for a new job...
     assert state.lapsed() == [first]  # ...and the lapsed job is still to be queued again
-    assert state.take(first) and not state.take(first)  # by one worker only
+    assert state.take(first, 0.3) and not state.take(first, 0.3)  # by one worker only
+    assert state.lapsed() == []  # taken: held while its job is queued again
+    time.sleep(0.4)  # the taker stopped before queueing it: it lapses again, not lost
+    assert state.lapsed() == [first]
+    assert state.take(first, 5.0)
+    state.release(first)  # queued again
     assert state.leases() == [second]
     state.release(second)
     assert state.leases() == []

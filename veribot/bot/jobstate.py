@@ -64,8 +64,11 @@ class JobState(Protocol):
         """The leases whose holders stopped renewing them."""
         ...
 
-    def take(self, lease: Lease) -> bool:
-        """Remove a lapsed ``lease``: True for exactly one caller, who then queues its job."""
+    def take(self, lease: Lease, ttl: float) -> bool:
+        """Hold a lapsed ``lease`` for ``ttl`` seconds to queue its job again: True for
+        exactly one caller, who then queues the job and releases the lease. A caller that
+        stops in between leaves it to lapse again and be taken by another: a job is never
+        lost between the lease and the queue."""
         ...
 
     def put(self, key: str, value: bytes, ttl: float) -> None: ...
@@ -157,11 +160,12 @@ class SqliteJobState:
     def lapsed(self) -> list[Lease]:
         return self._select("WHERE expires_at < ?", self.clock())
 
-    def take(self, lease: Lease) -> bool:
+    def take(self, lease: Lease, ttl: float) -> bool:
+        now = self.clock()
         with self._db(write=True) as db:
             cursor = db.execute(
-                "DELETE FROM veribot_leases WHERE holder = ? AND expires_at < ?",
-                (lease.holder, self.clock()),
+                "UPDATE veribot_leases SET expires_at = ? WHERE holder = ? AND expires_at < ?",
+                (now + ttl, lease.holder, now),
             )
             return cursor.rowcount == 1
 
@@ -212,11 +216,16 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
 end
+redis.call('DEL', KEYS[3])
 return redis.call('HDEL', KEYS[2], ARGV[1])
 """
+# A lapsed lease is taken by a key of its own (its name's key may hold a newer run), which
+# keeps it out of `lapsed` until it expires; its record stays until the taker releases it.
 _TAKE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.call('HDEL', KEYS[2], ARGV[1])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return 1
+  end
 end
 return 0
 """
@@ -251,8 +260,12 @@ class RedisJobState:
         keys = [self._key(lease.name)]
         return bool(self._renew(keys=keys, args=[lease.holder, self._ms(ttl)]))
 
+    def _taken(self, holder: str) -> str:
+        return f"{self.PREFIX}taken:{holder}"
+
     def release(self, lease: Lease) -> None:
-        self._release(keys=[self._key(lease.name), self._records], args=[lease.holder])
+        self._release(keys=[self._key(lease.name), self._records, self._taken(lease.holder)],
+                      args=[lease.holder])
 
     def leases(self) -> list[Lease]:
         return [_unpack(v) for v in self.redis.hgetall(self._records).values()]
@@ -262,15 +275,16 @@ class RedisJobState:
         if not found:
             return []
         holders = self.redis.mget([self._key(lease.name) for lease in found])
+        taken = self.redis.mget([self._taken(lease.holder) for lease in found])
         return [
             lease
-            for lease, holder in zip(found, holders, strict=True)
-            if holder is None or holder.decode() != lease.holder
+            for lease, holder, taker in zip(found, holders, taken, strict=True)
+            if (holder is None or holder.decode() != lease.holder) and taker is None
         ]
 
-    def take(self, lease: Lease) -> bool:
-        keys = [self._key(lease.name), self._records]
-        return bool(self._take(keys=keys, args=[lease.holder]))
+    def take(self, lease: Lease, ttl: float) -> bool:
+        keys = [self._key(lease.name), self._records, self._taken(lease.holder)]
+        return bool(self._take(keys=keys, args=[lease.holder, self._ms(ttl)]))
 
     def put(self, key: str, value: bytes, ttl: float) -> None:
         self.redis.set(f"{self.PREFIX}entry:{key}", value, px=self._ms(ttl))

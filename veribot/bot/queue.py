@@ -369,10 +369,12 @@ class JobQueue:
         """Queue again the jobs of leases whose workers stopped renewing them; how many."""
         found = 0
         for lease in self.state.lapsed():
-            if not self.state.take(lease):
+            if not self.state.take(lease, self.timing.lease):
                 continue  # another worker took it
             job = replace(pickle.loads(lease.job), resumed=True)
+            # Queued before the lease goes: stopped in between, the lease lapses again.
             self._task(job)
+            self.state.release(lease)
             found += 1
             log.warning(
                 "the worker of a running job is gone: job queued again",
