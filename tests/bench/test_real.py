@@ -85,6 +85,10 @@ def test_reviews_a_commit_of_a_bundle_against_its_parent(
         "refactor": {"verified": 1, "refuted": 1}
     }
     assert units["mod.py::dec"]["counterexample"]  # the input that shows it, as literals
+    # What the refutation means for the commit ("second" declares nothing; no test calls
+    # `dec`): an untested behaviour change. A verdict that is not a refutation has none.
+    assert units["mod.py::dec"]["meaning"] == "untested behaviour change"
+    assert units["mod.py::inc"]["meaning"] is None
     assert isinstance(units["mod.py::inc"]["assumptions"], list)
     summary = capsys.readouterr().out
     assert "refactor" in summary and "all" in summary

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from veribot.bot.intent import intents
 from veribot.bot.review import GitSource, ReviewRequest, UnitResult, review
 from veribot.checks.equivalence import Budget
 from veribot.checks.project.units import UnitKind, is_test_path
@@ -166,7 +167,8 @@ def run(
                    for it in report.items):
                 for summary in tallies:
                     summary.flagged += 1
-            for item in report.items:
+            meant = intents(report, report.declared)
+            for n, item in enumerate(report.items):
                 res = item.result
                 _write(
                     out,
@@ -183,6 +185,7 @@ def run(
                     counterexample=(res.counterexample.args
                                     if res.counterexample is not None else None),
                     notes=res.notes,
+                    meaning=meant[n].intent.value if n in meant else None,
                 )
                 if is_counted(item):
                     for summary in tallies:
@@ -219,6 +222,7 @@ def _write(
     assumptions: Sequence[str] = (),
     counterexample: Sequence[str] | None = None,
     notes: Sequence[str] = (),
+    meaning: str | None = None,
 ) -> None:
     record = {
         "repo": rec.repo,
@@ -234,6 +238,9 @@ def _write(
         "assumptions": list(assumptions),
         "counterexample": None if counterexample is None else list(counterexample),
         "notes": list(notes),  # what else was tried: random testing's inputs, or why none
+        # A refutation's meaning for the change (``bot.intent``): tested, internal,
+        # untested behaviour change, a refactoring that changes behaviour.
+        "meaning": meaning,
         "time": round(seconds, 3),
     }
     out.write(json.dumps(record) + "\n")
