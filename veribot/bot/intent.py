@@ -36,6 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from veribot.checks.agent.claims import is_literal
+from veribot.checks.project.reads import words
 from veribot.checks.project.units import UnitKind, is_test_path
 from veribot.checks.verdict import BehaviourKind, Verdict
 
@@ -162,7 +164,7 @@ def _judged_callers(report: Report, item: UnitResult) -> list[str] | None:
     for qualname, node in _definitions(tree):
         if qualname == u.entry:
             continue
-        if name in _words(node):
+        if name in words(node):
             if decided.get(qualname) not in (Verdict.VERIFIED, Verdict.REFUTED):
                 return None
             callers.append(qualname)
@@ -172,7 +174,7 @@ def _judged_callers(report: Report, item: UnitResult) -> list[str] | None:
     in_classes = [m for c in classes for m in c.body if not isinstance(
         m, ast.FunctionDef | ast.AsyncFunctionDef)] + [b for c in classes for b in (
             *c.bases, *c.keywords, *c.decorator_list)]
-    if name in _words(outside) or any(name in _words(n) for n in in_classes):
+    if name in words(outside) or any(name in words(n) for n in in_classes):
         return None  # module-level code (or `__all__`) names it
     return callers
 
@@ -204,20 +206,6 @@ def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
             out += [(f"{node.name}.{m.name}", m) for m in node.body
                     if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
     return out
-
-
-def _words(node: ast.AST) -> set[str]:
-    """Names, attributes and the words of strings in ``node`` (a name in a string may be
-    looked up: ``getattr(self, "_helper")``)."""
-    found: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            found.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            found.add(n.attr)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-            found.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", n.value))
-    return found
 
 
 def _touched_tests(items: Sequence[UnitResult]) -> dict[str, list[tuple[str, int, int]]]:
@@ -275,7 +263,7 @@ def pinning_test(item: UnitResult) -> str:
     steps = [f"    {dataclasses.replace(cex, prior=(), args=args).call(called)}"
              for args in cex.prior]
     after = cex.after
-    if after.kind is BehaviourKind.RETURNED and _is_literal(after.text):
+    if after.kind is BehaviourKind.RETURNED and is_literal(after.text):
         check = [f"    assert {last} == {after.text}"]
     elif after.kind is BehaviourKind.RAISED and _builtin_exception(str(after.value)):
         check = [f"    with pytest.raises({after.value}):", f"        {last}"]
@@ -295,14 +283,6 @@ def pinning_test(item: UnitResult) -> str:
 def _builtin_exception(name: str) -> bool:
     found = getattr(builtins, name, None) if name.isidentifier() else None
     return isinstance(found, type) and issubclass(found, BaseException)
-
-
-def _is_literal(text: str) -> bool:
-    try:
-        ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _identifier(entry: str) -> str:

@@ -211,7 +211,7 @@ def normalise(
     def is_temporary(name: str) -> bool:
         if name.startswith("$t"):  # the front end's own temporaries' spelling: never known
             return True
-        return name.isidentifier() and name not in known and not _is_literal(name)
+        return name.isidentifier() and name not in known and not is_literal(name)
 
     mine: dict[tuple[str, str], list[Fact]] = {}  # (version, temporary) -> facts
     for fact in literal.values():
@@ -250,7 +250,8 @@ def _renamer(lookup: Callable[[str], str | None]) -> Callable[[str], str]:
     return lambda a: lookup(a) or a
 
 
-def _is_literal(text: str) -> bool:
+def is_literal(text: str) -> bool:
+    """Whether ``text`` is a Python literal (``ast.literal_eval`` reads it)."""
     try:
         ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
