@@ -43,6 +43,13 @@ BASE = b"def inc(x: int) -> int:\n    return x + 1\n\n\ndef sq(x: int) -> int:\n
 HEAD = b"def inc(x: int) -> int:\n    return 1 + x\n\n\ndef sq(x: int) -> int:\n    return x * 2\n"
 # The steps of a review, in order, at which a worker can be paused (see veribot.bot.worker).
 STEPS = ("started", "reviewed", "review-posted", "summary-posted", "completed")
+# Each step on each queue is a case of a few seconds (real workers, killed): the default
+# run keeps a spread of them, `pytest -m heavy` the rest (tests/conftest.py).
+_KEPT = {"test_a_worker_killed_at_any_step_is_recovered_by_the_next":
+         {"sqlite-started", "redis-review-posted", "sqlite-completed"},
+         "test_sigterm_hands_the_job_back_at_any_step": {"redis-started", "sqlite-summary-posted"}}
+HEAVY_CASES = {name: {f"{queue}-{step}" for queue in ("sqlite", "redis") for step in STEPS}
+               - kept for name, kept in _KEPT.items()}
 FAST = {
     "VERIBOT_JOB_HEARTBEAT_S": "0.2",
     "VERIBOT_JOB_LEASE_S": "1.0",

@@ -948,18 +948,30 @@ def _constant_dependents(before: ast.Module, after: ast.Module) -> dict[str, str
 
 def _source_readers(trees: Sequence[ast.Module | None], *defs: dict[str, _Def]
                     ) -> frozenset[str]:
-    """The functions whose own code may read line numbers or source text (``reads``), and
-    those that name one of them or a name imported from what reads them
-    (``from traceback import format_exc as fe``), followed to a fixed point: what a change
-    of the module's lines may change, where the rest of its functions do not read them."""
+    """The functions whose own code may read line numbers or source text (``reads``), or
+    names a name imported from what reads them (``from traceback import format_exc as
+    fe``), and the functions that name such a module-level function, followed to a fixed
+    point: what a change of the module's lines may change (see ``_readers``)."""
     imported = {alias.asname or alias.name.partition(".")[0] for tree in trees if tree
                 for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
                 and reads.reads_source(node) for alias in node.names}
+    return _readers(reads.reads_source, imported, list(defs))
+
+
+def _readers(direct: Callable[[ast.AST], bool], imported: set[str],
+             defs: Sequence[dict[str, _Def]]) -> frozenset[str]:
+    """The functions and methods of ``defs`` whose own code ``direct`` holds of, or that
+    name one of ``imported``, then those naming a module-level function among them, to a
+    fixed point. Only a module-level function is followed by its name: a method's name
+    (``parse``, ``__init__``) is shared by every class that defines one, and following it
+    would take in most of the module. A caller of a reader method is not listed; the
+    verdicts stay sound without it (no proof stands on code that reads them)."""
     nodes = [(entry, d.node) for found in defs for entry, d in found.items() if not d.is_class]
-    readers = {entry for entry, node in nodes if reads.reads_source(node)}
     said = [(entry, reads.words(node)) for entry, node in nodes]
+    readers = {entry for entry, node in nodes if direct(node)}
+    readers |= {entry for entry, words in said if words & imported}
     while True:
-        names = {r.rpartition(".")[2] for r in readers} | imported
+        names = {r for r in readers if "." not in r} | imported
         more = {entry for entry, words in said if entry not in readers and words & names}
         if not more:
             return frozenset(readers)
@@ -975,10 +987,12 @@ def data_readers(
 
     A data file belongs to the top-level package of the folder it is in (``folders``: the
     folders holding an ``__init__.py``); ``package_of(path)`` is the context of the module
-    at ``path`` in both revisions. Every function of a module of that package that may
-    read a file or names the data file (``reads``), or imports such a module (by its name,
-    followed to a fixed point), is listed: its code is the same, what it reads is not. A
-    data file outside any package is not followed (what may read it is any module).
+    at ``path`` in both revisions. In each module of that package, a function is listed
+    when its own code may read a file or names the data file (``reads``), names what the
+    module imported to read files or bound at its top level from a read, or names such a
+    module-level function (``_readers``): its code is the same, what it reads is not.
+    Callers in other modules are not listed (no verdict of the package stands on data it
+    may read: ``reads.withheld``). A data file outside any package is not followed.
     """
     listed = {u.qualname for u in units}
     tops: dict[str, set[str]] = {}
@@ -1000,28 +1014,67 @@ def data_readers(
         texts = _package_texts(top, package_of)
         if texts is None:
             continue
-        trees = {path: ast.Module([*ast.parse(pair[0]).body, *ast.parse(pair[1]).body], [])
-                 for path, pair in texts.items() if _parses(pair[0]) and _parses(pair[1])}
-        readers = {path for path, tree in trees.items()
-                   if reads.reads_files(tree) or reads.names_a_file(tree, changed)}
-        names = {path: posixpath.basename(path).removesuffix(".py") for path in trees}
-        while True:
-            more = {path for path, tree in trees.items() if path not in readers and any(
-                names[r] in reads.words(tree) or (r.endswith("/__init__.py") and posixpath.
-                basename(posixpath.dirname(r)) in reads.words(tree)) for r in readers)}
-            if not more:
-                break
-            readers |= more
         shown = ", ".join(f"`{p}`" for p in sorted(changed)[:3])
-        for path in sorted(readers):
+
+        def direct(node: ast.AST, changed: set[str] = changed) -> bool:
+            return reads.reads_files(node) or reads.names_a_file(node, changed)
+
+        modules: dict[str, tuple[set[str], list[dict[str, _Def]], frozenset[str]]] = {}
+        for path in sorted(texts):
+            before, after = texts[path]
+            if not (_parses(before) and _parses(after)):
+                continue
+            trees = [ast.parse(before), ast.parse(after)]
+            carried = {name for tree in trees for node in tree.body
+                       if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                         | ast.ClassDef) and direct(node)
+                       for name in _bound(node)}
+            modules[path] = (carried, [{d.entry: d for d in _definitions(tree)}
+                                       for tree in trees],
+                             frozenset().union(*(reads.words(t) for t in trees)))
+        # A module's reader functions, followed into the modules that name that module and
+        # the function (`config.limit()`, `from pkg.config import limit`), to a fixed point.
+        found: dict[str, frozenset[str]] = {}
+        for _ in range(len(modules) + 1):
+            exported = {path: {e for e in entries if "." not in e}
+                        for path, entries in found.items()}
+            again = {path: _readers(direct, carried | {
+                name for other, names in exported.items() if other != path
+                and _module_word(other) in said for name in names}, defs)
+                for path, (carried, defs, said) in modules.items()}
+            if again == found:
+                break
+            found = again
+        for path in sorted(found):
+            if not found[path]:
+                continue
             before, after = texts[path]
             change = FileChange(path, path, before.encode(), after.encode())
             for u in changed_units(change, include_unchanged=True):
-                if u.kind is UnitKind.UNCHANGED and u.qualname not in listed:
+                if (u.kind is UnitKind.UNCHANGED and u.entry in found[path]
+                        and u.qualname not in listed):
                     out.append(dataclasses.replace(
                         u, kind=UnitKind.CHANGED, detail=f"its code is unchanged, but its "
                         f"package's data changed ({shown}) and it may read it"))
     return out
+
+
+def _module_word(path: str) -> str:
+    """The name code uses for the module at ``path`` (``pkg/config.py``: ``config``; a
+    package's ``__init__.py``: the package's)."""
+    name = posixpath.basename(path).removesuffix(".py")
+    return posixpath.basename(posixpath.dirname(path)) if name == "__init__" else name
+
+
+def _bound(node: ast.AST) -> set[str]:
+    """The names a module-level statement binds (assigned, imported)."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        elif isinstance(n, ast.alias):
+            found.add((n.asname or n.name).partition(".")[0])
+    return found
 
 
 def _parses(text: str) -> bool:
