@@ -254,3 +254,38 @@ def test_a_renamed_local_over_an_unchanged_helper_is_still_supported() -> None:
     (claim,) = finding.claims
     assert claim.status is Status.SUPPORTED, claim
     assert finding.condition is not None and finding.condition.relative_to == ()
+
+
+# More pairs of the class: a changed method reached through `self`, and two changed helpers.
+METHOD_BEFORE = ("class C:\n    def _norm(self, x: int) -> int:\n        return x + 1\n\n"
+                 "    def f(self, a: int) -> int:\n        r = self._norm(a)\n        return r\n")
+METHOD_AFTER = ("class C:\n    def _norm(self, x: int) -> int:\n        return x - 1\n\n"
+                "    def f(self, a: int) -> int:\n        s = self._norm(a)\n        return s\n")
+TWO_BEFORE = ("def g(x: int) -> int:\n    return x * 2\n\n\ndef h(x: int) -> int:\n"
+              "    return x + 3\n\n\ndef f(a: int) -> int:\n    r = g(h(a))\n    return r\n")
+TWO_AFTER = ("def g(x: int) -> int:\n    return x * 3\n\n\ndef h(x: int) -> int:\n"
+             "    return x + 2\n\n\ndef f(a: int) -> int:\n    s = g(h(a))\n    return s\n")
+
+
+@pytest.mark.parametrize(("before", "after", "entry", "mapping", "changed"), [
+    pytest.param(METHOD_BEFORE, METHOD_AFTER, "C.f",
+                 {"pred": "varMap", "args": ["r", "before", 6, "s", "after", 6]},
+                 ("C._norm",), id="a-changed-method"),
+    pytest.param(TWO_BEFORE, TWO_AFTER, "f",
+                 {"pred": "varMap", "args": ["r", "before", 10, "s", "after", 10]},
+                 ("g", "h"), id="two-changed-helpers"),
+])
+def test_the_same_text_over_changed_callees_is_no_agreement(
+    before: str, after: str, entry: str, mapping: dict[str, Any], changed: tuple[str, ...],
+) -> None:
+    relative_condition.cache_clear()
+    condition = relative_condition(before, after, entry, 5.0)
+    assert condition.holds is not True or set(condition.relative_to) == set(changed), condition
+    run = AgentRun(Analysis(Answer.EQUIVALENT, "only a renamed local"),
+                   Formalization(FactSet.from_json({"facts": [mapping]}), 1, True))
+    undecided = Result(Verdict.INCONCLUSIVE, Reason.TIMEOUT, "time ran out")
+    finding = assess(undecided, run, before, after, entry, execute=False)
+    (claim,) = finding.claims
+    assert claim.status is not Status.SUPPORTED, claim
+    assert finding.outcome is AgentOutcome.INCONCLUSIVE
+    assert "holds statically" not in finding.summary
