@@ -544,7 +544,7 @@ def _skip_by_choice(units: list[ChangedUnit], request: ReviewRequest) -> list[Ch
 
 def _named_elsewhere(root: Path | None, head: str, units: Sequence[ChangedUnit],
                      results: Sequence[Result]) -> frozenset[str]:
-    """The refuted private functions (``intent.private``) whose name another Python file of
+    """The refuted private functions (``intent.is_private``) whose name another Python file of
     the head revision holds as a word (``git grep``); all of them without a repository, or
     where the search fails."""
     private = [u for u, r in zip(units, results, strict=True)
