@@ -68,6 +68,9 @@ HEAVY_CASES: dict[str, set[str]] = {
         "for-list-max-off-by-one",
     },
     "test_equivalent_pair_is_verified": {
+        # (float-double stays: one float proof in the default run; this one's solver time
+        # varies, once past its 20 s on a CI run)
+        "float-add",
         "zero-division-both",
         "conditional-expression",
         "min",
