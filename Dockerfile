@@ -21,7 +21,8 @@ RUN pip install --no-cache-dir \
     Flask==3.1.3 \
     PyGithub==2.10.0 \
     huey==2.6.0 \
-    waitress==3.0.2
+    waitress==3.0.2 \
+    pytest==9.2.0
 
 COPY pyproject.toml README.md /opt/veribot/
 COPY veribot /opt/veribot/veribot

@@ -55,9 +55,34 @@ def test_a_difference_a_new_test_shows_is_tested_and_passes_the_default_policy(
     index, report = _refuted(_review(_repo(tmp_path, "Fix the suffix of 2", with_test=True)))
     found = intents(report, report.declared)[index]
     assert found.intent is Intent.TESTED, found
-    assert "tests/test_words.py::test_second" in found.why
+    # The test itself ran on both revisions in the sandbox: it fails before, passes after.
+    assert found.why.startswith("the test `tests/test_words.py::test_second`, which this "
+                                "change adds, fails before (AssertionError"), found.why
+    assert found.why.endswith("and passes after"), found.why
+    (run,) = report.tests
+    assert (run.before.kind, run.after.kind, run.observes) == ("failed", "passed", True)
     assert not report.failed(FailOn.UNTESTED)
     assert report.failed(FailOn.REFUTED)
+
+
+def test_a_changed_test_making_the_call_but_passing_on_both_revisions_is_no_evidence(
+        tmp_path: Path) -> None:
+    """The changed test calls ``suffix(2)``, the very input that shows the difference, but
+    asserts nothing that tells the versions apart: run on both revisions it passes both
+    times, so the change is untested (the call alone once made it "tested")."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"pkg/__init__.py": b"", "pkg/words.py": BASE,
+                         "tests/test_words.py": b"def test_nothing() -> None:\n    pass\n"})
+    repo.commit("Fix the suffix of 2", {"pkg/words.py": HEAD, "tests/test_words.py": (
+        b"from pkg.words import suffix\n\n\ndef test_second() -> None:\n"
+        b"    assert suffix(2) in ('nd', 'st')\n")})
+    index, report = _refuted(_review(repo))
+    assert report.items[index].result.counterexample is not None
+    assert "tests/test_words.py line 5" in report.items[index].result.counterexample.found_by
+    found = intents(report, report.declared)[index]
+    assert found.intent is Intent.UNTESTED and found.test, found
+    assert "(`tests/test_words.py::test_second`) passes on both revisions" in found.why
+    assert report.failed(FailOn.UNTESTED)
 
 
 def test_an_untested_difference_fails_and_offers_a_test_that_pins_it(tmp_path: Path) -> None:

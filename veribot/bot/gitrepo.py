@@ -261,32 +261,41 @@ def _tests_at(repo: git.Repo, rev: str, module_path: str, names: Sequence[str],
     return tuple(files)
 
 
-def _package_at(repo: git.Repo, rev: str, path: str) -> Package | None:
-    tree = repo.commit(rev).tree
+class Revision:
+    """The files of one commit, read-only (never the working tree); symbolic links are
+    never read (one may point outside the repository). ``testrun.Files``."""
 
-    def exists(p: str) -> bool:
+    def __init__(self, repo: git.Repo, rev: str) -> None:
+        self.repo, self.rev = repo, rev
+        self.tree = repo.commit(rev).tree
+
+    def exists(self, p: str) -> bool:
         try:
-            return isinstance(tree / p, git.Blob)
+            return isinstance(self.tree / p, git.Blob)
         except KeyError:
             return False
 
-    def listing(folder: str, recursive: bool) -> list[str]:
+    def listing(self, folder: str, recursive: bool) -> list[str]:
         args = ["-r"] if recursive else []
         where = ["--", f"{folder}/"] if folder else []
-        out = repo.git.ls_tree(*args, "--full-name", "--name-only", "-z", rev, *where)
+        out = self.repo.git.ls_tree(*args, "--full-name", "--name-only", "-z", self.rev,
+                                    *where)
         return [p for p in str(out).split("\0") if p]
 
-    def read(p: str) -> bytes | None:
+    def read(self, p: str) -> bytes | None:
         try:
-            item = tree / p
+            item = self.tree / p
         except KeyError:
             return None
         if not isinstance(item, git.Blob) or item.mode & 0o170000 == 0o120000:
-            return None  # a symbolic link may point outside the repository: never followed
+            return None
         return bytes(item.data_stream.read())
 
+
+def _package_at(repo: git.Repo, rev: str, path: str) -> Package | None:
+    files = Revision(repo, rev)
     try:
-        return packages.collect(path, exists, listing, read)
+        return packages.collect(path, files.exists, files.listing, files.read)
     except (git.GitCommandError, ValueError) as exc:
         logger.warning("cannot read the package of %s at %s: %s", path, rev, exc)
         return None

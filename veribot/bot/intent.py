@@ -3,11 +3,14 @@
 A refutation says *that* a function behaves differently; a reviewer also asks whether the
 change meant it. Three answers, from what the change itself holds (never from its prose):
 
-- **tested**: the distinguishing call comes from a test function or a docstring example
-  that this change adds or edits (``harvest`` found the call in the head revision, at a
-  line the change touched). The change shows it knows the new behaviour; the report says
-  which test, and what the call does before and after.
-- **untested behaviour change**: no test or example the change touches makes the call.
+- **tested**: a test the change adds or edits observes the change: run under pytest on
+  both revisions in the sandbox (``testrun``), it fails (or errs) on the base and passes on
+  the head; the report names the test and its outcome on each side. Where no changed test
+  did that but one makes the distinguishing call itself (``harvest`` found the call in the
+  head revision, at a line the change touched), or a docstring example the change touches
+  does, that is the evidence shown, with the call's outcome on each side, unless the test
+  ran and passed on both revisions (it makes the call but does not look at what changed).
+- **untested behaviour change**: no test or example the change touches shows it.
   The report shows the input, both outcomes and a ready-to-paste pytest test that pins the
   new behaviour (accepting the change is one paste).
 - **internal**: a private function (``_helper``; not named by another file, by the
@@ -19,9 +22,9 @@ change meant it. Three answers, from what the change itself holds (never from it
   (a commit subject or pull-request title starting ``refactor``, ``perf``, ``style`` or
   ``docs``, or a configured label), whatever its tests say.
 
-This is not the stronger reading in which the new test fails on the base revision and
-passes on the head: veribot runs the function's call from the test on both revisions, not
-the test's own assertions.
+A changed test that cannot run here (a pytest plugin or a library the sandbox does not
+have, the network) errs on both sides and observes nothing; the call it makes still counts
+as above, and the report gives its outcomes.
 """
 
 from __future__ import annotations
@@ -38,14 +41,15 @@ from typing import TYPE_CHECKING
 
 from veribot.checks.agent.claims import is_literal
 from veribot.checks.project.reads import words
-from veribot.checks.project.units import UnitKind, is_test_path
+from veribot.checks.project.units import ChangedUnit, UnitKind, is_test_path
+from veribot.checks.search.testrun import Outcome, TestRun
 from veribot.checks.verdict import BehaviourKind, Verdict
 
 if TYPE_CHECKING:  # (the review reads ``declared_refactoring``)
     from veribot.bot.review import Report, UnitResult
 
-__all__ = ["DECLARING_PREFIXES", "Intent", "IntentFinding", "declared_refactoring",
-           "intents", "is_private", "pinning_test"]
+__all__ = ["DECLARING_PREFIXES", "Intent", "IntentFinding", "called_name",
+           "declared_refactoring", "intents", "is_private", "pinning_test"]
 
 # Conventional-commit types that promise no behaviour change.
 DECLARING_PREFIXES = ("refactor", "perf", "style", "docs")
@@ -124,16 +128,65 @@ def intents(report: Report, declared: str = "") -> dict[int, IntentFinding]:
                 Intent.REFACTORING, f"the change declares itself behaviour-preserving "
                 f"({declared}), but this input shows a difference")
             continue
-        source = _changed_test(cex.found_by, touched) or _changed_example(item, cex.found_by)
-        if source:
-            out[index] = IntentFinding(Intent.TESTED, f"{source}, makes this call: "
-                                       f"before it {cex.before.describe()}, after it "
-                                       f"{cex.after.describe()}")
-            continue
-        out[index] = IntentFinding(
-            Intent.UNTESTED, "no test or docstring example this change adds or edits makes a "
-            "call that shows it", pinning_test(item))
+        out[index] = _tested_or_not(item, touched, [
+            r for r in report.tests if called_name(item.unit) in r.test.names])
     return out
+
+
+def _tested_or_not(item: UnitResult, touched: dict[str, list[tuple[str, int, int]]],
+                   runs: Sequence[TestRun]) -> IntentFinding:
+    """Tested or untested: a changed test naming the function that fails before and
+    passes after observes the change; failing that, a changed test or docstring example
+    making the distinguishing call shows it, unless that test, run on both revisions,
+    passes on both (it makes the call but does not observe the difference)."""
+    cex = item.result.counterexample
+    assert cex is not None
+    observing = [r for r in runs if r.observes]
+    if observing:
+        first = observing[0]
+        more = f" (and {len(observing) - 1} more)" if len(observing) > 1 else ""
+        return IntentFinding(Intent.TESTED, f"the test `{first.test.nodeid}`{more}, which "
+                             f"this change {'adds' if first.test.added else 'edits'}, "
+                             f"{_outcome(first.before, 'before')} and passes after")
+    caller = _changed_test(cex.found_by, touched)
+    blind = [r for r in runs if r.before.kind == r.after.kind == "passed"]
+    if caller and not any(_same_test(caller, r) for r in blind):
+        ran = next((r for r in runs if _same_test(caller, r)), None)
+        why = "" if ran is None else (
+            f" (run on both revisions here it {_outcome(ran.before, 'before')} and "
+            f"{_outcome(ran.after, 'after')}, so it does not say more)")
+        return IntentFinding(Intent.TESTED, f"{caller}, makes this call: before it "
+                             f"{cex.before.describe()}, after it {cex.after.describe()}{why}")
+    example = _changed_example(item, cex.found_by)
+    if example:
+        return IntentFinding(Intent.TESTED, f"{example}, makes this call: before it "
+                             f"{cex.before.describe()}, after it {cex.after.describe()}")
+    why = "no test or docstring example this change adds or edits makes a call that shows it"
+    if blind:
+        shown = ", ".join(f"`{r.test.nodeid}`" for r in blind[:3]) + (
+            f" and {len(blind) - 3} more" if len(blind) > 3 else "")
+        why = (f"the changed test{'s' if len(blind) > 1 else ''} naming it ({shown}) "
+               f"pass{'' if len(blind) > 1 else 'es'} on both revisions: "
+               f"{'none observes' if len(blind) > 1 else 'it does not observe'} the difference")
+    return IntentFinding(Intent.UNTESTED, why, pinning_test(item))
+
+
+def _same_test(caller: str, run: TestRun) -> bool:
+    """Whether the sentence ``_changed_test`` wrote names ``run``'s test."""
+    return caller.startswith(f"the test `{run.test.path}::{run.test.entry}`")
+
+
+def _outcome(outcome: Outcome, side: str) -> str:
+    verb = {"passed": "passes", "failed": "fails", "error": "errs", "skipped": "is skipped",
+            "not-run": "did not run"}[outcome.kind]
+    return f"{verb} {side}" + (f" ({outcome.detail})" if outcome.detail else "")
+
+
+def called_name(unit: ChangedUnit) -> str:
+    """The name a test calls ``unit``'s function by: its own, or for a special method
+    (``Point.__init__``, ``Box.__eq__``) its class's."""
+    owner, _, name = unit.entry.rpartition(".")
+    return owner.rpartition(".")[2] if owner and name.startswith("__") else name
 
 
 def is_private(entry: str) -> bool:

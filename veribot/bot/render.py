@@ -338,6 +338,10 @@ def render_text(
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
+    lines.extend(f"test run      {r.test.nodeid}  before: {r.before.describe()}; "
+                 f"after: {r.after.describe()}" for r in report.tests)
+    if report.tests_note:
+        lines.append(f"test run      {report.tests_note}")
     lines.append(f"{summary_line(report)}; {agent_line(report)}")
     return "\n".join(lines) + "\n"
 
@@ -470,6 +474,12 @@ def to_json(report: Report) -> dict[str, Any]:
         },
         "declared": report.declared or None,
         "units": [_unit_json(i, found.get(n)) for n, i in enumerate(report.items)],
+        "tests_run": [{
+            "test": r.test.nodeid, "added": r.test.added, "names": sorted(r.test.names),
+            "before": {"kind": r.before.kind, "detail": r.before.detail},
+            "after": {"kind": r.after.kind, "detail": r.after.detail},
+            "observes": r.observes} for r in report.tests],
+        "tests_note": report.tests_note or None,
         "agent": None
         if not report.agent_model
         else {
@@ -577,7 +587,8 @@ def render_markdown(
                      key=_by_importance)
     undecided = [i for i in code if i.result.verdict is Verdict.INCONCLUSIVE and i.compared]
     others = [i for i in code if not i.compared]
-    summaries = [line for line in (_not_compared_line(others), _tests_line(tests)) if line]
+    summaries = [line for line in (_not_compared_line(others), _tests_line(tests, report))
+                 if line]
     folded = _undecided_block(undecided)
     meant = {id(report.items[n]): f for n, f in intents(report, report.declared).items()}
     whole = "\n".join([*head, *_unit_blocks(report, decided, meant),
@@ -668,11 +679,13 @@ def _not_compared_line(items: list[UnitResult]) -> str:
     return clip_bytes("Not compared: " + "; ".join(parts) + ".", 4096)
 
 
-def _tests_line(items: list[UnitResult]) -> str:
+def _tests_line(items: list[UnitResult], report: Report) -> str:
     """One line for the changed test functions: how many, where, and what became of them
-    (their calls of the code are inputs for it, not verdicts of their own)."""
+    (their calls of the code are inputs for it, not verdicts of their own), and what the
+    ones naming a refuted function did when run on both revisions."""
+    runs = _runs_sentence(report)
     if not items:
-        return ""
+        return clip_bytes(f"Tests: {runs}", 4096) if runs else ""
     files = list(dict.fromkeys(i.unit.path for i in items))
     shown = ", ".join(md_code(f) for f in files[:SUMMARY_NAMES])
     more = f" and {len(files) - SUMMARY_NAMES} more" if len(files) > SUMMARY_NAMES else ""
@@ -682,7 +695,31 @@ def _tests_line(items: list[UnitResult]) -> str:
     return clip_bytes(
         f"Tests: {n} test function{'s' if n != 1 else ''} changed in {shown}{more} "
         f"({verdicts}); their calls of the changed code were tried as inputs, and each is in "
-        "the full report.", 4096)
+        f"the full report.{' ' + runs if runs else ''}", 4096)
+
+
+def _runs_sentence(report: Report) -> str:
+    """What the changed tests naming a refuted function did on each revision, counted."""
+    if not report.tests:
+        return md_text(report.tests_note + ".") if report.tests_note else ""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in report.tests:
+        key = (("fails before and passes after", "fail before and pass after") if r.observes
+               else ("passes on both revisions", "pass on both revisions")
+               if r.before.kind == r.after.kind == "passed"
+               else ("could not run here", "could not run here")
+               if {r.before.kind, r.after.kind}.isdisjoint({"passed", "failed"})
+               else (f"{r.before.kind} before, {r.after.kind} after",) * 2)
+        groups.setdefault(key, []).append(r.test.nodeid)
+    parts = []
+    for (one, many), ids in groups.items():
+        names = ", ".join(md_code(i) for i in ids[:SUMMARY_NAMES]) + (
+            f" and {len(ids) - SUMMARY_NAMES} more" if len(ids) > SUMMARY_NAMES else "")
+        parts.append(f"{len(ids)} {one if len(ids) == 1 else many} ({names})")
+    n = len(report.tests)
+    note = f" ({md_text(report.tests_note)})" if report.tests_note else ""
+    return (f"Run on both revisions, the {n} changed test{'s' if n != 1 else ''} naming a "
+            f"refuted function: {'; '.join(parts)}{note}.")
 
 
 def _table_row(item: UnitResult, intent: IntentFinding | None = None) -> str:

@@ -33,7 +33,7 @@ import git
 from veribot.bot import gitrepo
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
-from veribot.bot.intent import Intent, declared_refactoring, intents, is_private
+from veribot.bot.intent import Intent, called_name, declared_refactoring, intents, is_private
 from veribot.checks.agent.intentview import Difference, IntentView, ask_view
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
@@ -57,6 +57,7 @@ from veribot.checks.project.units import (
     is_test_path,
 )
 from veribot.checks.relational import check as relational
+from veribot.checks.search import testrun
 from veribot.checks.verdict import Reason, Result, Verdict
 
 logger = logging.getLogger(__name__)
@@ -171,6 +172,10 @@ class Report:
     # names, or that a review of two files cannot tell: they are judged on their own, not
     # through their callers (``intent``).
     named_elsewhere: frozenset[str] = frozenset()
+    # The tests the change adds or edits that name a refuted function, run on both
+    # revisions (``testrun``); ``tests_note``: why none ran although some would have.
+    tests: tuple[testrun.TestRun, ...] = ()
+    tests_note: str = ""
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -255,6 +260,8 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
                                 request.hints_archive, request.repo_name)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
+    runs, runs_note = _test_runs(changes, units, results, request.budget) if isinstance(
+        source, GitSource) else ((), "")
     return Report(
         items=tuple(UnitResult(u, r, a, v) for u, r, a, v in zip(
             units, results, findings, views, strict=True)),
@@ -276,7 +283,39 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         declared=request.declared if request.declared is not None else (
             declared_refactoring((), changes.subjects) if isinstance(source, GitSource)
             else ""),
+        tests=runs,
+        tests_note=runs_note,
     )
+
+
+def _test_runs(changes: gitrepo.ChangeSet, units: Sequence[ChangedUnit],
+               results: Sequence[Result], budget: Budget,
+               ) -> tuple[tuple[testrun.TestRun, ...], str]:
+    """The tests the change adds or edits that name a refuted function outside test
+    files, each run on both revisions; or why they were not run."""
+    refuted = [u for u, r in zip(units, results, strict=True)
+               if r.verdict is Verdict.REFUTED and not is_test_path(u.path)]
+    tests = testrun.changed_tests(changes.files, {called_name(u) for u in refuted})
+    if not tests:
+        return (), ""
+    if not budget.execute:
+        return (), "the changed tests were not run: running the code under review is off"
+    try:
+        repo = gitrepo.open_repo(changes.root)
+        base = gitrepo.Revision(repo, changes.base)
+        head = gitrepo.Revision(repo, changes.head)
+        roots = tuple(dict.fromkeys((
+            *testrun.code_roots(base, [u.before_path for u in refuted if u.before_path]),
+            *testrun.code_roots(head, [u.after_path for u in refuted if u.after_path]))))
+        paths = list(dict.fromkeys(t.path for t in tests))
+        before, left_before = testrun.workspace(base, head, roots, paths)
+        after, left_after = testrun.workspace(head, head, roots, paths)
+    except (git.GitCommandError, gitrepo.GitRepoError, ValueError) as exc:
+        return (), f"the changed tests were not run: the revisions could not be read ({exc})"
+    runs = tuple(testrun.run_tests(tests, before, after, roots))
+    left = max(left_before, left_after)
+    return runs, (f"{left} file{'s' if left != 1 else ''} of the project did not fit in the "
+                  "tests' sandbox" if left else "")
 
 
 def _onward(progress: ProgressCallback, offset: int, total: int, *,
