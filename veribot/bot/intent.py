@@ -40,8 +40,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from veribot.checks.agent.claims import is_literal
+from veribot.checks.lang.pylookups import lookup_keys
 from veribot.checks.project.reads import words
-from veribot.checks.project.units import ChangedUnit, UnitKind, is_test_path
+from veribot.checks.project.units import (
+    ChangedUnit,
+    UnitKind,
+    function_definitions,
+    is_test_path,
+)
 from veribot.checks.search.testrun import Outcome, TestRun
 from veribot.checks.verdict import BehaviourKind, Verdict
 
@@ -214,7 +220,7 @@ def _judged_callers(report: Report, item: UnitResult) -> list[str] | None:
         return None  # `getattr(self, "_" + kind)` may call it without naming it
     decided = {i.unit.entry: i.result.verdict for i in report.items if i.unit.path == u.path}
     callers: list[str] = []
-    for qualname, node in _definitions(tree):
+    for qualname, node in function_definitions(tree):
         if qualname == u.entry:
             continue
         if name in words(node):
@@ -240,25 +246,10 @@ def _looks_up_by_computed_name(tree: ast.Module) -> bool:
             return True
         if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__getattribute__"):
             return True
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
-                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in (
-                    "getattr", "hasattr", "attrgetter", "methodcaller", "getattr_static")
-                and not all(isinstance(a, ast.Constant) for a in n.args[1:2] or n.args[:1])):
+        keys = lookup_keys(n) if isinstance(n, ast.Call) else None
+        if keys is not None and not all(isinstance(k, ast.Constant) for k in keys):
             return True
     return False
-
-
-def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
-    """The module's functions and its classes' methods, by qualified name (a nested
-    function is part of the one it is in)."""
-    out: list[tuple[str, ast.AST]] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out.append((node.name, node))
-        elif isinstance(node, ast.ClassDef):
-            out += [(f"{node.name}.{m.name}", m) for m in node.body
-                    if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
-    return out
 
 
 def _touched_tests(items: Sequence[UnitResult]) -> dict[str, list[tuple[str, int, int]]]:

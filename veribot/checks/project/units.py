@@ -1102,5 +1102,11 @@ def _package_texts(top: str, package_of: Callable[[str], PairContext]
 
 def function_entries(source: str) -> tuple[str, ...]:
     """Qualified names of every function and method in ``source`` (raises SyntaxError)."""
-    tree = pysource.parse(source)
-    return tuple(d.entry for d in _definitions(tree) if not d.is_class)
+    return tuple(entry for entry, _ in function_definitions(pysource.parse(source)))
+
+
+def function_definitions(tree: ast.Module) -> list[tuple[str, _FunctionNode]]:
+    """Every function and method of ``tree`` (those of nested classes too) by qualified
+    name; a function defined inside a function is part of it."""
+    return [(d.entry, d.node) for d in _definitions(tree)
+            if isinstance(d.node, ast.FunctionDef | ast.AsyncFunctionDef)]
