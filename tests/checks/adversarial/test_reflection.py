@@ -143,6 +143,18 @@ REACHING: list[tuple[str, str]] = [
      "    attrgetter('x')(obj)(h)\n"),
     ("walked-through-augmented", "import sys\ndef g(n: str, h: object) -> None:\n"
      "    obj = getattr(sys, n, None)\n    obj += h\n"),
+    # Shown, then let out; or "shown" by the module's own code, which receives the value.
+    ("shown-then-called", "import sys\ndef g(n: str, h: object) -> str:\n"
+     "    v = getattr(sys, n)\n    text = repr(v)\n    v(h)\n    return text\n"),
+    ("shown-by-a-module-repr", "import sys\ndef repr(v: object) -> str:\n    v(None)\n"
+     "    return ''\ndef g(n: str) -> str:\n    return repr(getattr(sys, n))\n"),
+    ("formatted-by-a-module-object", "import sys\nclass Fmt:\n"
+     "    def __mod__(self, v: object) -> str:\n        v(None)\n        return ''\n"
+     "def g(n: str) -> str:\n    return Fmt() % getattr(sys, n)\n"),
+    ("formatted-in-a-tuple-then-kept", "import sys\nKEPT = []\n"
+     "def g(n: str) -> None:\n    KEPT.append((getattr(sys, n), 1))\n"),
+    ("format-with-a-computed-spec-passed-on", "import sys\n"
+     "def g(n: str, h: object) -> str:\n    return format(h, getattr(sys, n))\n"),
 ]
 
 
@@ -162,6 +174,17 @@ HARMLESS: list[tuple[str, str]] = [
     ("tested-only", "def same(stream: object, attr: str, value: object) -> bool:\n"
      "    found = getattr(stream, attr, None)\n"
      "    return found == value or (value is None and found is not None)\n"),
+    # dateutil's `_ttinfo.__repr__`: the names come from `__slots__` (any strings, as far
+    # as a subclass goes), each value only tested and shown.
+    ("shown-in-a-repr", "class Info:\n    __slots__ = ['offset', 'abbr']\n"
+     "    def __repr__(self) -> str:\n        parts = []\n"
+     "        for attr in self.__slots__:\n            value = getattr(self, attr)\n"
+     "            if value is not None:\n"
+     "                parts.append('%s=%s' % (attr, repr(value)))\n"
+     "        return f'{type(self).__name__}({len(parts)}: {\", \".join(parts)})'\n"
+     "    def text(self, attr: str) -> str:\n"
+     "        return f'{getattr(self, attr)!r} {str(getattr(self, attr))} '"
+     " + '%s' % getattr(self, attr) + format(getattr(self, attr), '>4')\n"),
     ("finite-loop-names", "def fields(a: object) -> list:\n"
      "    return [getattr(a, attr) for attr in ('name', 'doc')]\n"),
     ("guarded-module-getattr", "import warnings\ndef __getattr__(name: str) -> object:\n"

@@ -21,8 +21,11 @@ through; a computed access is harmless, and let through, when
   checked here), or that code outside the module makes (its own doing). So the module
   must call it no other way: ``__getattr__``/``__getattribute__`` named only in a
   definition or a direct call;
-- the value is only tested: an operand of ``is``, a condition, the argument of
-  ``callable``/``hasattr``, or a local variable whose every use is one of these; also
+- the value is only tested or shown: an operand of ``is``, a condition, the argument of
+  ``callable``/``hasattr``; the one argument of ``repr``, ``str``, ``len``, ``hash``... or
+  a field of an f-string or of ``%`` formatting a literal string (these call a special
+  method of the value's own type, with the value as ``self``, never the value); or a local
+  variable whose every use is one of these; also
   an operand of another comparison where the module defines no method that receives it
   (``__eq__``, ``__contains__``...), or the argument of ``isinstance`` where it defines
   no ``__instancecheck__``/``__subclasscheck__``. A hook function that is never called
@@ -103,6 +106,10 @@ DRIVERS = {
 _IMPORTERS = {"import_module", "__import__"}
 # Builtins that only test a value (do not call it or keep it).
 _TESTS = {"isinstance", "callable", "hasattr"}
+# Builtins that only show or measure a value: each calls a special method of the value's
+# own type with the value as ``self`` (``repr(v)`` is ``type(v).__repr__(v)``), never the
+# value itself, and hands it to nothing else.
+_SHOWS = {"repr", "str", "ascii", "format", "len", "hash", "bool", "id", "type"}
 # Methods of the *other* operand (or of the class in `isinstance`) that a test hands the
 # value to: where the module defines one, a comparison is no mere test.
 _RECEIVERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
@@ -560,7 +567,27 @@ class _Names:
             and parent.args and parent.args[0] is value and value not in parent.args[1:]
         ):
             return parent.func.id != "isinstance" or not self.receivers & _INSTANCE_RECEIVERS
+        if self._shown(value, parent, bound):
+            return True
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
+
+    def _shown(self, value: ast.expr, parent: ast.AST | None, bound: set[str]) -> bool:
+        """Whether ``value`` is only shown: the one argument of ``repr``, ``str``,
+        ``len``... (``format`` with a literal spec), a field of an f-string, or an operand
+        of ``%`` formatting a literal string (alone or in a tuple)."""
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
+                parent.func.id in _SHOWS and parent.func.id not in bound
+                and not parent.keywords and parent.args and parent.args[0] is value
+                and len(parent.args) <= (2 if parent.func.id == "format" else 1)
+                and all(isinstance(a, ast.Constant) for a in parent.args[1:])):
+            return True
+        if isinstance(parent, ast.FormattedValue) and parent.value is value:
+            return True
+        if isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Load):
+            value, parent = parent, self.parents.get(id(parent))
+        return (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mod)
+                and parent.right is value and isinstance(parent.left, ast.Constant)
+                and isinstance(parent.left.value, str))
 
 
 # The answers for the last few modules (a review asks once per function of a module, from
