@@ -108,8 +108,8 @@ _IMPORTERS = {"import_module", "__import__"}
 _TESTS = {"isinstance", "callable", "hasattr"}
 # Builtins that only show or measure a value: each calls a special method of the value's
 # own type with the value as ``self`` (``repr(v)`` is ``type(v).__repr__(v)``), never the
-# value itself, and hands it to nothing else.
-_SHOWS = {"repr", "str", "ascii", "format", "len", "hash", "bool", "id", "type"}
+# value itself, hands it to nothing else, and returns a str, an int or a bool.
+_SHOWS = {"repr", "str", "ascii", "format", "len", "hash", "bool", "id"}
 # Methods of the *other* operand (or of the class in `isinstance`) that a test hands the
 # value to: where the module defines one, a comparison is no mere test.
 _RECEIVERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
