@@ -153,6 +153,25 @@ REACHING: list[tuple[str, str]] = [
      "def g(n: str) -> str:\n    return Fmt() % getattr(sys, n)\n"),
     ("formatted-in-a-tuple-then-kept", "import sys\nKEPT = []\n"
      "def g(n: str) -> None:\n    KEPT.append((getattr(sys, n), 1))\n"),
+    # Names from a local literal that code can add to, or that is bound again.
+    ("local-list-appended", "import sys\ndef g(h: object) -> None:\n"
+     "    names = ['path']\n    names.append('set' + 'trace')\n"
+     "    for n in names:\n        getattr(sys, n)(h)\n"),
+    ("local-list-handed-out", "import sys\ndef add(xs: list) -> None:\n"
+     "    xs.append('settrace')\ndef g(h: object) -> None:\n    names = ['path']\n"
+     "    add(names)\n    for n in names:\n        getattr(sys, n)(h)\n"),
+    ("local-tuple-bound-again", "import sys\ndef g(h: object, more: str) -> None:\n"
+     "    names = ('path',)\n    names = names + (more,)\n"
+     "    for n in names:\n        getattr(sys, n)(h)\n"),
+    ("local-tuple-augmented", "import sys\ndef g(h: object, more: str) -> None:\n"
+     "    names = ('path',)\n    names += (more,)\n    for n in names:\n"
+     "        getattr(sys, n)(h)\n"),
+    ("local-tuple-rebound-by-a-nested-function", "import sys\n"
+     "def g(h: object, more: str) -> None:\n    names = ('path',)\n"
+     "    def swap() -> None:\n        nonlocal names\n        names = (more,)\n"
+     "    swap()\n    for n in names:\n        getattr(sys, n)(h)\n"),
+    ("local-tuple-spelling-a-hook", "import sys\ndef g(h: object) -> None:\n"
+     "    names = ('path', 'setprofile')\n    for n in names:\n        getattr(sys, n)(h)\n"),
     ("format-with-a-computed-spec-passed-on", "import sys\n"
      "def g(n: str, h: object) -> str:\n    return format(h, getattr(sys, n))\n"),
 ]
@@ -185,6 +204,13 @@ HARMLESS: list[tuple[str, str]] = [
      "    def text(self, attr: str) -> str:\n"
      "        return f'{getattr(self, attr)!r} {str(getattr(self, attr))} '"
      " + '%s' % getattr(self, attr) + format(getattr(self, attr), '>4')\n"),
+    # jsonschema's `ValidationError._contents`: the names from a local tuple of literals.
+    ("names-from-a-local-tuple", "class Error:\n    def contents(self) -> dict:\n"
+     "        attrs = ('message', 'cause', 'path')\n"
+     "        return {attr: getattr(self, attr) for attr in attrs}\n"),
+    ("names-from-a-local-list-only-iterated", "def pick(a: object, key: str) -> list:\n"
+     "    names = ['name', 'doc']\n    if key not in names:\n        return []\n"
+     "    return [getattr(a, n) for n in names]\n"),
     ("finite-loop-names", "def fields(a: object) -> list:\n"
      "    return [getattr(a, attr) for attr in ('name', 'doc')]\n"),
     ("guarded-module-getattr", "import warnings\ndef __getattr__(name: str) -> object:\n"

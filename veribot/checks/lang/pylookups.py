@@ -13,7 +13,9 @@ through; a computed access is harmless, and let through, when
 
 - the name is drawn from a finite set of strings none of which is a hook or a code
   runner: concatenations and f-strings of literals and of a name bound only by ``for
-  n in ("a", "b")``, or used only inside ``if n in {"a", "b"}:`` / ``if n == "a":``;
+  n in ("a", "b")`` (or over a local bound once to such a tuple, or to such a list or set
+  that is only iterated over or tested), or used only inside ``if n in {"a", "b"}:`` /
+  ``if n == "a":``;
 - it *relays* a lookup: ``getattr(self._wrapped, name)`` in ``__getattr__`` or
   ``__getattribute__`` (a method, or a module's ``__getattr__``) with the name it was
   called with, unchanged. Python calls it for a lookup ``w.name`` that the code writes
@@ -448,7 +450,8 @@ class _Names:
 
     def _domain(self, e: ast.Name) -> set[str] | None:
         """The strings a name may hold at ``e``: bound only by one ``for`` over literal
-        strings, or a parameter never rebound, tested by an enclosing ``if``."""
+        strings (written there, or a local bound once to them: ``_literal_local``), or a
+        parameter never rebound, tested by an enclosing ``if``."""
         fn = self.fn
         if fn is None:
             return None
@@ -456,7 +459,7 @@ class _Names:
         if len(stores) == 1 and isinstance(stores[0], ast.Name):
             loop = self.parents.get(id(stores[0]))
             if isinstance(loop, ast.For | ast.comprehension) and loop.target is stores[0]:
-                return _literal_strings(loop.iter)
+                return _literal_strings(loop.iter) or self._literal_local(loop.iter)
         if len(stores) != 1 or not isinstance(stores[0], ast.arg) or not any(
                 stores[0] is p for p in _own_params(fn)):
             return None
@@ -469,6 +472,29 @@ class _Names:
                     return found
             child, parent = parent, self.parents.get(id(parent))
         return None
+
+    def _literal_local(self, e: ast.expr) -> set[str] | None:
+        """The strings of a local bound once to a literal tuple of strings (``names =
+        ("a", "b")``), or to a literal list or set of them that is only iterated over or
+        tested (``for n in names``, ``n in names``: nothing can add to it)."""
+        if not isinstance(e, ast.Name) or self.fn is None:
+            return None
+        stores = self.stores.get(e.id, [])
+        binding = self.parents.get(id(stores[0])) if len(stores) == 1 else None
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1
+                and binding.targets[0] is stores[0]):
+            return None
+        found = _literal_strings(binding.value)
+        if found is None or isinstance(binding.value, ast.Tuple):
+            return found
+        for use in ast.walk(self.fn):
+            if isinstance(use, ast.Name) and use.id == e.id and isinstance(use.ctx, ast.Load):
+                parent = self.parents.get(id(use))
+                if not ((isinstance(parent, ast.For | ast.comprehension) and parent.iter is use)
+                        or (isinstance(parent, ast.Compare) and use in parent.comparators
+                        and all(isinstance(o, ast.In | ast.NotIn) for o in parent.ops))):
+                    return None
+        return found
 
     def tested(self, value: ast.expr, bound: set[str]) -> bool:
         """Whether the value of ``value`` is only tested or walked (see above), never
