@@ -172,6 +172,25 @@ REACHING: list[tuple[str, str]] = [
      "    swap()\n    for n in names:\n        getattr(sys, n)(h)\n"),
     ("local-tuple-spelling-a-hook", "import sys\ndef g(h: object) -> None:\n"
      "    names = ('path', 'setprofile')\n    for n in names:\n        getattr(sys, n)(h)\n"),
+    # A value "narrowed" to a scalar where the narrowing does not hold for it.
+    ("asserted-inside-a-try", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    try:\n        v = getattr(sys, n)\n        assert isinstance(v, int)\n"
+     "    except AssertionError:\n        v(h)\n"),
+    ("asserted-after-the-call", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    v = getattr(sys, n)\n    v(h)\n    assert isinstance(v, int)\n"),
+    ("asserted-with-a-rebound-int", "import sys\nint = object\n"
+     "def g(n: str, h: object) -> None:\n    v = getattr(sys, n)\n"
+     "    assert isinstance(v, int)\n    v(h)\n"),
+    ("narrowed-by-an-or", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    v = getattr(sys, n)\n    if isinstance(v, int) or callable(v):\n        v(h)\n"),
+    ("called-in-the-else", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    v = getattr(sys, n)\n    if isinstance(v, int):\n        pass\n"
+     "    else:\n        v(h)\n"),
+    ("bound-again-inside-the-narrowing-if", "import sys\n"
+     "def g(n: str, m: str, h: object) -> None:\n    v = 1\n"
+     "    if isinstance(v, int):\n        v = getattr(sys, m)\n        v(h)\n"),
+    ("narrowed-to-a-non-scalar", "import sys\ndef g(n: str, h: object) -> None:\n"
+     "    v = getattr(sys, n)\n    if isinstance(v, object):\n        v(h)\n"),
     ("format-with-a-computed-spec-passed-on", "import sys\n"
      "def g(n: str, h: object) -> str:\n    return format(h, getattr(sys, n))\n"),
 ]
@@ -211,6 +230,16 @@ HARMLESS: list[tuple[str, str]] = [
     ("names-from-a-local-list-only-iterated", "def pick(a: object, key: str) -> list:\n"
      "    names = ['name', 'doc']\n    if key not in names:\n        return []\n"
      "    return [getattr(a, n) for n in names]\n"),
+    # black's `blib2to3` grammar tables: a value looked up by a computed name, used only
+    # once known to be an int (asserted right after, or inside an `if type(v) == int:`).
+    ("asserted-an-int", "import token\ndef label(c: dict, name: str) -> int:\n"
+     "    itoken = getattr(token, name, None)\n    assert isinstance(itoken, int), name\n"
+     "    assert itoken in token.tok_name, name\n    c[itoken] = name\n"
+     "    return itoken\n"),
+    ("narrowed-by-type-in-an-if", "import token\nTABLE: dict = {}\n"
+     "def reprs(n: int) -> object:\n    for name in dir(token):\n"
+     "        val = getattr(token, name)\n        if type(val) == int:\n"
+     "            TABLE[val] = name\n    return TABLE.setdefault(n, n)\n"),
     ("finite-loop-names", "def fields(a: object) -> list:\n"
      "    return [getattr(a, attr) for attr in ('name', 'doc')]\n"),
     ("guarded-module-getattr", "import warnings\ndef __getattr__(name: str) -> object:\n"

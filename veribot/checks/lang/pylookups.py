@@ -34,7 +34,11 @@ through; a computed access is harmless, and let through, when
   installs nothing. The value may also be *walked*: the object of a further attribute
   read or ``getattr`` whose result is, in turn, only tested or walked (``obj =
   getattr(obj, part, None)`` down a dotted name, as a pickling helper does), never
-  called, passed on, returned or kept.
+  called, passed on, returned or kept. Where the local is known to hold an instance of a
+  builtin scalar type (``int``, ``str``...: read in the body of an ``if isinstance(v,
+  int):`` or ``if type(v) is int:``, or after an ``assert`` of it right after the
+  binding, outside any ``try`` or ``with``), it may be used in any way: no hook or code
+  runner is such an instance.
 
 A *pickling helper* (``reduce_helpers``) is a module-level function that only the pickle
 and copy protocols call: the module names it nowhere but in what a ``__reduce__`` or
@@ -513,8 +517,10 @@ class _Names:
                     isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
                     and n.target.id == name for n in ast.walk(self.fn)):
                 return False
+            narrowed = self._asserted(name, binding, bound)
             for use in self._uses(name, binding):
-                if self._test_use(use, bound) or self._handed_back(use):
+                if self._test_use(use, bound) or self._handed_back(use) or narrowed or (
+                        self._narrowed(use, binding, bound)):
                     continue
                 step = self._walked(use, bound)
                 if step is None:
@@ -528,6 +534,51 @@ class _Names:
                     seen.add((local[0], id(local[1])))
                     todo.append(local)
         return True
+
+    def _narrowed(self, use: ast.Name, binding: ast.stmt, bound: set[str]) -> bool:
+        """Whether ``use`` is in the body of an ``if`` outside ``binding`` whose test holds
+        only for an instance of a builtin scalar type (``_narrows``), which no hook or code
+        runner is. Every path from the binding to ``use`` passes that test after the
+        binding, and ``use`` reads the binding's value (it is reached by it), so the test
+        saw that value. (An ``if`` around the binding tested an earlier value.)"""
+        around: set[int] = set()
+        at: ast.AST | None = binding
+        while at is not None and at is not self.fn:
+            around.add(id(at))
+            at = self.parents.get(id(at))
+        child: ast.AST = use
+        parent = self.parents.get(id(use))
+        while parent is not None and parent is not self.fn:
+            if isinstance(parent, ast.If) and id(parent) not in around and any(
+                    child is s for s in parent.body) and _narrows(parent.test, use.id, bound):
+                return True
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
+    def _asserted(self, name: str, binding: ast.stmt, bound: set[str]) -> bool:
+        """Whether the statement right after ``binding`` asserts that ``name`` holds an
+        instance of a builtin scalar type, with no ``try`` or ``with`` around them in the
+        function (an ``AssertionError`` caught there would go on with any value): every
+        read the binding reaches then sees such an instance (the assert's own test is a
+        test)."""
+        at: ast.AST = binding
+        following: ast.stmt | None = None
+        while at is not self.fn:
+            owner = self.parents.get(id(at))
+            if owner is None or isinstance(owner, ast.Try | ast.TryStar | ast.With
+                                           | ast.AsyncWith | ast.ExceptHandler):
+                return False
+            if following is None:
+                for block in (getattr(owner, f, None) for f in ("body", "orelse",
+                                                                  "finalbody")):
+                    if isinstance(block, list) and any(s is binding for s in block):
+                        index = next(i for i, s in enumerate(block) if s is binding)
+                        following = block[index + 1] if index + 1 < len(block) else None
+                        break
+                if following is None:
+                    return False
+            at = owner
+        return isinstance(following, ast.Assert) and _narrows(following.test, name, bound)
 
     def _uses(self, name: str, binding: ast.stmt) -> list[ast.Name]:
         """The reads of local ``name`` that ``binding`` may reach (all, where unknown)."""
@@ -595,6 +646,14 @@ class _Names:
             return parent.func.id != "isinstance" or not self.receivers & _INSTANCE_RECEIVERS
         if self._shown(value, parent, bound):
             return True
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
+                parent.func.id == "type" and "type" not in bound and not parent.keywords
+                and len(parent.args) == 1 and parent.args[0] is value):
+            # `type(v) is C`, `type(v) == C`: the value's class compared, by identity or
+            # by its metaclass's `__eq__`, which receives the class, not the value.
+            compare = self.parents.get(id(parent))
+            return isinstance(compare, ast.Compare) and all(
+                isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) for op in compare.ops)
         return isinstance(parent, ast.BoolOp) and self._test_use(parent, bound)
 
     def _shown(self, value: ast.expr, parent: ast.AST | None, bound: set[str]) -> bool:
@@ -784,6 +843,39 @@ def _receiver(n: ast.AST) -> str | None:
         n.id if isinstance(n, ast.Name) else (n.attr if isinstance(n, ast.Attribute) else (
             n.value if isinstance(n, ast.Constant) else None)))
     return name if isinstance(name, str) and name in _RECEIVERS else None
+
+
+# Builtin types no hook or code runner is an instance of.
+_SCALARS = {"int", "float", "complex", "bool", "str", "bytes"}
+
+
+def _narrows(test: ast.expr, name: str, bound: set[str]) -> bool:
+    """Whether ``test`` holds only where local ``name`` is an instance of a builtin scalar
+    type: ``isinstance(name, int)`` (or a tuple of such types), ``type(name) is int`` or
+    ``== int``, or a conjunction with one of these (none of the names rebound in the
+    module)."""
+    def scalar(e: ast.expr) -> bool:
+        if isinstance(e, ast.Tuple):
+            return bool(e.elts) and all(scalar(x) for x in e.elts)
+        return isinstance(e, ast.Name) and e.id in _SCALARS and e.id not in bound
+
+    def this(e: ast.expr) -> bool:
+        return isinstance(e, ast.Name) and e.id == name
+
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_narrows(v, name, bound) for v in test.values)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and (
+            test.func.id == "isinstance" and "isinstance" not in bound
+            and len(test.args) == 2 and not test.keywords):
+        return this(test.args[0]) and scalar(test.args[1])
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.ops[0], ast.Is | ast.Eq):
+        left, right = test.left, test.comparators[0]
+        return (isinstance(left, ast.Call) and isinstance(left.func, ast.Name)
+                and left.func.id == "type" and "type" not in bound
+                and len(left.args) == 1 and not left.keywords and this(left.args[0])
+                and isinstance(right, ast.Name) and scalar(right))
+    return False
 
 
 def _product(a: set[str] | None, b: set[str] | None) -> set[str] | None:
