@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
-from veribot.checks.lang.pyinterfere import ANNOTATED_INSTANCE
+from veribot.checks.lang.pyinterfere import ANNOTATED_INSTANCE, HELD_INSTANCE
 from veribot.checks.verdict import Verdict
 
 # Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
@@ -160,3 +160,71 @@ def test_a_decorated_inner_function_may_be_anything() -> None:
              "    inner.helper = lambda self: 2\n")
     before, after = _pair(extra)
     assert check_pair(before, after, "C.get", budget=BUDGET).verdict is not Verdict.VERIFIED
+
+
+# An attribute of `self` that the module only ever sets to an instance of one of its own
+# classes: a write through it is on that instance (black's parser `Recorder` writes
+# `self.parser.stack`), an assumption the verdict lists.
+HELD = {
+    "made-by-the-class": "class Box:\n    def __init__(self) -> None:\n"
+                         "        self.c = C(1)\n"
+                         "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+    "an-annotated-parameter": "class Box:\n    def __init__(self, c: 'C') -> None:\n"
+                              "        self.c = c\n        self.spare = None\n"
+                              "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+}
+
+
+@pytest.mark.parametrize("extra", list(HELD.values()), ids=list(HELD))
+def test_a_write_through_an_attribute_holding_an_instance_keeps_the_proof(extra: str) -> None:
+    before = SAME_HEAD.format(body="self.x + 1") + extra
+    after = SAME_HEAD.format(body="1 + self.x") + extra
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is Verdict.VERIFIED, result.detail
+    assert HELD_INSTANCE in result.assumptions
+
+
+# The attribute may hold something else: the class itself, another object, whatever code
+# puts in the object's namespace; or `self` is not the method's own object.
+NOT_HELD = {
+    "also-set-to-a-parameter": "class Box:\n    def __init__(self) -> None:\n"
+                               "        self.c = C(1)\n"
+                               "    def swap(self, k) -> None:\n        self.c = k\n"
+                               "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+    "also-set-by-setattr": "class Box:\n    def __init__(self) -> None:\n"
+                           "        self.c = C(1)\n        setattr(self, 'c', C)\n"
+                           "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+    "a-class-attribute-of-that-name": "class Box:\n    c = C\n"
+                                      "    def reset(self, v: int) -> None:\n"
+                                      "        self.c.x = v\n"
+                                      "class Other:\n    def __init__(self) -> None:\n"
+                                      "        self.c = C(1)\n",
+    "made-by-a-class-with-new": "class Maker:\n    def __new__(cls) -> type:\n"
+                                "        return C\n"
+                                "class Box:\n    def __init__(self) -> None:\n"
+                                "        self.c = Maker()\n"
+                                "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+    "self-rebound": "import types\nHOLDER = types.SimpleNamespace(c=C)\n"
+                    "class Box:\n    def __init__(self) -> None:\n        self.c = C(1)\n"
+                    "    def reset(self, v: int) -> None:\n        self = HOLDER\n"
+                    "        self.c.x = v\n",
+    "through-the-namespace": "class Box:\n    def __init__(self) -> None:\n"
+                             "        self.c = C(1)\n"
+                             "    def reset(self, v: int) -> None:\n        self.c.x = v\n"
+                             "def inject(b: Box) -> None:\n    b.__dict__['c'] = C\n",
+    "a-base-outside-the-module": "class Box(dict):\n    def __init__(self) -> None:\n"
+                                 "        self.c = C(1)\n"
+                                 "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+    "augmented": "class Box:\n    def __init__(self) -> None:\n        self.c = C(1)\n"
+                 "    def grow(self, k) -> None:\n        self.c += k\n"
+                 "    def reset(self, v: int) -> None:\n        self.c.x = v\n",
+}
+
+
+@pytest.mark.parametrize("extra", list(NOT_HELD.values()), ids=list(NOT_HELD))
+def test_a_write_through_an_attribute_that_may_hold_a_class_blocks_the_proof(
+        extra: str) -> None:
+    before = SAME_HEAD.format(body="self.x + 1") + extra
+    after = SAME_HEAD.format(body="1 + self.x") + extra
+    result = check_pair(before, after, "C.get", budget=BUDGET)
+    assert result.verdict is not Verdict.VERIFIED, result.detail

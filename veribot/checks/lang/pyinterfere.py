@@ -104,10 +104,17 @@ ANNOTATED_INSTANCE = (
 )
 
 
+HELD_INSTANCE = (
+    "an attribute of `self` that the module's code only ever sets to an instance of one of "
+    "its classes (or None) holds such an instance where the module writes through it: code "
+    "outside the module sets it to nothing else"
+)
+
+
 # The last answers, by tree and entry (the relational check and the proof ask alike); the
 # tree is kept with its answer, so that its id is not reused while the entry is here.
-_ANSWERS: OrderedDict[tuple[int, str], tuple[ast.Module, Interference | None, bool]] = (
-    OrderedDict())
+_ANSWERS: OrderedDict[tuple[int, str], tuple[ast.Module, Interference | None,
+                                              tuple[str, ...]]] = OrderedDict()
 _ANSWERS_LOCK = threading.Lock()
 
 
@@ -118,32 +125,35 @@ def interference(
 
     ``module`` is ``Module.of(tree)``, read here when not given. Where a write was taken
     to be on an instance because of a parameter's annotation, ``ANNOTATED_INSTANCE`` is
-    added to ``notes`` (once), an assumption of the verdict."""
+    added to ``notes`` (once), an assumption of the verdict; where it was taken to be on
+    an instance because of what the module stores in an attribute of ``self``,
+    ``HELD_INSTANCE``."""
     key = (id(tree), entry)
     with _ANSWERS_LOCK:
         known = _ANSWERS.get(key)
     if known is not None and known[0] is tree:
-        found, trusted = known[1], known[2]
+        found, assumed = known[1], known[2]
     else:
-        found, trusted = _interference(tree, module or Module.of(tree), entry)
+        found, assumed = _interference(tree, module or Module.of(tree), entry)
         with _ANSWERS_LOCK:
-            _ANSWERS[key] = (tree, found, trusted)
+            _ANSWERS[key] = (tree, found, assumed)
             while len(_ANSWERS) > 16:
                 _ANSWERS.popitem(last=False)
-    if found is None and trusted and notes is not None and ANNOTATED_INSTANCE not in notes:
-        notes.append(ANNOTATED_INSTANCE)
+    if found is None and notes is not None:
+        notes.extend(a for a in assumed if a not in notes)
     return found
 
 
 def _interference(
     tree: ast.Module, module: Module, entry: str
-) -> tuple[Interference | None, bool]:
-    """``interference``, and whether a parameter's annotation was trusted."""
+) -> tuple[Interference | None, tuple[str, ...]]:
+    """``interference``, and the assumptions it made (``ANNOTATED_INSTANCE``,
+    ``HELD_INSTANCE``)."""
     bound = bound_names(tree)
     at_top = module_bound(tree)
     hook = pyreflect.hook(tree, bound, at_top)
     if hook is not None:
-        return Interference(hook.what, hook.line), False
+        return Interference(hook.what, hook.line), ()
     closure, reads = _closure(tree, entry)
     names = closure | reads
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
@@ -159,18 +169,20 @@ def _interference(
             return Interference(
                 f"the module-level `{name}`, a mutable {type(value).__name__} that code of the "
                 "module may change after import", use,
-            ), False
+            ), ()
     by_class, data, class_data = _class_attributes(tree, closure)
     trusted: list[int] = []
-    found = _targeted(tree, names, at_top, by_class, data, class_data, trusted)
+    held: list[int] = []
+    found = _targeted(tree, names, at_top, by_class, data, class_data, trusted, held)
     if found is not None:
-        return found, False
+        return found, ()
     chosen = pylookups.caller_dicts(tree)
     for scope in pylookups.scopes(tree):
         found = _reflective_write(scope, at_top, chosen)
         if found is not None:
-            return found, False
-    return None, bool(trusted)
+            return found, ()
+    return None, (*([ANNOTATED_INSTANCE] if trusted else []),
+                  *([HELD_INSTANCE] if held else []))
 
 
 def reads(tree: ast.Module, entry: str) -> set[str]:
@@ -534,7 +546,7 @@ def _builtin(node: ast.expr, names: set[str], bound: set[str]) -> str | None:
 
 def _targeted(
     tree: ast.Module, names: set[str], bound: set[str], by_class: dict[str, set[str]],
-    data: set[str], class_data: set[str], trusted: list[int],
+    data: set[str], class_data: set[str], trusted: list[int], held: list[int],
 ) -> Interference | None:
     """A write that names one of ``names`` or an attribute of the closure's classes
     (``by_class``, ``data``: see ``_class_attributes``) or a function attribute, or runs
@@ -546,7 +558,8 @@ def _targeted(
     member is looked up through the class unless the instance holds an attribute of that
     name: a write of a member's name on any object counts (``obj.helper = f`` hides the
     method ``helper`` for that object). The lines of writes let through only because of
-    a parameter's annotation are added to ``trusted``."""
+    a parameter's annotation are added to ``trusted``; those let through because of what
+    the module stores in an attribute of ``self`` (``_writes_on_held``), to ``held``."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # A builtin the closure reads can be replaced by an attribute write only on the
     # builtins module; a module-level name, on this module (imported by itself).
@@ -561,6 +574,16 @@ def _targeted(
     imported = {(a.asname or a.name).split(".")[0] for n in tree.body
                if isinstance(n, ast.Import) for a in n.names} & once
     on_instance = _writes_on_instances(tree)
+    through = {k: v for k, v in _writes_on_held(tree).items() if k not in on_instance}
+    on_instance |= {k: cls for k, (cls, _) in through.items()}
+
+    def trust(node: ast.AST, line: int) -> None:
+        if id(node) in through:
+            held.append(line)
+            if not through[id(node)][1]:
+                return
+        trusted.append(line)
+
     relayed = pylookups.relays(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -573,7 +596,7 @@ def _targeted(
             if node.attr in targets and id(node) not in on_self and (
                 on_instance.get(id(node), _EXCEPTION) not in (_EXCEPTION, _FUNCTION)
             ):
-                trusted.append(line)
+                trust(node, line)
             if id(node) in on_self:
                 hides = on_self[id(node)]
             elif id(node) in on_instance:
@@ -646,7 +669,7 @@ def _targeted(
             if instance and attr in targets and on_instance[id(node)] not in (
                 _EXCEPTION, _FUNCTION
             ):
-                trusted.append(line)
+                trust(node, line)
             hides = hidden(on_instance[id(node)]) if instance else members
             if attr in hides or (attr in targets and not instance) or (
                 attr in _FUNCTION_STATE
@@ -871,6 +894,144 @@ def bound_once(tree: ast.Module) -> set[str]:
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
     return {k for k, v in counts.items() if v == 1}
+
+
+def _writes_on_held(tree: ast.Module) -> dict[int, tuple[str, bool]]:
+    """Attribute writes (``self.a.x = v``, ``setattr(self.a, "x", v)``) on an attribute
+    ``a`` of a method's ``self`` (not rebound in the method) that the module only ever
+    sets to an instance of one plain class of its own (``_held_attributes``); mapped to
+    that class, and whether a parameter's annotation told it."""
+    held = _held_attributes(tree)
+    if not held:
+        return {}
+    found: dict[int, tuple[str, bool]] = {}
+    for cls in tree.body:
+        # (`self.a` of a class with a base outside the module may be that base's.)
+        if not isinstance(cls, ast.ClassDef) or not _known_bases(cls, tree):
+            continue
+        for fn in cls.body:
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.decorator_list:
+                continue
+            own = [*fn.args.posonlyargs, *fn.args.args]
+            if not own:
+                continue
+            me = own[0].arg
+            if _rebinds(fn, me, own[0]):
+                continue
+            for n in ast.walk(fn):
+                written = n.value if isinstance(n, ast.Attribute) and isinstance(
+                    n.ctx, ast.Store | ast.Del
+                ) else n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
+                    n.func.id in ("setattr", "delattr") and n.args
+                ) else None
+                if (isinstance(written, ast.Attribute) and isinstance(written.ctx, ast.Load)
+                        and isinstance(written.value, ast.Name) and written.value.id == me
+                        and written.attr in held):
+                    found[id(n)] = held[written.attr]
+    return found
+
+
+def _held_attributes(tree: ast.Module) -> dict[str, tuple[str, bool]]:
+    """Attribute names that every write of the module sets to an instance of one plain
+    class of the module (``C(...)``, or a parameter annotated ``C`` that its function does
+    not rebind) or to ``None``, which no class body and no module-level code binds as a
+    name: by name, that class and whether an annotation told it. A plain class is one
+    bound once, whose bases are the module's or ``object`` without a metaclass
+    (``_known_bases``), and which neither it nor a base gives a ``__new__`` (so calling it
+    makes an instance of it)."""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    once = bound_once(tree)
+
+    def new_free(name: str, depth: int = 0) -> bool:
+        cls = local[name]
+        if depth > 20 or any(isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef | ast.Assign)
+                             and "__new__" in _defined(m) for m in cls.body):
+            return False
+        return all(not (isinstance(b, ast.Name) and b.id in local) or new_free(b.id, depth + 1)
+                   for b in cls.bases)
+
+    plain = {name for name, cls in local.items()
+             if name in once and _known_bases(cls, tree) and new_free(name)}
+    if not plain:
+        return {}
+    if any((isinstance(n, ast.Attribute) and n.attr == "__dict__")
+           or (isinstance(n, ast.Name) and n.id == "vars") for n in ast.walk(tree)):
+        return {}  # an object's attributes may be written through its namespace
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    kinds: dict[str, set[tuple[str, bool]]] = {}
+    # An attribute named like what a class body binds may be read from the class.
+    spoiled = {t for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+               for m in c.body for t in _defined(m)}
+
+    def function_of(node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        at = parents.get(id(node))
+        while at is not None and not isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef):
+            at = parents.get(id(at))
+        return at
+
+    def kind(value: ast.expr | None, node: ast.AST) -> tuple[str, bool] | None:
+        """What a written value is: ``(class, told by an annotation)``, ``("", False)``
+        for None, or None when not known."""
+        if isinstance(value, ast.Constant) and value.value is None:
+            return "", False
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and (
+                value.func.id in plain):
+            return value.func.id, False
+        fn = function_of(node)
+        if isinstance(value, ast.Name) and fn is not None:
+            own = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+            param = next((p for p in own if p.arg == value.id), None)
+            cls = _instance_of(param.annotation, plain) if (
+                param is not None and param.annotation is not None) else None
+            if cls is not None and not _rebinds(fn, value.id, param):
+                return cls, True
+        return None
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            parent = parents.get(id(n))
+            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [n] \
+                else parent.value if isinstance(parent, ast.AnnAssign) and parent.target is n \
+                else None
+            what = kind(value, n)
+            if what is None:
+                spoiled.add(n.attr)
+            else:
+                kinds.setdefault(n.attr, set()).add(what)
+        elif isinstance(n, ast.Call) and (
+                (isinstance(n.func, ast.Name) and n.func.id == "setattr")
+                or (isinstance(n.func, ast.Attribute) and n.func.attr == "__setattr__")):
+            attr = _setattr_name(n)
+            if attr is None:
+                return {}  # any attribute may be written (a blocker of its own)
+            spoiled.add(attr)
+    out: dict[str, tuple[str, bool]] = {}
+    for attr, seen in kinds.items():
+        classes = {c for c, _ in seen if c}
+        if attr not in spoiled and len(classes) == 1:
+            cls = classes.pop()
+            out[attr] = (cls, any(told for c, told in seen if c == cls))
+    return out
+
+
+def _defined(stmt: ast.AST) -> set[str]:
+    """The names a class-body statement binds."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    return {n.id for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+
+
+def _rebinds(fn: ast.AST, name: str, param: ast.arg | None) -> bool:
+    """Whether ``fn`` binds ``name`` other than by its parameter ``param``."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.arg) and n.arg == name and n is not param:
+            return True
+        if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return True
+    return False
 
 
 def _instance_of(annotation: ast.expr, classes: set[str]) -> str | None:
