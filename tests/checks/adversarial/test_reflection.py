@@ -191,6 +191,14 @@ REACHING: list[tuple[str, str]] = [
      "    if isinstance(v, int):\n        v = getattr(sys, m)\n        v(h)\n"),
     ("narrowed-to-a-non-scalar", "import sys\ndef g(n: str, h: object) -> None:\n"
      "    v = getattr(sys, n)\n    if isinstance(v, object):\n        v(h)\n"),
+    # `re` is the builtins module where the code reads it, however a method is named.
+    ("a-class-level-re-bound-to-builtins", "import re\nimport sys\n"
+     "def count() -> int:\n    return len(sys.modules)\nclass R:\n"
+     "    re = sys.modules['builtins']\n    PAT = re.compile('1', 'f', 'exec')\n"),
+    ("a-local-re-bound-to-builtins", "import re\nimport sys\n"
+     "def count() -> int:\n    return len(sys.modules)\ndef g() -> object:\n"
+     "    def re() -> None:\n        pass\n    re = sys.modules['builtins']\n"
+     "    return re.compile('1', 'f', 'exec')\n"),
     ("format-with-a-computed-spec-passed-on", "import sys\n"
      "def g(n: str, h: object) -> str:\n    return format(h, getattr(sys, n))\n"),
 ]
@@ -240,6 +248,11 @@ HARMLESS: list[tuple[str, str]] = [
      "def reprs(n: int) -> object:\n    for name in dir(token):\n"
      "        val = getattr(token, name)\n        if type(val) == int:\n"
      "            TABLE[val] = name\n    return TABLE.setdefault(n, n)\n"),
+    # pyparsing's `Regex`: a property named `re` binds a class attribute; its methods
+    # still read the module `re` (the module elsewhere reaches `sys.modules`).
+    ("a-method-named-like-an-imported-module", "import re\nimport sys\n"
+     "def count() -> int:\n    return len(sys.modules)\nclass R:\n    @property\n"
+     "    def re(self) -> object:\n        return re.compile('a+')\n"),
     ("finite-loop-names", "def fields(a: object) -> list:\n"
      "    return [getattr(a, attr) for attr in ('name', 'doc')]\n"),
     ("guarded-module-getattr", "import warnings\ndef __getattr__(name: str) -> object:\n"

@@ -171,7 +171,8 @@ def _mention(tree: ast.Module, bound: set[str]) -> Found | None:
         if isinstance(node, ast.Constant) and node.value == "__builtins__":
             return Found("`__builtins__` named in a string", line)
         if isinstance(node, ast.Attribute) and node.attr in _RUNNER_ATTRS and (
-            builtins_reachable and not _imported_module(node.value, tree, "builtins")
+            builtins_reachable and not _imported_module(node.value, tree, "builtins",
+                                                        parents)
         ):
             return Found(f"`.{node.attr}` where the module may hold the builtins module",
                          line)
@@ -222,16 +223,25 @@ def _holds_builtins(tree: ast.Module) -> bool:
     return False
 
 
-def _imported_module(node: ast.expr, tree: ast.Module, but: str) -> bool:
+def _imported_module(node: ast.expr, tree: ast.Module, but: str,
+                     parents: dict[int, ast.AST]) -> bool:
     """Whether ``node`` is a name bound once, by ``import m``, to a module other than
-    ``but`` (``re.compile`` is not the builtin)."""
+    ``but`` (``re.compile`` is not the builtin). A method or nested class of that name
+    binds an attribute of its class, which a function's code does not see: it does not
+    count where ``node`` is in a function."""
     if not isinstance(node, ast.Name):
         return False
+    in_function = False
+    at = parents.get(id(node))
+    while at is not None and not in_function:
+        in_function = isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        at = parents.get(id(at))
     bindings = [n for n in ast.walk(tree) if (
         isinstance(n, ast.Name) and n.id == node.id and not isinstance(n.ctx, ast.Load)
     ) or (isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] == node.id) or (
         isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and n.name == node.id
+        and not (in_function and isinstance(parents.get(id(n)), ast.ClassDef))
     ) or (isinstance(n, ast.arg) and n.arg == node.id)]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.alias):
         return False
