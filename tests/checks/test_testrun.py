@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from veribot.checks.project.units import FileChange
+from veribot.checks.project.units import ChangedUnit, FileChange, changed_units
 from veribot.checks.search import testrun
 from veribot.checks.search.testrun import ChangedTest, Outcome, TestRun
 
@@ -28,6 +28,10 @@ class Tree:
         return self.files.get(path)
 
 
+def _units(*changes: FileChange) -> list[ChangedUnit]:
+    return [u for c in changes for u in changed_units(c, include_unchanged=True)]
+
+
 def _change(path: str, before: str | None, after: str) -> FileChange:
     return FileChange(path if before is not None else None, path,
                       None if before is None else before.encode(), after.encode())
@@ -43,8 +47,8 @@ def test_the_changed_tests_that_name_a_function_directly_or_through_a_helper() -
         "def test_other():\n    assert perimeter(1) == 4\n\n\n"  # names no function asked
         "class TestArea:\n    def test_zero(self):\n        assert area(0) == 0\n"
     )
-    found = testrun.changed_tests([_change("tests/test_shop.py", before, after),
-                                   _change("shop/core.py", None, "def test_x(): area()\n")],
+    found = testrun.changed_tests(_units(_change("tests/test_shop.py", before, after),
+                                         _change("shop/core.py", None, "def test_x(): area()\n")),
                                   {"area"})
     assert [(t.nodeid, t.added, sorted(t.names)) for t in found] == [
         ("tests/test_shop.py::test_helper", True, ["area"]),
@@ -54,7 +58,7 @@ def test_the_changed_tests_that_name_a_function_directly_or_through_a_helper() -
 
 def test_the_changed_tests_are_capped() -> None:
     after = "".join(f"def test_{n}():\n    assert area({n})\n\n\n" for n in range(40))
-    found = testrun.changed_tests([_change("tests/test_many.py", None, after)], {"area"})
+    found = testrun.changed_tests(_units(_change("tests/test_many.py", None, after)), {"area"})
     assert len(found) == testrun.MAX_TESTS
 
 

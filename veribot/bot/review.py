@@ -209,6 +209,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         root, base, head = changes.root, changes.base, changes.head
         labels = (changes.base_label, changes.head_label)
         units = [u for f in changes.files for u in changed_units(f, include_unchanged=True)]
+        found = units  # every unit, test files' included (``_test_runs``)
         unchanged = sum(1 for u in units if u.kind is UnitKind.UNCHANGED and not _moved(u))
         # Those of a moved file stay until its module's name is known (``_same_module_moves``).
         units = [u for u in units if u.kind is not UnitKind.UNCHANGED or _moved(u)]
@@ -260,8 +261,8 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
                                 request.hints_archive, request.repo_name)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
-    runs, runs_note = _test_runs(changes, units, results, request.budget) if isinstance(
-        source, GitSource) else ((), "")
+    runs, runs_note = _test_runs(changes, found, units, results, request.budget) if (
+        isinstance(source, GitSource)) else ((), "")
     return Report(
         items=tuple(UnitResult(u, r, a, v) for u, r, a, v in zip(
             units, results, findings, views, strict=True)),
@@ -288,14 +289,17 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
     )
 
 
-def _test_runs(changes: gitrepo.ChangeSet, units: Sequence[ChangedUnit],
-               results: Sequence[Result], budget: Budget,
+def _test_runs(changes: gitrepo.ChangeSet, found: Sequence[ChangedUnit],
+               units: Sequence[ChangedUnit], results: Sequence[Result], budget: Budget,
                ) -> tuple[tuple[testrun.TestRun, ...], str]:
-    """The tests the change adds or edits that name a refuted function outside test
-    files, each run on both revisions; or why they were not run."""
+    """The tests the change adds or edits (among ``found``, every unit of the change)
+    that name a refuted function outside test files (of ``units``, decided as
+    ``results``), each run on both revisions; or why they were not run."""
     refuted = [u for u, r in zip(units, results, strict=True)
                if r.verdict is Verdict.REFUTED and not is_test_path(u.path)]
-    tests = testrun.changed_tests(changes.files, {called_name(u) for u in refuted})
+    if not refuted:
+        return (), ""
+    tests = testrun.changed_tests(found, {called_name(u) for u in refuted})
     if not tests:
         return (), ""
     if not budget.execute:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from veribot.checks import sandbox
-from veribot.checks.project.units import FileChange, UnitKind, changed_units, is_test_path
+from veribot.checks.project.units import ChangedUnit, UnitKind, is_test_path
 
 __all__ = ["MAX_BYTES", "MAX_FILES", "MAX_TESTS", "ChangedTest", "Files", "Outcome",
            "TestRun", "changed_tests", "code_roots", "run_tests", "workspace"]
@@ -115,35 +115,34 @@ class TestRun:
 # --------------------------------------------------------------------- which tests to run
 
 
-def changed_tests(files: Iterable[FileChange], names: Iterable[str]) -> list[ChangedTest]:
-    """The test functions of ``files`` that the change adds or edits and that name one of
-    ``names`` (function or class names) in their own code or through a module-level
-    helper of their file they call; the first ``MAX_TESTS`` in diff order."""
+def changed_tests(units: Iterable[ChangedUnit], names: Iterable[str]) -> list[ChangedTest]:
+    """The test functions among ``units`` (a review's changed units, test files included)
+    that the change adds or edits and that name one of ``names`` (function or class
+    names) in their own code or through a module-level helper of their file they call;
+    the first ``MAX_TESTS`` in diff order."""
     wanted = frozenset(names)
     found: list[ChangedTest] = []
-    for change in files:
-        if change.after is None or change.after_path is None or not (
-                is_test_path(change.after_path) and change.after_path.endswith(".py")):
+    helpers: dict[str, dict[str, set[str]]] = {}
+    for u in units:
+        if not (u.kind in (UnitKind.ADDED, UnitKind.CHANGED) and u.is_function
+                and u.after_path is not None and u.after_path.endswith(".py")
+                and is_test_path(u.after_path) and _is_test_entry(u.entry)
+                and u.after_lines and u.after_source):
             continue
-        units = [u for u in changed_units(change) if u.kind in (UnitKind.ADDED,
-                                                                 UnitKind.CHANGED)
-                 and u.is_function and _is_test_entry(u.entry) and u.after_lines]
-        if not units or not units[0].after_source:
-            continue
-        helpers = _helper_words(units[0].after_source)
-        lines = units[0].after_source.splitlines()
-        for u in units:
-            assert u.after_lines is not None
-            start, end = u.after_lines
-            own = set(_WORD.findall("\n".join(lines[start - 1:end])))
-            seen = set(own)
-            for helper in own & helpers.keys():
-                seen |= helpers[helper]
-            named = wanted & seen
-            if named:
-                found.append(ChangedTest(u.path, u.entry, u.kind is UnitKind.ADDED,
-                                         frozenset(named)))
-    return found[:MAX_TESTS]
+        if u.after_path not in helpers:
+            helpers[u.after_path] = _helper_words(u.after_source)
+        start, end = u.after_lines
+        own = set(_WORD.findall("\n".join(u.after_source.splitlines()[start - 1:end])))
+        seen = set(own)
+        for helper in own & helpers[u.after_path].keys():
+            seen |= helpers[u.after_path][helper]
+        named = wanted & seen
+        if named:
+            found.append(ChangedTest(u.after_path, u.entry, u.kind is UnitKind.ADDED,
+                                     frozenset(named)))
+            if len(found) == MAX_TESTS:
+                break
+    return found
 
 
 def _is_test_entry(entry: str) -> bool:
