@@ -27,6 +27,7 @@ import ast
 import builtins
 import dataclasses
 import enum
+import functools
 import importlib.util
 import posixpath
 import sys
@@ -475,6 +476,11 @@ def _pair(
         if not mode:
             by_constant = _constant_dependents(before.tree, after.tree)
 
+    @functools.cache
+    def line_readers() -> frozenset[str]:
+        """``_source_readers`` of the module, read once (it walks every function)."""
+        return _source_readers((before.tree, after.tree), a_defs, b_defs)
+
     units: list[ChangedUnit] = []
     # Changes outside functions: the module itself (only when both versions exist: an
     # added or deleted file is already said by its functions and the file unit).
@@ -616,8 +622,7 @@ def _pair(
             )
         elif moved_relative:
             units.append(unit(UnitKind.CHANGED, entry, MOVED_UNCHANGED))
-        elif layout_read and before.source != after.source and entry in _source_readers(
-                (before.tree, after.tree), a_defs, b_defs):
+        elif layout_read and before.source != after.source and entry in line_readers():
             # Its lines may have moved, or it may show another line (a traceback through a
             # function that changed, `linecache.getline(__file__, 9)`).
             units.append(unit(UnitKind.CHANGED, entry, "its code and text are unchanged, but "
