@@ -9,10 +9,14 @@ method reads. The method ``get`` below calls ``self.helper()``; the versions dif
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from veribot.checks.equivalence import Budget, check_pair
+from veribot.checks.lang import pyinterfere
 from veribot.checks.lang.pyinterfere import ANNOTATED_INSTANCE, HELD_INSTANCE
+from veribot.checks.lang.pymodule import Module
 from veribot.checks.verdict import Verdict
 
 # Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
@@ -221,9 +225,22 @@ NOT_HELD = {
 }
 
 
+def _interference(extra: str) -> pyinterfere.Interference | None:
+    """What the checks ask for a method: code that may change its class ``C``."""
+    tree = ast.parse(SAME_HEAD.format(body="self.x + 1") + extra)
+    return pyinterfere.interference(tree, Module.of(tree), "C")
+
+
 @pytest.mark.parametrize("extra", list(NOT_HELD.values()), ids=list(NOT_HELD))
 def test_a_write_through_an_attribute_that_may_hold_a_class_blocks_the_proof(
         extra: str) -> None:
+    found = _interference(extra)
+    assert found is not None and "attribute named `x`" in found.what, found
+
+
+def test_an_attribute_that_may_hold_a_class_blocks_the_whole_check() -> None:
+    # One of the above end to end: the check does not verify.
+    extra = NOT_HELD["also-set-to-a-parameter"]
     before = SAME_HEAD.format(body="self.x + 1") + extra
     after = SAME_HEAD.format(body="1 + self.x") + extra
     result = check_pair(before, after, "C.get", budget=BUDGET)
