@@ -19,8 +19,9 @@ from veribot.checks.hints.archive import Archive, unit_keys
 from veribot.checks.hints.ask import HintLimits, Unit, improve
 from veribot.checks.hints.check import engine_stopped, hint_may_help
 from veribot.checks.hints.model import Status
+from veribot.checks.lang import pysource
 from veribot.checks.relational import check as relational
-from veribot.checks.verdict import Verdict
+from veribot.checks.verdict import Reason, Result, Verdict
 
 # The model does not cover `set()`, the relational check cannot match the statements, and
 # its comparison relative to callees does not model `**` in a dict display.
@@ -142,3 +143,16 @@ def test_verify_claims_checks_a_statement_correspondence_from_a_file(tmp_path: P
         assert line in out.getvalue()
         verified = out.getvalue().startswith("verified")
         assert verified is (after == AFTER)
+
+
+def test_nothing_is_asked_for_a_unit_the_reviews_budget_left_unchecked(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    """A unit cut by the review's budget was never checked: no hints for it, from the
+    archive or the agent (the same pair, stopped by the engine, is one a hint may help)."""
+    cut = Result(Verdict.INCONCLUSIVE, Reason.BUDGET, "not checked: the budget was spent")
+    assert relational.unmatched(pysource.parse(BEFORE), pysource.parse(AFTER), "keys", None)
+    assert not hint_may_help(cut, BEFORE, AFTER, "keys")
+    done = improve(Unit(BEFORE, AFTER, "keys"), cut, llm=llm_for(fake_anthropic),
+                   budget=BUDGET)
+    assert done.checked is None and done.model_calls == 0 and not fake_anthropic.requests

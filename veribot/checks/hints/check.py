@@ -79,6 +79,8 @@ def hint_may_help(result: Result, before: str, after: str, entry: str,
         return True
     if result.verdict is not Verdict.INCONCLUSIVE or not execute:
         return False
+    if result.reason is Reason.BUDGET:  # never checked: the review's budget was spent
+        return False
     try:
         tree_a, tree_b = pysource.parse(before), pysource.parse(after)
     except SyntaxError:
