@@ -333,6 +333,14 @@ def _runs_code(tree: ast.Module) -> bool:
     return pyreflect.hook(tree, bound, pyinterfere.module_bound(tree)) is not None
 
 
+def looks_up_computed_names(tree: ast.Module) -> bool:
+    """Whether code of ``tree`` may look up a name it does not spell out: by a name not
+    drawn from a finite set of strings (``_dynamic_keys``: ``getattr(x, name)``, a
+    namespace read wholesale), or in code it runs from text (``_runs_code``). Where it
+    may not, a name it compares a string with is looked up nowhere in it (``reads``)."""
+    return _dynamic_keys(tree) is None or _runs_code(tree)
+
+
 def _imports_a_literal(node: ast.AST, parents: dict[int, ast.AST], bound: set[str]) -> bool:
     """Whether ``node`` is the builtin ``__import__`` called with a module name written out
     (``__import__("concurrent.futures")``), and nothing else."""
@@ -656,7 +664,7 @@ def reads_no_source(before: ast.Module, after: ast.Module) -> bool:
     keys = [_dynamic_keys(t) for t in trees]
     if None in keys or any(_runs_code(t) or reads.reads_source(t) for t in trees):
         return False
-    words = "\n".join([*(w for t in trees for w in _code_words(t)),
+    words = "\n".join([*(w for t in trees for w in _code_words(t, quiet=reads.inert(t))),
                        *(k for found in keys for k in found or [])])
     return not any(n in words for n in _READS_LAYOUT)
 
@@ -671,7 +679,7 @@ def _reads_no_docstring(before: ast.Module, after: ast.Module) -> bool:
     if any(reads.reads_source(t) for t in trees):
         return False  # a traceback, a file read, a frame (``reads``)
     kept = _same_docstring_reads(before, after)
-    words = "\n".join([*(w for t in trees for w in _code_words(t, kept)),
+    words = "\n".join([*(w for t in trees for w in _code_words(t, kept, quiet=reads.inert(t))),
                        *(k for found in keys for k in found or [])])
     if kept and any(n in words for n in _COPIES_DOCSTRINGS):
         return False  # a copied docstring is read as another function's own
@@ -1247,15 +1255,19 @@ def _docstring_nodes(tree: ast.Module) -> set[int]:
 
 
 def _code_words(tree: ast.Module, kept: Set[int] = frozenset(),
-                locals_too: bool = True) -> Iterator[str]:
+                locals_too: bool = True, quiet: Set[int] = frozenset()) -> Iterator[str]:
     """The names, attributes, imported names and strings the code uses, docstrings left out
     (a docstring's text, say ``# doctest: +SKIP``, is not code that reads docstrings), and
-    the attributes in ``kept`` (``id()`` of nodes shown harmless) too. Without
-    ``locals_too``, a name that is a parameter of a function or bound by an assignment
-    in one (``register: bool``) is no word (only ``_LOCAL_WORDS`` are left out so)."""
+    the attributes in ``kept`` (``id()`` of nodes shown harmless) too, and the nodes in
+    ``quiet`` (``reads.inert``: a frame whose lines nothing reaches, a string only
+    compared). Without ``locals_too``, a name that is a parameter of a function or bound
+    by an assignment in one (``register: bool``) is no word (only ``_LOCAL_WORDS`` are
+    left out so)."""
     docstrings = _docstring_nodes(tree)
     own = set() if locals_too else _function_locals(tree) & _LOCAL_WORDS
     for node in ast.walk(tree):
+        if id(node) in quiet:
+            continue
         if isinstance(node, ast.Name):
             if node.id not in own:
                 yield node.id

@@ -957,22 +957,26 @@ def _source_readers(trees: Sequence[ast.Module | None], *defs: dict[str, _Def]
     names a name imported from what reads them (``from traceback import format_exc as
     fe``), and the functions that name such a module-level function, followed to a fixed
     point: what a change of the module's lines may change (see ``_readers``)."""
+    quiet = reads.module_inert(trees)
     imported = {alias.asname or alias.name.partition(".")[0] for tree in trees if tree
                 for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
-                and reads.reads_source(node) for alias in node.names}
-    return _readers(reads.reads_source, imported, list(defs))
+                and reads.reads_source(node, quiet=quiet) for alias in node.names}
+    return _readers(lambda node: reads.reads_source(node, quiet=quiet), imported,
+                    list(defs), quiet)
 
 
 def _readers(direct: Callable[[ast.AST], bool], imported: set[str],
-             defs: Sequence[dict[str, _Def]]) -> frozenset[str]:
+             defs: Sequence[dict[str, _Def]], quiet: frozenset[int]) -> frozenset[str]:
     """The functions and methods of ``defs`` whose own code ``direct`` holds of, or that
     name one of ``imported``, then those naming a module-level function among them, to a
     fixed point. Only a module-level function is followed by its name: a method's name
     (``parse``, ``__init__``) is shared by every class that defines one, and following it
     would take in most of the module. A caller of a reader method is not listed; the
-    verdicts stay sound without it (no proof stands on code that reads them)."""
+    verdicts stay sound without it (no proof stands on code that reads them). ``quiet``:
+    ``reads.inert`` of the modules ``defs`` are of (a frame or a string whose use reads
+    nothing)."""
     nodes = [(entry, d.node) for found in defs for entry, d in found.items() if not d.is_class]
-    said = [(entry, reads.words(node)) for entry, node in nodes]
+    said = [(entry, reads.words(node, quiet)) for entry, node in nodes]
     readers = {entry for entry, node in nodes if direct(node)}
     readers |= {entry for entry, words in said if words & imported}
     while True:
@@ -1021,15 +1025,17 @@ def data_readers(
             continue
         shown = ", ".join(f"`{p}`" for p in sorted(changed)[:3])
 
-        def direct(node: ast.AST, changed: set[str] = changed) -> bool:
-            return reads.reads_files(node) or reads.names_a_file(node, changed)
+        parsed = {path: [ast.parse(before), ast.parse(after)]
+                  for path, (before, after) in sorted(texts.items())
+                  if _parses(before) and _parses(after)}
+        quiet = reads.module_inert(t for trees in parsed.values() for t in trees)
+
+        def direct(node: ast.AST, changed: set[str] = changed,
+                   quiet: frozenset[int] = quiet) -> bool:
+            return reads.reads_files(node, quiet) or reads.names_a_file(node, changed)
 
         modules: dict[str, tuple[set[str], list[dict[str, _Def]], frozenset[str]]] = {}
-        for path in sorted(texts):
-            before, after = texts[path]
-            if not (_parses(before) and _parses(after)):
-                continue
-            trees = [ast.parse(before), ast.parse(after)]
+        for path, trees in parsed.items():
             carried = {name for tree in trees for node in tree.body
                        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
                                          | ast.ClassDef) and direct(node)
@@ -1045,7 +1051,7 @@ def data_readers(
                         for path, entries in found.items()}
             again = {path: _readers(direct, carried | {
                 name for other, names in exported.items() if other != path
-                and _module_word(other) in said for name in names}, defs)
+                and _module_word(other) in said for name in names}, defs, quiet)
                 for path, (carried, defs, said) in modules.items()}
             if again == found:
                 break
