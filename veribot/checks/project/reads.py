@@ -245,9 +245,10 @@ def inert(module: ast.Module) -> frozenset[int]:
       ``f_back`` steps, and the import of the getter where every use is such;
     - a string compared with a name (``name in ("__cause__", "__traceback__")``,
       ``key == "x"``) whose every use is a comparison, or the name of an attribute set
-      (``_only_compared``), where the module looks up no name it does not spell out
-      (``noise.looks_up_computed_names``): a comparison looks nothing up by the string,
-      and what it selects nothing here looks up;
+      (``_only_compared``): a comparison looks nothing up by the string. Where the module
+      looks up a name it does not spell out (``noise.looks_up_computed_names``), what the
+      comparison selects may be looked up, so only a string naming nothing that reads
+      but ``__traceback__`` (a traceback shows its lines one read further);
     - an exception's traceback assigned or deleted (``_traceback_writes``).
 
     Anything else keeps its words (a string passed to a call, kept in a container or a
@@ -263,16 +264,19 @@ def inert(module: ast.Module) -> frozenset[int]:
     quiet = {id(n.value) for n in ast.walk(module) if isinstance(n, ast.Expr)
              and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
     quiet |= _traceback_writes(module, bindings)
-    # A comparison selects a name (`if k == "__traceback__"`, or a function saying so of
-    # its argument): where a name the code computes is looked up, the selected name may
-    # be (`for k in dir(e): if is_tb(k): getattr(e, k)`), and the string is as good as
-    # looked up. `noise` imports this module.
+    # A comparison selects a name (`if k == "f_lineno"`, or a function saying so of its
+    # argument): where a name the code computes is looked up, the selected name may be
+    # (`for k in dir(fr): if is_line(k): getattr(fr, k)`), and the string is as good as
+    # looked up. Not so for `__traceback__` alone: a traceback found by it holds its lines
+    # one read further, by a word (seen) or by a name computed from what the traceback
+    # lists (`dir(tb)`), which the words of a module never show, selected or not; a
+    # traceback handed to other code is read there (the listed assumption of a layout
+    # verdict). `noise` imports this module.
     from veribot.checks.project import noise
 
     selects = noise.looks_up_computed_names(module)
     if star:  # `from m import *` may bind `sys`, `setattr`... to anything
-        return frozenset(quiet if selects else
-                         quiet | _inert_comparisons(module, parents, scopes, None))
+        return frozenset(quiet | _inert_comparisons(module, parents, scopes, None, selects))
     for name, source in _FRAME_GETTERS.items():
         for n in ast.walk(module):
             if not (isinstance(n, ast.Call) and _frame_getter(
@@ -287,8 +291,7 @@ def inert(module: ast.Module) -> frozenset[int]:
         if name in bindings and _imported_from(bindings[name], source, name, parents) and (
                 all(id(n) in quiet for n in loads)):
             quiet.update(id(b) for b in bindings[name])  # `from sys import _getframe`
-    if not selects:
-        quiet |= _inert_comparisons(module, parents, scopes, bindings)
+    quiet |= _inert_comparisons(module, parents, scopes, bindings, selects)
     return frozenset(quiet)
 
 
@@ -448,13 +451,16 @@ def _local_flows(target: ast.Name, kind: str, flow: _Flow) -> bool:
 
 def _inert_comparisons(module: ast.Module, parents: dict[int, ast.AST],
                        scopes: dict[int, ast.AST],
-                       bindings: dict[str, list[ast.AST]] | None) -> set[int]:
+                       bindings: dict[str, list[ast.AST]] | None,
+                       selects: bool) -> set[int]:
     """The strings compared (``==``, ``!=``, ``in``, ``is`` and negations; alone or as
     items of a literal tuple, list or set on the right of ``in``) with a constant or a
     local name the comparison looks nothing up by (``_only_compared``; ``bindings`` None,
     where a star import may bind any name: no setter is known). Where the module
     defines ``__eq__``, ``__ne__`` or ``__contains__`` naming what looks a name up (a
-    compared string is handed to it), none."""
+    compared string is handed to it), none. Where the module looks up names it computes
+    (``selects``), only the strings naming nothing that reads but ``__traceback__``
+    (``_names_no_reader``; see ``inert``)."""
     for n in ast.walk(module):
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in (
                 "__eq__", "__ne__", "__contains__") and _names(n) & _LOOKUP_WORDS:
@@ -473,8 +479,19 @@ def _inert_comparisons(module: ast.Module, parents: dict[int, ast.AST],
                     isinstance(mine, ast.Tuple | ast.List | ast.Set)):
                 strings = [e for e in mine.elts if _is_string(e)]
             if strings and _only_compared(other, strings, parents, scopes, bindings):
-                quiet.update(id(s) for s in strings)
+                quiet.update(id(s) for s in strings if not selects or _names_no_reader(s))
     return quiet
+
+
+def _names_no_reader(node: ast.expr) -> bool:
+    """Whether a string names nothing that reads lines, files or a stream (an
+    exception's ``__traceback__`` aside: a traceback shows its lines one read further)."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    found = _WORD.findall(node.value)
+    return (not set(found) & (_ALL_WORDS - _SET_HARMLESS)
+            and not any(stream in node.value for stream in _STREAMS)
+            and not any(_HANDLER.search(w) for w in found))
 
 
 def _is_string(node: ast.AST) -> bool:
@@ -503,11 +520,8 @@ def _only_compared(other: ast.expr, strings: list[ast.expr], parents: dict[int, 
     fn = scopes.get(id(other))
     if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
         return False
-    settable = all(
-        not (set(_WORD.findall(s.value)) & _ALL_WORDS - _SET_HARMLESS)
-        and not any(stream in s.value for stream in _STREAMS)
-        and not any(_HANDLER.search(w) for w in _WORD.findall(s.value))
-        for s in strings if isinstance(s, ast.Constant) and isinstance(s.value, str))
+    settable = all(_names_no_reader(s) for s in strings
+                   if isinstance(s, ast.Constant) and isinstance(s.value, str))
     for n in ast.walk(fn):
         if isinstance(n, ast.Global | ast.Nonlocal) and other.id in n.names:
             return False
