@@ -25,7 +25,7 @@ def test_hints_complete_the_equivalent_pair_and_never_the_different_one() -> Non
          "after": AFTER_FAR},
     ]
     out = io.StringIO()
-    summary = run(records, timeout_s=20, out=out)
+    summary = run(records, timeout_s=10, out=out)
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert rows[0]["engine"] == ["inconclusive", "loop-bound"]
     assert rows[0]["with_hints"] == ["verified", "proof"]

@@ -139,6 +139,9 @@ def test_a_bad_record_is_a_usage_error(tmp_path: Path) -> None:
         real.read_records(commits)
 
 
+# Real commits of the corpus are a benchmark-sized run (`pytest -m heavy`); the default run
+# keeps the harness on the repository built above.
+@pytest.mark.heavy
 @pytest.mark.skipif(not (SHARED_REAL / "commits.jsonl").is_file(), reason="no ../shared corpus")
 def test_two_corpus_commits(tmp_path: Path) -> None:
     out = tmp_path / "units.jsonl"

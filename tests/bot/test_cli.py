@@ -16,6 +16,11 @@ from tests.bot.schema_check import validate_report_json, validate_sarif
 from veribot.bot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, build_settings, main
 
 CI_ENV = {"CI": "true"}
+# The shop's reviews run the real engine on each unit; Cart.count (a loop, left
+# inconclusive) searches for a difference until its budget ends, 10 s by default. The
+# tests of the command line's output and exit codes give each function 3 s: which
+# verdicts the units get is the review tests' business (tests/bot/test_review.py).
+QUICK = ("--timeout", "3")
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +35,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def test_review_text_lists_every_unit_and_passes_without_refutations(shop: GitRepo) -> None:
-    code, out, err = run("review", "--repo", str(shop.path), "--timeout", "3")
+    code, out, err = run("review", "--repo", str(shop.path), *QUICK)
     assert code == EXIT_OK, err
     assert err == ""
     lines = out.splitlines()
@@ -53,7 +58,7 @@ def test_review_from_inside_the_repository_by_default(
     shop: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(shop.path / "shop")
-    code, out, _ = run("review", "--base", "main", "--format", "json")
+    code, out, _ = run("review", "--base", "main", "--format", "json", *QUICK)
     assert code == EXIT_OK
     doc = json.loads(out)
     validate_report_json(doc)
@@ -63,15 +68,16 @@ def test_review_from_inside_the_repository_by_default(
 
 def test_fail_on_sets_the_exit_code(shop: GitRepo) -> None:
     repo = str(shop.path)
-    assert run("review", "--repo", repo, "--fail-on", "inconclusive")[0] == EXIT_FAILED
-    assert run("review", "--repo", repo, "--fail-on", "never")[0] == EXIT_OK
-    assert run("review", "--repo", repo, "--fail-on", "refuted")[0] == EXIT_OK
+    assert run("review", "--repo", repo, "--fail-on", "inconclusive", *QUICK)[0] == EXIT_FAILED
+    assert run("review", "--repo", repo, "--fail-on", "never", *QUICK)[0] == EXIT_OK
+    assert run("review", "--repo", repo, "--fail-on", "refuted", *QUICK)[0] == EXIT_OK
 
 
 def test_sarif_and_json_written_to_files_are_valid(shop: GitRepo, tmp_path: Path) -> None:
     sarif_file, json_file = tmp_path / "out.sarif", tmp_path / "out.json"
     repo = str(shop.path)
-    code, out, _ = run("review", "--repo", repo, "--format", "sarif", "--output", str(sarif_file))
+    code, out, _ = run("review", "--repo", repo, "--format", "sarif", "--output", str(sarif_file),
+                       *QUICK)
     assert code == EXIT_OK and out == ""
     log = json.loads(sarif_file.read_text(encoding="utf-8"))
     validate_sarif(log)
@@ -80,12 +86,13 @@ def test_sarif_and_json_written_to_files_are_valid(shop: GitRepo, tmp_path: Path
         for r in log["runs"][0]["results"]
     }
     assert uris == {"shop/helpers.py", "shop/pricing.py", "shop/shapes.py"}
-    assert run("review", "--repo", repo, "--format", "json", "-o", str(json_file))[0] == EXIT_OK
+    assert run("review", "--repo", repo, "--format", "json", "-o", str(json_file),
+               *QUICK)[0] == EXIT_OK
     validate_report_json(json.loads(json_file.read_text(encoding="utf-8")))
 
 
 def test_markdown_output(shop: GitRepo) -> None:
-    code, out, _ = run("review", "--repo", str(shop.path), "--format", "markdown")
+    code, out, _ = run("review", "--repo", str(shop.path), "--format", "markdown", *QUICK)
     assert code == EXIT_OK
     assert out.startswith("<!-- veribot:summary -->\n### veribot:")
     assert "`shop/shapes.py::rect_area`" in out
@@ -103,7 +110,8 @@ def test_markdown_output(shop: GitRepo) -> None:
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required: COMMAND"),
         (["compare", "{tmp}/a.py", "{tmp}/b.py"], "cannot read"),
-        (["review", "--repo", "{shop}", "-o", "{tmp}/no/such/dir/out.txt"], "cannot access"),
+        (["review", "--repo", "{shop}", "-o", "{tmp}/no/such/dir/out.txt", *QUICK],
+         "cannot access"),
     ],
 )
 def test_errors_are_one_plain_sentence_and_exit_2(
@@ -179,6 +187,7 @@ def test_real_subprocess_of_the_module(shop: GitRepo) -> None:
             "json",
             "--fail-on",
             "inconclusive",
+            *QUICK,
         ],
         capture_output=True,
         text=True,

@@ -413,7 +413,7 @@ def test_a_fetch_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
         server.listen(5)
         url = f"http://127.0.0.1:{server.getsockname()[1]}/octo/demo.git"
         cache = GitCache(
-            tmp_path / "cache", lambda _installation, _repo: None, timeout=2.0, attempts=1
+            tmp_path / "cache", lambda _installation, _repo: None, timeout=1.0, attempts=1
         )
         with pytest.raises(FetchError, match="timed out"):
             cache(cache_job(), url, (base, head))

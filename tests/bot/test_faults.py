@@ -50,6 +50,18 @@ _KEPT = {"test_a_worker_killed_at_any_step_is_recovered_by_the_next":
          "test_sigterm_hands_the_job_back_at_any_step": {"redis-started", "sqlite-summary-posted"}}
 HEAVY_CASES = {name: {f"{queue}-{step}" for queue in ("sqlite", "redis") for step in STEPS}
                - kept for name, kept in _KEPT.items()}
+# Every other fault runs on both queues under `pytest -m heavy`; the default run keeps it
+# on one queue, each queue taking about half of them (both queues' leases, hand-backs and
+# retries also have tests of their own in test_queue.py and test_redis_queue.py).
+HEAVY_CASES |= {
+    "test_sigterm_lets_a_running_review_finish_within_the_grace": {"sqlite"},
+    "test_a_killed_workers_pull_request_takes_new_pushes_at_once": {"redis"},
+    "test_a_redelivery_after_serve_was_killed_is_reviewed_once":
+        {"sqlite-after-enqueue", "redis-before-enqueue"},
+    "test_a_completion_during_an_outage_lands_once_github_is_back": {"sqlite"},
+    "test_a_completion_left_by_a_killed_worker_lands_at_the_next_start": {"redis"},
+    "test_the_same_event_under_new_delivery_ids_is_reviewed_once": {"sqlite"},
+}
 FAST = {
     "VERIBOT_JOB_HEARTBEAT_S": "0.2",
     "VERIBOT_JOB_LEASE_S": "1.0",

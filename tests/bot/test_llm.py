@@ -7,21 +7,23 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.fakes import (
     FakeAnthropic,
-    anthropic_llm,
     error,
     load_recording,
     reply,
     text,
     tool_use,
 )
+from tests.fakes import anthropic_llm as _anthropic_llm
+from veribot.bot.llm import AnthropicLLM
 from veribot.bot.llmcache import CachedLLM, Mode, from_spec
 from veribot.checks.agent.llm import (
     LLM,
@@ -54,6 +56,23 @@ CAT = ToolSpec(
     },
 )
 QUESTION = Message.user("Is `if not s.is_empty()` equivalent to `if s.has_value()`?")
+_OPEN: list[AnthropicLLM] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Every client a test made is closed after it: a connection left open is closed by the
+    garbage collector, whose ResourceWarning (an error here) then fails whichever later
+    test it happens to run in."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def anthropic_llm(fake: FakeAnthropic, **options: Any) -> AnthropicLLM:
+    client = _anthropic_llm(fake, **options)
+    _OPEN.append(client)
+    return client
 
 
 def ask(llm: LLM) -> Completion:

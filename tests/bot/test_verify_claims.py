@@ -94,7 +94,7 @@ def test_a_revision_range_of_a_repository(tmp_path: Path) -> None:
     path = claims(tmp_path, {"entry": "total", "path": "pkg/sums.py",
                              "hints": [{"kind": "invariant", "expr": INVARIANT}]})
     code, out, err = cli("verify-claims", str(path), "--repo", str(repo), "--base", "HEAD~1",
-                         "--timeout", "60")
+                         "--timeout", "20")
     assert (code, err) == (0, ""), out
     assert out.startswith("verified     pkg/sums.py::total  [proof]")
     code, _, err = cli("verify-claims", str(path), "--repo", str(repo), "--base", "nope")

@@ -186,7 +186,7 @@ def test_a_proven_invariant_completes_the_proof_and_the_verdict_says_so() -> Non
 
 
 def test_with_execution_the_whole_pipeline_still_runs_after_a_hinted_proof() -> None:
-    checked = run(AFTER, [invariant(INVARIANT)], budget=Budget(timeout_s=60))
+    checked = run(AFTER, [invariant(INVARIANT)], budget=Budget(timeout_s=20))
     assert checked.result.verdict is Verdict.VERIFIED, checked.result
     assert checked.result.method.startswith("z3+hints")
     assert any("tripwire" in n for n in checked.result.notes)

@@ -223,6 +223,7 @@ def test_a_context_manager_whose_exit_raises_is_refuted() -> None:
     assert "leaving it raises ValueError" in result.counterexample.after.text  # type: ignore[union-attr]
 
 
+@pytest.mark.heavy  # 15 s of random testing; the default run keeps the equal pair above
 def test_a_pair_that_differs_only_in_when_the_body_runs_is_not_refuted() -> None:
     # The caller's body runs at the yield: with an empty body the stream ends the same,
     # and no input shows a difference. Not verified either (nothing is modelled).

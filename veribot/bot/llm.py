@@ -18,9 +18,8 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
 
 from veribot.checks.agent.llm import (
@@ -36,6 +35,12 @@ from veribot.checks.agent.llm import (
     estimate_input_tokens,
     forced_tool,
 )
+
+if TYPE_CHECKING:
+    # The SDK is imported where it is used, not when this module loads: the import takes
+    # about half of a `veribot` process's start-up (0.7 s on a quiet machine, 1.8 s on a
+    # loaded one), and most runs (no API key) never ask the model.
+    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +83,8 @@ class AnthropicLLM:
         self.meter = meter if meter is not None else UsageMeter(settings.budget)
         self._sleep = sleep
         self._rng = rng or random.Random()
+        import anthropic  # not at the top: see the note there
+
         self._client = anthropic.Anthropic(
             api_key=settings.api_key,
             base_url=settings.base_url,
@@ -132,6 +139,8 @@ class AnthropicLLM:
         return completion
 
     def _send(self, kwargs: dict[str, Any]) -> dict[str, object]:
+        import anthropic  # loaded by __init__ already
+
         attempts = self.settings.max_retries + 1
         for attempt in range(1, attempts + 1):
             left = self.meter.remaining_s()
@@ -264,6 +273,8 @@ def _error_message(exc: anthropic.APIStatusError) -> str:
 
 
 def _connection_problem(exc: anthropic.APIConnectionError, timeout_s: float) -> str:
+    import anthropic
+
     if isinstance(exc, anthropic.APITimeoutError):
         return f"no answer within the {timeout_s:g} s timeout"
     return f"could not connect ({type(exc.__cause__ or exc).__name__})"
@@ -271,6 +282,8 @@ def _connection_problem(exc: anthropic.APIConnectionError, timeout_s: float) -> 
 
 def _translate(exc: anthropic.APIError, attempts: int, timeout_s: float) -> LLMError:
     """The SDK's exception as ours, with a message a reviewer can act on."""
+    import anthropic
+
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if isinstance(exc, anthropic.APIStatusError):
         status, kind, message = exc.status_code, _error_type(exc), _error_message(exc)

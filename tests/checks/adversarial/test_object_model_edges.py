@@ -18,19 +18,10 @@ import pytest
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.verdict import Verdict
 
-# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
-# run keeps this module's other cases of each family.
-HEAVY_CASES: dict[str, set[str]] = {
-    "test_a_list_the_constructor_changes_in_place_holds_what_it_put": {
-        'items.append("s")',
-        'self.items[0:0] = ["s"]',
-    },
-    "test_constructor_writes_through_a_getter_or_decorated_method_are_examined": {
-        "decorated-method",
-    },
-}
-
-BUDGET = Budget(timeout_s=8)
+# Every check here asks only that the pair is not verified: random testing, which runs
+# only once no proof was found and can turn no verdict into "verified", is left out (it
+# took all but a few milliseconds of each check's seconds).
+BUDGET = Budget(timeout_s=8, search=False)
 RARE = "(v * 7) % 1000003 == 5"
 
 

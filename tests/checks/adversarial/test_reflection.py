@@ -20,18 +20,11 @@ from veribot.checks.lang import pyinterfere
 from veribot.checks.lang.pymodule import Module
 from veribot.checks.verdict import Verdict
 
-# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
-# run keeps this module's other cases of each family.
-HEAVY_CASES: dict[str, set[str]] = {
-    "test_a_write_next_to_a_relay_still_blocks": {
-        "setattr-on-this-module-by-name",
-        "relay-target-written-by-name",
-        "dict-of-this-module-written",
-        "vars-of-this-module-written",
-    },
-}
-
 BUDGET = Budget(timeout_s=6)
+# For the pairs that must only not be verified: random testing, which runs only once no
+# proof was found and can turn no verdict into "verified", is left out (it took all but a
+# few milliseconds of each of those checks' seconds).
+NO_SEARCH = Budget(timeout_s=6, search=False)
 
 DOUBLE = "def f(x: int) -> int:\n    return x * 2\n"
 TWICE = "def f(x: int) -> int:\n    return x + x\n"
@@ -314,7 +307,7 @@ WRITES: list[tuple[str, str]] = [
 @pytest.mark.parametrize("code", [c for _, c in WRITES], ids=[n for n, _ in WRITES])
 def test_a_write_next_to_a_relay_still_blocks(code: str) -> None:
     result = check_pair(RELAY + code + READS_K, RELAY + code.replace("K = 2\n", "") + K2,
-                        "f", budget=BUDGET)
+                        "f", budget=NO_SEARCH)
     assert result.verdict is not Verdict.VERIFIED, result.detail
 
 
@@ -324,5 +317,5 @@ def test_a_write_to_a_class_the_method_reads_next_to_a_relay_blocks() -> None:
     tail = "def g(n: str) -> None:\n    setattr(C, n, 5)\n"
     before = head + "    def get(self) -> int:\n        return self.x + self.k\n" + tail
     after = head + "    def get(self) -> int:\n        return self.x + 2\n" + tail
-    result = check_pair(before, after, "C.get", budget=BUDGET)
+    result = check_pair(before, after, "C.get", budget=NO_SEARCH)
     assert result.verdict is not Verdict.VERIFIED, result.detail

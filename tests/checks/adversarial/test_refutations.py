@@ -11,10 +11,16 @@ sandbox's reason; real differences, an endless loop included, are still refuted.
 
 from __future__ import annotations
 
+import pytest
+
 from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.sandbox import Limits
 from veribot.checks.search.differential import examine
 from veribot.checks.verdict import ENDLESS, BehaviourKind, Reason, Result, Verdict
+
+# Slow cases only `python -m pytest -m heavy` runs (tests/conftest.py); the default
+# run keeps this module's other cases of each family.
+HEAVY_CASES: dict[str, set[str]] = {"test_equivalent_versions_are_still_verified": {"loop"}}
 
 QUICK = Budget(timeout_s=4)
 SURE = Budget(timeout_s=30)
@@ -250,14 +256,19 @@ def test_a_frozenset_parameter_gets_frozensets() -> None:
 # -- equivalent versions: the proof is untouched ------------------------------------------
 
 
-def test_equivalent_versions_are_still_verified() -> None:
-    before = "def f(x: int, y: int) -> int:\n    return x * 2 + y\n"
-    after = "def f(x: int, y: int) -> int:\n    return y + x + x\n"
+_LOOP = "def f(n: int) -> int:\n    s = 0\n    for i in range(n):\n        s += 2\n    return s\n"
+EQUIVALENT = {
+    "straight-line": ("def f(x: int, y: int) -> int:\n    return x * 2 + y\n",
+                      "def f(x: int, y: int) -> int:\n    return y + x + x\n"),
+    # The tripwire after the proof runs inputs up to range(10**9), each stopped by the
+    # sandbox's timer without a difference: about a third of SURE's 30 s.
+    "loop": (_LOOP, _LOOP.replace("s += 2", "s += 1\n        s += 1")),
+}
+
+
+@pytest.mark.parametrize(("before", "after"), list(EQUIVALENT.values()), ids=list(EQUIVALENT))
+def test_equivalent_versions_are_still_verified(before: str, after: str) -> None:
     assert _sure(before, after).verdict is Verdict.VERIFIED
-    loop_a = "def f(n: int) -> int:\n    s = 0\n    for i in range(n):\n        s += 2\n" \
-             "    return s\n"
-    loop_b = loop_a.replace("s += 2", "s += 1\n        s += 1")
-    assert _sure(loop_a, loop_b).verdict is Verdict.VERIFIED
 
 
 # -- artefacts of what the sandbox was given, seen on real commits -----------------------------
