@@ -18,6 +18,7 @@ which documents its own exit codes).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
@@ -296,6 +297,34 @@ def build_parser(
         from veribot.bench import soak as bench_soak
 
         bench_soak.add_arguments(sp)
+    bs = sub.add_parser(
+        "bench-safety",
+        help="decide crash-safety questions of a JSONL file (safe, unsafe, inconclusive)",
+        description="Decide each record of FILE.jsonl: can an input make the function (or "
+        "the line) raise an exception its code does not raise on purpose? (see "
+        "veribot/bench/safety.py)",
+    )
+    if with_bench:
+        from veribot.bench import safety as bench_safety
+
+        bench_safety.add_arguments(bs)
+    sf = sub.add_parser(
+        "safety",
+        help="can an input make a function of a Python file crash? (safe, unsafe, inconclusive)",
+        description="Ask whether any input of its declared domain makes a function raise an "
+        "exception its code does not raise on purpose (a `raise` statement, or one its "
+        "docstring documents): 'safe' is a proof, 'unsafe' an input run in the sandbox.",
+    )
+    sf.add_argument("file", type=Path, metavar="FILE.py")
+    sf.add_argument("--entry", required=True, metavar="NAME",
+                    help="the function, e.g. parse or Config.get")
+    sf.add_argument("--line", type=int, default=None, metavar="N",
+                    help="only what line N raises")
+    sf.add_argument("--exception", default=None, metavar="CLASS",
+                    help="only this builtin exception class (and its subclasses)")
+    sf.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                    help="budget in seconds (default 10)")
+    sf.add_argument("--format", choices=("text", "json"), default="text")
     vc = sub.add_parser(
         "verify-claims",
         help="check hints and facts (CLAIMS.json, from any model or person) against the code",
@@ -415,6 +444,12 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         from veribot.bench import soak as bench_soak
 
         return int(bench_soak.main(args))
+    if args.command == "bench-safety":
+        from veribot.bench import safety as bench_safety
+
+        return bench_safety.main(args, stdout, stderr)
+    if args.command == "safety":
+        return _safety(args, stdout)
     if args.command == "verify-claims":
         return verifyclaims.run(args, stdout)
     if args.command in _APP_COMMANDS:
@@ -437,6 +472,31 @@ def _run(args: argparse.Namespace, settings: Settings, stdout: TextIO, stderr: T
         stdout.write(text)
         stdout.flush()
     return EXIT_FAILED if report.failed(FailOn(args.fail_on)) else EXIT_OK
+
+
+def _safety(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``veribot safety``: one question, its answer on standard output (exit 1: unsafe)."""
+    from veribot.checks.safety import UNSAFE, SafetyBudget, check_safety
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout is a positive number of seconds")
+    if args.line is not None and args.line < 1:
+        raise UsageError("--line is a positive line number")
+    try:
+        source = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"cannot read {args.file} ({err})") from None
+    result = check_safety(source, args.entry, line=args.line, exception=args.exception,
+                          budget=SafetyBudget(timeout_s=args.timeout))
+    if args.format == "json":
+        stdout.write(json.dumps({"file": str(args.file), "entry": args.entry,
+                                 **result.as_record()}, indent=2) + "\n")
+    else:
+        where = f"{args.file}::{args.entry}" + (f" line {args.line}" if args.line else "")
+        stdout.write(f"{where}: {result.verdict} ({result.reason})\n  {result.detail}\n")
+        for assumption in result.assumptions:
+            stdout.write(f"  assuming {assumption}\n")
+    return EXIT_FAILED if result.verdict == UNSAFE else EXIT_OK
 
 
 # --- the GitHub App: `veribot serve` (the webhook) and `veribot worker` (the jobs) ---------
@@ -558,7 +618,8 @@ def main(
         return EXIT_USAGE
 
     try:
-        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"], ["bench-soak"])
+        with_bench = argv[:1] in (["bench"], ["bench-mutants"], ["bench-real"], ["bench-soak"],
+                                  ["bench-safety"])
         parser = build_parser(with_bench=with_bench, with_bench_model=argv[:1] == ["bench-model"])
         args = parser.parse_args(argv)
     except UsageError as exc:

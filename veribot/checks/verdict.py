@@ -101,6 +101,10 @@ class Behaviour:
     built: object = None
     # The module itself failed while it was imported: the call was never made.
     at_import: bool = False
+    # RAISED: the innermost line of the module under test the exception passed through
+    # (None: it never did), and whether it started there rather than in code called
+    # from that line (a builtin, a library, another module).
+    site: tuple[int | None, bool] | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         if self.kind is BehaviourKind.RETURNED:

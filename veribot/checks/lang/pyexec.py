@@ -83,6 +83,9 @@ class Exit:
     params: tuple[z3.ExprRef, ...]  # final contents of the list parameters
     line: int
     exc_term: z3.ExprRef | None = None  # which way a shared helper ended, if it raised
+    # Raised by a `raise` statement naming its class (the code raises it on purpose), not
+    # by an operation, a builtin or a bare `raise` of what another one raised.
+    on_purpose: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,7 @@ class Executor(Builtins):
         self.comp_scopes: list[tuple[int, frozenset[str], dict[str, V]]] = []
         self.handling: list[Any] = []
         self.generator = False
+        self.on_purpose = False  # a `raise X` statement is raising (see ``Exit``)
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -389,7 +393,11 @@ class Executor(Builtins):
             )
         if call is not None:
             self.ev_all(call.args, state)
-        self.raise_if(TRUE, name, state)
+        self.on_purpose = True
+        try:
+            self.raise_if(TRUE, name, state)
+        finally:
+            self.on_purpose = False
 
     def raise_if(
         self, cond: z3.BoolRef, exc: str, state: State, exc_term: z3.ExprRef | None = None
@@ -403,7 +411,8 @@ class Executor(Builtins):
             pytry.capture(self, guard, exc, state, exc_term)
         else:
             guard = pygen.bounded(self, guard, state, raising=True)
-            self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term))
+            self.exits.append(Exit(guard, None, exc, self._snapshot(state), self.line, exc_term,
+                                   self.on_purpose))
         state.live = z3.And(state.live, z3.Not(cond))
 
     # -- assignment -----------------------------------------------------------------------

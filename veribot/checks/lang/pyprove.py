@@ -404,7 +404,7 @@ def search_bounded(problem: Problem, solver: SolverLimits, tries: int = 3) -> Ou
             assert answer.model is not None
             args = tuple(literal(answer.model, v) for v in problem.inputs)
             candidates.append(call_texts(problem, args))
-            blocked.append(_block(answer.model, problem.inputs))
+            blocked.append(block(answer.model, problem.inputs))
             continue
         if answer.status is Status.UNKNOWN:
             if candidates:
@@ -491,7 +491,7 @@ def uncovered(exits: Sequence[Exit], facts: Sequence[z3.BoolRef], solver: Solver
     return "an input reaches no exit" if answer.status is Status.SAT else answer.why
 
 
-def _block(model: z3.ModelRef, inputs: Sequence[V]) -> z3.BoolRef:
+def block(model: z3.ModelRef, inputs: Sequence[V]) -> z3.BoolRef:
     """A constraint that excludes the concrete input of ``model``."""
     from veribot.checks.lang.pyvalues import (
         SBool,

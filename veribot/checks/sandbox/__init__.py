@@ -700,7 +700,18 @@ def _behaviour(raw: object) -> Behaviour:
         float(elapsed) if isinstance(elapsed, int | float) and 0 <= elapsed < 1e9 else 0.0,
         tuple(str(r)[:200] for r in refused[:5]) if isinstance(refused, list) else (),
         _freeze(raw.get("built")),
+        site=_site(raw.get("site")),
     )
+
+
+def _site(raw: object) -> tuple[int | None, bool] | None:
+    """A raise site as the child reports it (``[line or None, started there]``)."""
+    if not (isinstance(raw, list) and len(raw) == 2 and isinstance(raw[1], bool)):
+        return None
+    line = raw[0]
+    if line is None or (isinstance(line, int) and not isinstance(line, bool) and line > 0):
+        return (line, raw[1])
+    return None
 
 
 def _death(out: _Outcome, limits: Limits) -> Behaviour:

@@ -1665,12 +1665,36 @@ def _returned(value: object, args: Sequence[object] | None, elapsed: float) -> d
     return _behaviour("return", encoded, _value_text(value), _encode_args(args), elapsed)
 
 
+class _Subject:
+    """The file of the module under test, once imported (where an exception was raised)."""
+
+    file: str | None = None
+
+
+def _raise_site(exc: BaseException) -> list[object]:
+    """Where ``exc`` was raised: the innermost line of the module under test on its way
+    out (None if it never passed through it), and whether that line is where it started
+    (the innermost frame of all is the module's) rather than a call into other code."""
+    line: int | None = None
+    inner = False
+    tb = exc.__traceback__
+    while tb is not None:
+        here = tb.tb_frame.f_code.co_filename == _Subject.file
+        if here:
+            line = tb.tb_lineno
+        inner = here
+        tb = tb.tb_next
+    return [line, inner]
+
+
 def _raised(exc: BaseException, args: Sequence[object] | None,
             elapsed: float) -> dict[str, object]:
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return _behaviour("resource", "file-size", _exception_text(exc), None, elapsed)
-    return _behaviour("raise", _type_name(type(exc)), _exception_text(exc),
-                      _encode_args(args), elapsed)
+    out = _behaviour("raise", _type_name(type(exc)), _exception_text(exc),
+                     _encode_args(args), elapsed)
+    out["site"] = _raise_site(exc)
+    return out
 
 
 def _resolve(module: object, entry: str) -> Callable[..., object]:
@@ -1849,6 +1873,7 @@ def run_calls(cfg: dict[str, Any], send: Callable[[dict[str, object]], None]) ->
             module = importlib.import_module(package["module"])
         else:
             module = _load(cfg["subject"], "subject")
+        _Subject.file = getattr(module, "__file__", None)
         loaded["fn"] = _resolve(module, entry)
         loaded["cls"] = _owner(module, entry)
         loaded["module"] = module
