@@ -44,6 +44,7 @@ from rich.text import Text
 import veribot
 from veribot.bot.intent import Intent, IntentFinding, intents
 from veribot.bot.review import Report, UnitResult
+from veribot.bot.safetyreview import as_json as safety_json
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status
 from veribot.checks.project.units import UnitKind, is_test_path
@@ -335,6 +336,8 @@ def render_text(
             lines.append(f"{'':<14}{found[n].intent.value}: {found[n].why}")
         if item.view is not None:
             lines.append(f"{'':<14}{item.view.text()}")
+        if item.safety is not None:
+            lines.append(f"{'':<14}{item.safety.text()}")
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
@@ -523,6 +526,7 @@ def _unit_json(item: UnitResult, intent: IntentFinding | None = None) -> dict[st
         "line": r.line,
         "time_s": round(r.time_s, 3),
         "agent": _finding_json(item.agent),
+        "safety": safety_json(item.safety),
         "counterexample": None
         if cex is None
         else {
@@ -591,7 +595,8 @@ def render_markdown(
                  if line]
     folded = _undecided_block(undecided)
     meant = {id(report.items[n]): f for n, f in intents(report, report.declared).items()}
-    whole = "\n".join([*head, *_unit_blocks(report, decided, meant),
+    safety = _safety_block(code)
+    whole = "\n".join([*head, *_unit_blocks(report, decided, meant), *safety,
                        *_agent_blocks(report, undecided + others),
                        *folded, *summaries, *([""] if summaries else []), *tail]) + "\n"
     if max_bytes is None or utf8_size(whole) <= max_bytes:
@@ -599,6 +604,8 @@ def render_markdown(
     # Too long: the decided units' rows first, as many as fit, then their details; the
     # undecided ones only counted, by reason.
     lines = [*summaries, _undecided_count(undecided), ""]
+    safety = _safety_block(code, max_bytes // 4)
+    lines = [*safety, *lines]
     room = max_bytes - utf8_size("\n".join([*head, *lines, *tail]) + "\n") - 512
     table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
     rows, listed = fit_blocks(
@@ -617,6 +624,61 @@ def render_markdown(
     folded = _undecided_block(undecided, max(0, room - used - utf8_size("\n".join(details))),
                               rest)
     return "\n".join([*head, *body, *details, *folded, *lines, *tail]) + "\n"
+
+
+_SAFETY_ICON = {"unsafe": "💥", "safe": "✅", "inconclusive": "❔"}
+_SAFETY_ORDER = {"unsafe": 0, "safe": 1, "inconclusive": 2}
+
+
+def _safety_block(items: list[UnitResult], max_bytes: int | None = None) -> list[str]:
+    """The crash-safety verdicts: a row per unsafe or safe function (unsafe first, an
+    added crash first of all), the inconclusive ones counted by reason."""
+    asked = sorted((i for i in items if i.safety is not None), key=_safety_rank)
+    if not asked:
+        return []
+    counts = {v: sum(1 for i in asked if i.safety and i.safety.result.verdict == v)
+              for v in ("unsafe", "safe", "inconclusive")}
+    out = [f"**Crash safety** (added functions, and changed ones not proven to behave as "
+           f"before): {counts['unsafe']} unsafe, {counts['safe']} safe, "
+           f"{counts['inconclusive']} inconclusive.", ""]
+    rows = []
+    for item in asked:
+        finding = item.safety
+        assert finding is not None
+        r = finding.result
+        if r.verdict == "inconclusive":
+            continue
+        verdict = f"**{r.verdict}**"
+        detail = r.detail
+        if finding.added_crash is True:
+            verdict += " (an added crash)"
+            detail += f"; before the change it {finding.before}"
+        elif finding.added_crash is False:
+            verdict += " (there before)"
+        rows.append(f"| {_SAFETY_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)}"
+                    f" | {verdict} | {md_text(clip_chars(detail, CELL_MAX_CHARS))} |")
+    if rows:
+        header = "| | function | safety | details |\n|---|---|---|---|"
+        shown, _ = fit_blocks(rows, (max_bytes or 10**9) - utf8_size(header) - 256,
+                              lambda n: f"\n… {n} more: see the full report.")
+        out += [header, *shown, ""]
+    undecided = [i.safety.result.reason for i in asked
+                 if i.safety is not None and i.safety.result.verdict == "inconclusive"]
+    if undecided:
+        by_reason: dict[str, int] = {}
+        for reason in undecided:
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+        out += [clip_bytes("Crash safety not decided: " + ", ".join(
+            f"{n} {md_code(reason)}" for reason, n in sorted(
+                by_reason.items(), key=lambda kv: -kv[1])) + ".", 2048), ""]
+    return out
+
+
+def _safety_rank(item: UnitResult) -> tuple[int, bool]:
+    found = item.safety
+    if found is None:
+        return (len(_SAFETY_ORDER), True)
+    return (_SAFETY_ORDER[found.result.verdict], found.added_crash is not True)
 
 
 def _undecided_block(items: list[UnitResult], max_bytes: int | None = None,

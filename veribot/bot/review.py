@@ -30,10 +30,11 @@ from pathlib import Path
 
 import git
 
-from veribot.bot import gitrepo
+from veribot.bot import gitrepo, safetyreview
 from veribot.bot.agentreview import AgentConfig, ask_units, files_view, git_view
 from veribot.bot.hintreview import improve_units
 from veribot.bot.intent import Intent, called_name, declared_refactoring, intents, is_private
+from veribot.bot.safetyreview import SafetyFinding
 from veribot.checks.agent.intentview import Difference, IntentView, ask_view
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import NOT_ASKED, AgentFinding
@@ -141,6 +142,9 @@ class UnitResult:
     # For a refutation, with an agent: whether the difference is what the pull request
     # and the docstring state (the agent's view, never a verdict).
     view: IntentView | None = None
+    # Whether an input can make the head version crash (added functions, and changed ones
+    # not proven to behave as before: ``safetyreview``); None where not asked.
+    safety: SafetyFinding | None = None
 
     @property
     def compared(self) -> bool:
@@ -259,13 +263,14 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         asked = request.agent if request.hints_ask else None
         results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
+    safety = safetyreview.assess(units, results, request.budget)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
     runs, runs_note = _test_runs(changes, found, units, results, request.budget) if (
         isinstance(source, GitSource)) else ((), "")
     return Report(
-        items=tuple(UnitResult(u, r, a, v) for u, r, a, v in zip(
-            units, results, findings, views, strict=True)),
+        items=tuple(UnitResult(u, r, a, v, s) for u, r, a, v, s in zip(
+            units, results, findings, views, safety, strict=True)),
         skipped=skipped,
         filtered_out=filtered_out,
         unchanged=unchanged,

@@ -153,7 +153,8 @@ def _check(source: str, entry: str, line: int | None, exception: str | None,
                           + (f" (line {err.line})" if err.line else ""), err.line or line)
     except pyprove.UnknownTypes as err:
         names = ", ".join(f"`{n}`" for n in err.names)
-        shown = ", ".join(f"`{t.text()}`" for t in err.types if hasattr(t, "text"))
+        shown = ", ".join(f"`{t.text()}`" for t in err.types
+                          if hasattr(t, "text") and t.text() not in ("?", ""))
         return _undecided("unknown-type", f"no model of the type of {names}"
                           + (f" ({shown})" if shown else "") + ": not checked", line)
     except OutOfTime as err:

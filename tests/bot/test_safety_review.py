@@ -1,0 +1,135 @@
+"""Crash safety in the review: added functions and changed ones not proven to behave as
+before get a safety verdict; a changed function's crash is told apart as added by the
+change or there before; the text, JSON and Markdown reports show it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bot.gitrepos import GitRepo
+from tests.bot.schema_check import validate_report_json
+from veribot.bot.render import render
+from veribot.bot.review import GitSource, Report, ReviewRequest, UnitResult, review
+from veribot.checks.equivalence import Budget
+
+BASE = b'''def scale(x: int) -> int:
+    return x * 2
+
+
+def shift(x: int) -> int:
+    return x + 1
+
+
+def half(x: int) -> int:
+    return x // 2
+
+
+def inverse(x: int) -> float:
+    return 1 / x
+'''
+
+HEAD = b'''def scale(x: int) -> int:
+    return 2 * x
+
+
+def shift(x: int) -> int:
+    return 100 // (x - 4)
+
+
+def half(x: int) -> int:
+    if x == 3:
+        return 0
+    return x // 2
+
+
+def inverse(x: int) -> float:
+    if x == 7:
+        return 0.5
+    return 1 / x
+
+
+def ratio(a: int, b: int) -> float:
+    return a / b
+
+
+def clamp(x: int, lo: int, hi: int) -> int:
+    if x < lo:
+        return lo
+    return hi if x > hi else x
+'''
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    repo = GitRepo(tmp_path_factory.mktemp("safety") / "repo")
+    repo.commit("base", {"calc.py": BASE})
+    repo.commit("head", {"calc.py": HEAD})
+    return review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                budget=Budget(timeout_s=8.0)))
+
+
+def _items(report: Report) -> dict[str, UnitResult]:
+    return {i.unit.entry: i for i in report.items}
+
+
+def test_added_functions_get_a_safety_verdict(report: Report) -> None:
+    found = _items(report)
+    ratio = found["ratio"].safety
+    assert ratio is not None and ratio.result.verdict == "unsafe", ratio
+    assert ratio.result.exception == "ZeroDivisionError" and ratio.result.call.endswith("0")
+    assert ratio.added_crash is None  # no base version to compare with
+    clamp = found["clamp"].safety
+    assert clamp is not None and clamp.result.verdict == "safe", clamp
+
+
+def test_a_crash_the_change_adds_is_told_from_one_that_was_there(report: Report) -> None:
+    found = _items(report)
+    added = found["shift"].safety
+    assert added is not None and added.result.verdict == "unsafe"
+    assert added.result.call == "4" and added.added_crash is True
+    assert added.before == "returns 5"
+    old = found["inverse"].safety
+    assert old is not None and old.result.verdict == "unsafe" and old.result.call == "0"
+    assert old.added_crash is False  # `1 / 0` raised before the change too
+
+
+def test_a_verified_change_is_not_asked_and_a_safe_change_says_so(report: Report) -> None:
+    found = _items(report)
+    assert found["scale"].result.verdict.value == "verified"
+    assert found["scale"].safety is None
+    half = found["half"].safety
+    assert half is not None and half.result.verdict == "safe"
+
+
+def test_the_reports_show_the_safety_verdicts(report: Report) -> None:
+    text = render(report, "text")
+    assert "safety: unsafe (crash): `shift(4)` raises ZeroDivisionError" in text
+    assert "an added crash: before the change it returns 5" in text
+    doc = json.loads(render(report, "json"))
+    validate_report_json(doc)
+    units = {u["entry"]: u for u in doc["units"]}
+    assert units["shift"]["safety"]["added_crash"] is True
+    assert units["shift"]["safety"]["input"] == "4"
+    assert units["scale"]["safety"] is None
+    markdown = render(report, "markdown")
+    assert "**Crash safety**" in markdown
+    assert "3 unsafe, 2 safe" in markdown
+    assert "**unsafe** (an added crash)" in markdown
+    # The added crash is the first row of the table.
+    rows = [line for line in markdown.splitlines() if line.startswith("| 💥")]
+    assert rows and "calc.py::shift" in rows[0]
+
+
+def test_running_code_off_keeps_the_crash_unconfirmed(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"calc.py": BASE})
+    repo.commit("head", {"calc.py": HEAD})
+    report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                  budget=Budget(timeout_s=8.0, execute=False),
+                                  select=lambda u: u.entry == "ratio"))
+    (item,) = report.items
+    assert item.safety is not None and item.safety.result.verdict == "inconclusive"
+    assert item.safety.result.reason == "not-executed"
