@@ -22,7 +22,8 @@ RUN pip install --no-cache-dir \
     PyGithub==2.10.0 \
     huey==2.6.0 \
     waitress==3.0.2 \
-    pytest==9.2.0
+    pytest==9.2.0 \
+    mypy==2.4.1
 
 COPY pyproject.toml README.md /opt/veribot/
 COPY veribot /opt/veribot/veribot

@@ -473,7 +473,7 @@ def test_action_yml_runs_on_the_runner_with_pinned_steps_and_inputs_as_environme
     assert re.search(r"python-version: \"3\.\d+\"", text)
     scripts = _run_blocks(text)
     assert any("apt-get install" in s and "bubblewrap" in s for s in scripts)
-    assert any('"$GITHUB_ACTION_PATH"' in s and "pip install" in s for s in scripts)
+    assert any('"$GITHUB_ACTION_PATH[types]"' in s and "pip install" in s for s in scripts)
     assert any("-m veribot.bot.action" in s for s in scripts)
     # An input spliced into a script would let its value run as shell code.
     assert not [s for s in scripts if "${{" in s]

@@ -14,6 +14,7 @@ from tests.bot.schema_check import validate_report_json
 from veribot.bot.render import render
 from veribot.bot.review import GitSource, Report, ReviewRequest, UnitResult, review
 from veribot.checks.equivalence import Budget
+from veribot.checks.typewarn import mypy_available
 
 BASE = b'''def scale(x: int) -> int:
     return x * 2
@@ -133,3 +134,72 @@ def test_running_code_off_keeps_the_crash_unconfirmed(tmp_path: Path) -> None:
     (item,) = report.items
     assert item.safety is not None and item.safety.result.verdict == "inconclusive"
     assert item.safety.result.reason == "not-executed"
+    assert "mypy was not run" in report.safety_note  # no process reads the code
+
+
+WARNED = b'''def count3(xs: list[int] | None) -> int:
+    return xs.count(3)
+
+
+def pick(flag: bool) -> int:
+    if flag:
+        y = 1
+    return y
+
+
+def both(x: int | None, y: int) -> int:
+    if y > 0 and x is None:
+        return 0
+    if y > 0:
+        return x + 1
+    return y
+'''
+
+
+@pytest.mark.skipif(not mypy_available(), reason="mypy is not installed")
+def test_type_checker_warnings_become_questions_with_answers(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"calc.py": BASE})
+    repo.commit("head", {"calc.py": BASE + b"\n\n" + WARNED})
+    report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                  budget=Budget(timeout_s=8.0)))
+    found = _items(report)
+    answers = {}
+    for entry in ("count3", "pick", "both"):
+        finding = found[entry].safety
+        assert finding is not None
+        ((warning, answer),) = finding.warnings  # one warning in each
+        answers[entry] = (warning.code, answer.verdict, answer.call)
+    assert answers == {"count3": ("union-attr", "unsafe", "None"),
+                       "pick": ("possibly-undefined", "unsafe", "False"),
+                       "both": ("operator", "safe", "")}
+    text = render(report, "text")
+    assert "mypy line 31 [operator]" in text and "false alarm, proven safe" in text
+    assert "real: `pick(False)` raises UnboundLocalError" in text
+    doc = json.loads(render(report, "json"))
+    validate_report_json(doc)
+    units = {u["entry"]: u for u in doc["units"]}
+    assert units["both"]["safety"]["warnings"][0]["answer"] == "safe"
+    markdown = render(report, "markdown")
+    assert "**Type-checker warnings** (mypy) in these functions: 3: 2 real, 1 false alarm" in (
+        markdown)
+
+
+def test_without_mypy_the_report_says_its_warnings_were_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine without mypy: `find_spec` is what tells (the library's own check).
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mypy" else real(name, *a))
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"calc.py": BASE})
+    repo.commit("head", {"calc.py": BASE + b"\n\n" + WARNED})
+    report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                  budget=Budget(timeout_s=8.0), select=lambda u: u.entry == "pick"))
+    assert "mypy is not installed" in report.safety_note
+    assert "mypy is not installed" in render(report, "markdown")
+    (item,) = report.items
+    assert item.safety is not None and item.safety.result.verdict == "unsafe"
+    assert item.safety.warnings == ()

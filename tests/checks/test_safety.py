@@ -14,6 +14,7 @@ import pytest
 
 from veribot.bench import safety as bench
 from veribot.bot.cli import main as cli_main
+from veribot.checks.equivalence import Budget, check_pair
 from veribot.checks.safety import (
     INCONCLUSIVE,
     SAFE,
@@ -22,6 +23,7 @@ from veribot.checks.safety import (
     check_safety,
     documented_exceptions,
 )
+from veribot.checks.verdict import Verdict
 
 BUDGET = SafetyBudget(timeout_s=10)
 
@@ -43,6 +45,8 @@ CRASHING = [
      "        t += 10 // (5 - i)\n    return t\n", "f", "ZeroDivisionError"),
     ("none-where-optional", "def f(s: str | None) -> int:\n    return len(s)\n", "f",
      "TypeError"),
+    ("a-method-of-an-optional-list", "def f(xs: list[int] | None) -> int:\n"
+     "    return xs.count(3)\n", "f", "AttributeError"),
     ("float-division", "def f(x: float) -> float:\n    return 1.0 / x\n", "f",
      "ZeroDivisionError"),
 ]
@@ -260,3 +264,17 @@ def test_every_pair_of_crashing_cases_keeps_its_own_line() -> None:
     assert {e: r.exception for e, r in found.items()} == {"f": "ZeroDivisionError",
                                                         "g": "IndexError"}
     assert {e: r.line for e, r in found.items()} == {"f": 2, "g": 6}
+
+
+def test_a_method_of_none_is_a_difference_for_equivalence_too() -> None:
+    # The model's `None.count(...)` (AttributeError) is the same model equivalence reads.
+    before = "def f(xs: list[int] | None) -> int:\n    return xs.count(3)\n"
+    after = ("def f(xs: list[int] | None) -> int:\n    if xs is None:\n        return 0\n"
+             "    return xs.count(3)\n")
+    result = check_pair(before, after, "f", budget=Budget(timeout_s=10))
+    assert result.verdict is Verdict.REFUTED, result.detail
+    assert result.counterexample is not None and result.counterexample.args == ("None",)
+    same = check_pair(before, before.replace("return xs.count(3)",
+                                             "n = xs.count(3)\n    return n"), "f",
+                      budget=Budget(timeout_s=10))
+    assert same.verdict is Verdict.VERIFIED, same.detail

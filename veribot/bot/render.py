@@ -44,6 +44,7 @@ from rich.text import Text
 import veribot
 from veribot.bot.intent import Intent, IntentFinding, intents
 from veribot.bot.review import Report, UnitResult
+from veribot.bot.safetyreview import answer_text
 from veribot.bot.safetyreview import as_json as safety_json
 from veribot.checks.agent.llm import UsageReport
 from veribot.checks.agent.verdict import AgentFinding, AgentOutcome, Status
@@ -338,6 +339,7 @@ def render_text(
             lines.append(f"{'':<14}{item.view.text()}")
         if item.safety is not None:
             lines.append(f"{'':<14}{item.safety.text()}")
+            lines.extend(f"{'':<14}{line}" for line in item.safety.warning_lines())
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
@@ -345,6 +347,8 @@ def render_text(
                  f"after: {r.after.describe()}" for r in report.tests)
     if report.tests_note:
         lines.append(f"test run      {report.tests_note}")
+    if report.safety_note:
+        lines.append(f"safety        {report.safety_note}")
     lines.append(f"{summary_line(report)}; {agent_line(report)}")
     return "\n".join(lines) + "\n"
 
@@ -483,6 +487,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "after": {"kind": r.after.kind, "detail": r.after.detail},
             "observes": r.observes} for r in report.tests],
         "tests_note": report.tests_note or None,
+        "safety_note": report.safety_note or None,
         "agent": None
         if not report.agent_model
         else {
@@ -595,7 +600,7 @@ def render_markdown(
                  if line]
     folded = _undecided_block(undecided)
     meant = {id(report.items[n]): f for n, f in intents(report, report.declared).items()}
-    safety = _safety_block(code)
+    safety = _safety_block(code, note=report.safety_note)
     whole = "\n".join([*head, *_unit_blocks(report, decided, meant), *safety,
                        *_agent_blocks(report, undecided + others),
                        *folded, *summaries, *([""] if summaries else []), *tail]) + "\n"
@@ -604,7 +609,7 @@ def render_markdown(
     # Too long: the decided units' rows first, as many as fit, then their details; the
     # undecided ones only counted, by reason.
     lines = [*summaries, _undecided_count(undecided), ""]
-    safety = _safety_block(code, max_bytes // 4)
+    safety = _safety_block(code, max_bytes // 4, note=report.safety_note)
     lines = [*safety, *lines]
     room = max_bytes - utf8_size("\n".join([*head, *lines, *tail]) + "\n") - 512
     table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
@@ -630,12 +635,15 @@ _SAFETY_ICON = {"unsafe": "💥", "safe": "✅", "inconclusive": "❔"}
 _SAFETY_ORDER = {"unsafe": 0, "safe": 1, "inconclusive": 2}
 
 
-def _safety_block(items: list[UnitResult], max_bytes: int | None = None) -> list[str]:
+def _safety_block(items: list[UnitResult], max_bytes: int | None = None,
+                  note: str = "") -> list[str]:
     """The crash-safety verdicts: a row per unsafe or safe function (unsafe first, an
-    added crash first of all), the inconclusive ones counted by reason."""
+    added crash first of all), the inconclusive ones counted by reason; then the type
+    checker's warnings in those functions, each with its answer."""
     asked = sorted((i for i in items if i.safety is not None), key=_safety_rank)
     if not asked:
         return []
+    warned = [(i, w, a) for i in asked if i.safety is not None for w, a in i.safety.warnings]
     counts = {v: sum(1 for i in asked if i.safety and i.safety.result.verdict == v)
               for v in ("unsafe", "safe", "inconclusive")}
     out = [f"**Crash safety** (added functions, and changed ones not proven to behave as "
@@ -671,6 +679,20 @@ def _safety_block(items: list[UnitResult], max_bytes: int | None = None) -> list
         out += [clip_bytes("Crash safety not decided: " + ", ".join(
             f"{n} {md_code(reason)}" for reason, n in sorted(
                 by_reason.items(), key=lambda kv: -kv[1])) + ".", 2048), ""]
+    if warned:
+        real = sum(1 for _, _, a in warned if a.verdict == "unsafe")
+        alarms = sum(1 for _, _, a in warned if a.verdict == "safe")
+        out += [f"**Type-checker warnings** (mypy) in these functions: {len(warned)}: "
+                f"{real} real, {alarms} false alarm{'s' if alarms != 1 else ''} proven safe, "
+                f"{len(warned) - real - alarms} not decided.", ""]
+        shown, _ = fit_blocks(
+            [f"- {md_code(i.unit.qualname)} line {w.line} {md_code(w.code)}: "
+             f"{md_text(clip_chars(w.message, 160))}: **{md_text(answer_text(a)[:240])}**"
+             for i, w, a in warned],
+            (max_bytes or 10**9) // 2, lambda n: f"- … {n} more: see the full report.")
+        out += [*shown, ""]
+    if note:
+        out += [md_text(note) + ".", ""]
     return out
 
 

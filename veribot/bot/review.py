@@ -180,6 +180,8 @@ class Report:
     # revisions (``testrun``); ``tests_note``: why none ran although some would have.
     tests: tuple[testrun.TestRun, ...] = ()
     tests_note: str = ""
+    # Why the type checker's warnings were not all read ("" : they were, or none asked).
+    safety_note: str = ""
 
     def count(self, verdict: Verdict, *, compared_only: bool = False) -> int:
         """How many units got ``verdict``."""
@@ -263,7 +265,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         asked = request.agent if request.hints_ask else None
         results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
-    safety = safetyreview.assess(units, results, request.budget)
+    safety, safety_note = safetyreview.assess(units, results, request.budget)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
     runs, runs_note = _test_runs(changes, found, units, results, request.budget) if (
@@ -291,6 +293,7 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
             else ""),
         tests=runs,
         tests_note=runs_note,
+        safety_note=safety_note,
     )
 
 

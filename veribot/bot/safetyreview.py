@@ -13,16 +13,27 @@ the unit budget; the others say why not.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from veribot.checks import typewarn
 from veribot.checks.equivalence import Budget
 from veribot.checks.project.units import ChangedUnit, UnitKind
-from veribot.checks.safety import INCONCLUSIVE, UNSAFE, SafetyBudget, SafetyResult, check_safety
+from veribot.checks.safety import (
+    INCONCLUSIVE,
+    SAFE,
+    UNSAFE,
+    SafetyBudget,
+    SafetyResult,
+    check_safety,
+    subclass,
+)
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.sandbox import run_calls
+from veribot.checks.typewarn import TypeWarning
 from veribot.checks.verdict import BehaviourKind, Result, Verdict
 
 __all__ = ["MAX_ASKED", "SafetyFinding", "as_json", "assess", "wanted"]
@@ -30,6 +41,8 @@ __all__ = ["MAX_ASKED", "SafetyFinding", "as_json", "assess", "wanted"]
 log = logging.getLogger(__name__)
 
 MAX_ASKED = 24
+# Type-checker warnings answered per function.
+MAX_WARNINGS = 8
 # A safety question's share of the unit budget (seconds at most).
 MAX_SECONDS = 6.0
 
@@ -44,6 +57,8 @@ class SafetyFinding:
     # exception on the input (an added crash), False where it did; None otherwise.
     added_crash: bool | None = None
     before: str = ""  # what the base version did on the input ("returns 5")
+    # The type checker's crash-site warnings in the function, each with its answer.
+    warnings: tuple[tuple[TypeWarning, SafetyResult], ...] = ()
 
     def text(self) -> str:
         r = self.result
@@ -53,6 +68,18 @@ class SafetyFinding:
         elif self.added_crash is False:
             out += "; the base version raises it too (the crash was there before)"
         return out
+
+    def warning_lines(self) -> list[str]:
+        return [f"{w.text()}: {answer_text(a)}" for w, a in self.warnings]
+
+
+def answer_text(answer: SafetyResult) -> str:
+    """A warning's answer, for people."""
+    if answer.verdict == SAFE:
+        return "false alarm, proven safe"
+    if answer.verdict == UNSAFE:
+        return f"real: {answer.detail}"
+    return f"not decided ({answer.reason}: {answer.detail})"
 
 
 def wanted(unit: ChangedUnit, result: Result) -> bool:
@@ -67,12 +94,24 @@ def wanted(unit: ChangedUnit, result: Result) -> bool:
 
 
 def assess(units: Sequence[ChangedUnit], results: Sequence[Result],
-           budget: Budget) -> list[SafetyFinding | None]:
-    """A finding per unit (None where not asked), in order."""
+           budget: Budget) -> tuple[list[SafetyFinding | None], str]:
+    """A finding per unit (None where not asked), in order, and a note on the type
+    checker where its warnings were not all read ("" otherwise)."""
+    asking = [wanted(u, r) for u, r in zip(units, results, strict=True)]
+    files = {u.after_path: u.after_source for u, ask in zip(units, asking, strict=True)
+             if ask and u.after_path and u.after_source is not None}
+    warnings: list[TypeWarning] = []
+    note = ""
+    if files and not budget.execute:
+        # Where nothing may run (pull_request_target: secrets at hand), no process reads
+        # the pull request's code but git, a type checker included.
+        note = "mypy was not run: this review runs no process on the pull request's code"
+    elif files:
+        warnings, note = typewarn.mypy_warnings(files)
     out: list[SafetyFinding | None] = []
     asked = 0
-    for unit, result in zip(units, results, strict=True):
-        if not wanted(unit, result):
+    for unit, ask in zip(units, asking, strict=True):
+        if not ask:
             out.append(None)
             continue
         if asked >= MAX_ASKED:
@@ -81,8 +120,39 @@ def assess(units: Sequence[ChangedUnit], results: Sequence[Result],
                 "asked for crash safety, and this one came later")))
             continue
         asked += 1
-        out.append(_one(unit, budget))
-    return out
+        found = _one(unit, budget)
+        inside = [w for w in warnings if w.path == unit.after_path and unit.after_lines
+                  is not None and unit.after_lines[0] <= w.line <= unit.after_lines[1]]
+        if inside:
+            found = dataclasses.replace(found, warnings=tuple(
+                (w, _answer(unit, found.result, w, budget)) for w in inside[:MAX_WARNINGS]))
+        out.append(found)
+    return out, note
+
+
+def _answer(unit: ChangedUnit, whole: SafetyResult, warning: TypeWarning,
+            budget: Budget) -> SafetyResult:
+    """Whether the warning's line can raise: from the function's own verdict where it
+    says (a proof of the function covers each line; its crash at that line answers a
+    warning of that kind), else asked of that line."""
+    if whole.verdict == SAFE:
+        return whole
+    if whole.verdict == UNSAFE and whole.line == warning.line and (
+            warning.exception is None or subclass(whole.exception, warning.exception)):
+        return whole
+    assert unit.after_source is not None
+    context = unit.context
+    try:
+        return check_safety(
+            unit.after_source, unit.entry, line=warning.line, exception=warning.exception,
+            budget=SafetyBudget(timeout_s=min(MAX_SECONDS, budget.timeout_s),
+                                loop_bound=budget.loop_bound, inline_depth=budget.inline_depth,
+                                execute=budget.execute),
+            package=context.after if context is not None else None)
+    except Exception as err:  # the one place per question: report it, log it, go on
+        log.exception("the safety check of %s line %d failed", unit.qualname, warning.line)
+        return SafetyResult(INCONCLUSIVE, "internal-error",
+                            f"internal error: {type(err).__name__}: {err}", line=warning.line)
 
 
 def _one(unit: ChangedUnit, budget: Budget) -> SafetyFinding:
@@ -137,4 +207,8 @@ def as_json(finding: SafetyFinding | None) -> dict[str, object] | None:
     if finding is None:
         return None
     return {**finding.result.as_record(), "added_crash": finding.added_crash,
-            "before": finding.before or None}
+            "before": finding.before or None,
+            "warnings": [{"checker": "mypy", "line": w.line, "code": w.code,
+                          "message": w.message, "answer": a.verdict, "reason": a.reason,
+                          "detail": a.detail, "input": a.call or None,
+                          "exception": a.exception or None} for w, a in finding.warnings]}

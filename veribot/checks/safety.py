@@ -59,6 +59,7 @@ __all__ = [
     "SafetyResult",
     "check_safety",
     "documented_exceptions",
+    "subclass",
 ]
 
 log = logging.getLogger(__name__)
@@ -378,7 +379,7 @@ def _a_crash(b: Behaviour, raise_lines: frozenset[int], documented: frozenset[st
         return False
     if line is not None and where != line:
         return False
-    return exception is None or _subclass(name, exception)
+    return exception is None or subclass(name, exception)
 
 
 def _run(source: str, entry: str, args: Sequence[str], package: Package | None,
@@ -409,7 +410,7 @@ def _confirmed(seen: list[Behaviour], exit_: Exit, source: str,
     where, started_here = first.site
     if where is None or name in _ENVIRONMENT or _intended(name, documented):
         return None
-    if exit_.exc is not None and not _subclass(name, exit_.exc):
+    if exit_.exc is not None and not subclass(name, exit_.exc):
         return None  # not what the model predicted: the model is not trusted for it
     if started_here and where in _raise_lines(source):
         return None  # a `raise` statement of the module: on purpose
@@ -427,14 +428,15 @@ def _asked(e: Exit, line: int | None, exception: str | None) -> bool:
         return False
     if line is not None and e.line != line:
         return False
-    return exception is None or _subclass(e.exc, exception)
+    return exception is None or subclass(e.exc, exception)
 
 
 def _intended(name: str | None, documented: frozenset[str]) -> bool:
-    return name is not None and any(_subclass(name, d) for d in documented)
+    return name is not None and any(subclass(name, d) for d in documented)
 
 
-def _subclass(name: str, of: str) -> bool:
+def subclass(name: str, of: str) -> bool:
+    """Whether builtin exception class ``name`` is ``of`` or a subclass of it."""
     if name == of:
         return True
     a, b = getattr(builtins, name, None), getattr(builtins, of, None)

@@ -240,8 +240,16 @@ class Builtins(Operators):
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported(f"keyword or * arguments to .{func.attr}()", node.lineno)
         obj = self.ev(func.value, state)
-        args = self.ev_all(node.args, state, obj)
         method = func.attr
+        if isinstance(obj, SUnion) and not method.startswith("__") and any(
+                isinstance(alt, SNone) for _, alt in obj.alts):
+            # `None` has no method but the special ones: the lookup raises before any
+            # argument is evaluated; past it, the receiver is one of the other alternatives.
+            self.raise_if(z3.Or([g for g, alt in obj.alts if isinstance(alt, SNone)]),
+                          "AttributeError", state)
+            rest = tuple((g, alt) for g, alt in obj.alts if not isinstance(alt, SNone))
+            obj = rest[0][1] if len(rest) == 1 else SUnion(rest)
+        args = self.ev_all(node.args, state, obj)
         if isinstance(obj, SSeq) and obj.kind == "list" and method in MUTATING_METHODS:
             if not isinstance(func.value, ast.Name):
                 raise Unsupported(f".{method}() on an expression", node.lineno)
