@@ -340,6 +340,8 @@ def render_text(
         if item.safety is not None:
             lines.append(f"{'':<14}{item.safety.text()}")
             lines.extend(f"{'':<14}{line}" for line in item.safety.warning_lines())
+        if item.examples:
+            lines.append(f"{'':<14}{_examples_line(item)}")
         if report.agent_model:
             lines.extend(f"{'':<14}{line}" for line in agent_lines(item.agent))
     lines.extend(f"skipped       {u.path}  {u.detail}" for u in report.skipped)
@@ -532,6 +534,10 @@ def _unit_json(item: UnitResult, intent: IntentFinding | None = None) -> dict[st
         "time_s": round(r.time_s, 3),
         "agent": _finding_json(item.agent),
         "safety": safety_json(item.safety),
+        "examples": [{"source": e.source, "want": e.want,
+                      "after": {"kind": e.after[0], "got": e.after[1]},
+                      "before": None if e.before is None else {
+                          "kind": e.before[0], "got": e.before[1]}} for e in item.examples],
         "counterexample": None
         if cex is None
         else {
@@ -600,7 +606,7 @@ def render_markdown(
                  if line]
     folded = _undecided_block(undecided)
     meant = {id(report.items[n]): f for n, f in intents(report, report.declared).items()}
-    safety = _safety_block(code, note=report.safety_note)
+    safety = _safety_block(code, note=report.safety_note) + _examples_block(code)
     whole = "\n".join([*head, *_unit_blocks(report, decided, meant), *safety,
                        *_agent_blocks(report, undecided + others),
                        *folded, *summaries, *([""] if summaries else []), *tail]) + "\n"
@@ -609,7 +615,8 @@ def render_markdown(
     # Too long: the decided units' rows first, as many as fit, then their details; the
     # undecided ones only counted, by reason.
     lines = [*summaries, _undecided_count(undecided), ""]
-    safety = _safety_block(code, max_bytes // 4, note=report.safety_note)
+    safety = (_safety_block(code, max_bytes // 4, note=report.safety_note)
+              + _examples_block(code, max_bytes // 8))
     lines = [*safety, *lines]
     room = max_bytes - utf8_size("\n".join([*head, *lines, *tail]) + "\n") - 512
     table_header = "| | unit | verdict | reason | details |\n|---|---|---|---|---|"
@@ -694,6 +701,29 @@ def _safety_block(items: list[UnitResult], max_bytes: int | None = None,
     if note:
         out += [md_text(note) + ".", ""]
     return out
+
+
+def _examples_line(item: UnitResult) -> str:
+    """The docstring examples of one unit: how many ran, and each that fails."""
+    runs = item.examples
+    failing = [e for e in runs if e.fails]
+    head = (f"docstring examples: {len(runs)} run, {len(failing)} fail"
+            f"{'s' if len(failing) == 1 else ''} on the head revision")
+    return head + "".join(f"; {e.text()}" for e in failing[:3])
+
+
+def _examples_block(items: list[UnitResult], max_bytes: int | None = None) -> list[str]:
+    """The docstring examples that fail on the head revision, a line each."""
+    rows = [f"- {md_code(i.unit.qualname)}: {md_text(clip_chars(e.text(), 400))}"
+            for i in items for e in i.examples if e.fails]
+    if not rows:
+        return []
+    ran = sum(len(i.examples) for i in items)
+    shown, _ = fit_blocks(rows, max_bytes or 10**9,
+                          lambda n: f"- … {n} more: see the full report.")
+    return [f"**Docstring examples** that fail on the head revision: {len(rows)} of {ran} "
+            "run (the head docstring's `>>>` lines, beside each revision's code):", "",
+            *shown, ""]
 
 
 def _safety_rank(item: UnitResult) -> tuple[int, bool]:

@@ -58,7 +58,8 @@ from veribot.checks.project.units import (
     is_test_path,
 )
 from veribot.checks.relational import check as relational
-from veribot.checks.search import testrun
+from veribot.checks.search import examples, testrun
+from veribot.checks.search.examples import ExampleRun
 from veribot.checks.verdict import Reason, Result, Verdict
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,8 @@ class UnitResult:
     # Whether an input can make the head version crash (added functions, and changed ones
     # not proven to behave as before: ``safetyreview``); None where not asked.
     safety: SafetyFinding | None = None
+    # The head docstring's examples (`>>>`), run beside each revision (``examples``).
+    examples: tuple[ExampleRun, ...] = ()
 
     @property
     def compared(self) -> bool:
@@ -266,13 +269,14 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
     safety, safety_note = safetyreview.assess(units, results, request.budget)
+    examples = _examples(units, request.budget)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
     runs, runs_note = _test_runs(changes, found, units, results, request.budget) if (
         isinstance(source, GitSource)) else ((), "")
     return Report(
-        items=tuple(UnitResult(u, r, a, v, s) for u, r, a, v, s in zip(
-            units, results, findings, views, safety, strict=True)),
+        items=tuple(UnitResult(u, r, a, v, s, e) for u, r, a, v, s, e in zip(
+            units, results, findings, views, safety, examples, strict=True)),
         skipped=skipped,
         filtered_out=filtered_out,
         unchanged=unchanged,
@@ -295,6 +299,38 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         tests_note=runs_note,
         safety_note=safety_note,
     )
+
+
+# Functions whose docstring examples run per review.
+MAX_EXAMPLE_UNITS = 24
+
+
+def _examples(units: Sequence[ChangedUnit], budget: Budget) -> list[tuple[ExampleRun, ...]]:
+    """The head docstring's examples of each added or changed function outside test files,
+    run beside each revision (none where nothing may run)."""
+    out: list[tuple[ExampleRun, ...]] = []
+    ran = 0
+    for unit in units:
+        doc = examples.docstring_of(unit.after_source, unit.entry) if (
+            unit.after_source is not None and unit.is_function) else None
+        if (not budget.execute or ran >= MAX_EXAMPLE_UNITS or is_test_path(unit.path)
+                or unit.kind not in (UnitKind.ADDED, UnitKind.CHANGED)
+                or doc is None or not examples.has_examples(doc)):
+            out.append(())
+            continue
+        ran += 1
+        assert unit.after_source is not None
+        ctx = unit.context
+        try:
+            runs = examples.run_examples(
+                unit.entry, doc, unit.after_source, ctx.after if ctx else None,
+                unit.before_source if unit.kind is UnitKind.CHANGED else None,
+                ctx.before if ctx else None)
+        except Exception:  # the one place per unit: log it, go on without its examples
+            logger.exception("the docstring examples of %s did not run", unit.qualname)
+            runs = []
+        out.append(tuple(runs))
+    return out
 
 
 def _test_runs(changes: gitrepo.ChangeSet, found: Sequence[ChangedUnit],
