@@ -146,7 +146,7 @@ UNDECIDED = [
      "unsupported:async-def"),
     ("loop-beyond-the-bound", "def f(n: int) -> int:\n    t = 0\n    while n > 0:\n"
      "        t += 1\n        n -= 1\n    return t\n", "f", "bounded:loop-bound"),
-    ("a-builtin-outside-the-model", "def f(x: int) -> str:\n    return chr(x)\n", "f",
+    ("a-builtin-outside-the-model", "def f(x: int) -> str:\n    return chr(x % 256)\n", "f",
      "unsupported:the-function-chr"),
 ]
 
@@ -278,3 +278,50 @@ def test_a_method_of_none_is_a_difference_for_equivalence_too() -> None:
                                              "n = xs.count(3)\n    return n"), "f",
                       budget=Budget(timeout_s=10))
     assert same.verdict is Verdict.VERIFIED, same.detail
+
+
+# Outside the model: random testing over the annotated types, each crash run again twice.
+SEARCHED = [
+    ("a-builtin-outside-the-model", "def f(x: int) -> str:\n    return chr(x)\n", "f",
+     "ValueError"),
+    ("a-dict-key", "def f(d: dict[str, int], k: str) -> int:\n    return d[k]\n", "f",
+     "KeyError"),
+    ("a-string-split", "def f(s: str) -> str:\n    return s.split(',')[1]\n", "f",
+     "IndexError"),
+    ("a-method-of-a-built-object", "class C:\n    def __init__(self, n: int) -> None:\n"
+     "        self.n = n\n\n    def inv(self) -> float:\n        return 1 / self.n\n",
+     "C.inv", "ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize(("module", "entry", "raised"),
+                         [c[1:] for c in SEARCHED], ids=[c[0] for c in SEARCHED])
+def test_outside_the_model_random_testing_finds_the_crash(
+        module: str, entry: str, raised: str) -> None:
+    result = check_safety(module, entry, budget=BUDGET)
+    assert result.verdict == UNSAFE and result.exception == raised, result.detail
+    assert result.method == "random testing, then executed"
+    assert any(n.startswith("the model: ") for n in result.notes)
+    if "." in entry:
+        assert result.detail.startswith("`C(0).inv()` raises ZeroDivisionError")
+        return
+    args = ast.literal_eval(f"({result.call},)")
+    with pytest.raises(BaseException) as caught:
+        _load(module)[entry](*args)
+    assert type(caught.value).__name__ == raised
+
+
+def test_a_protocol_exception_of_a_special_method_is_on_purpose() -> None:
+    module = ("class Table:\n    def __init__(self, rows: dict[str, int]) -> None:\n"
+              "        self.rows = rows\n\n    def __getitem__(self, key: str) -> int:\n"
+              "        return self.rows[key]\n")
+    result = check_safety(module, "Table.__getitem__", budget=BUDGET)
+    assert result.verdict != UNSAFE, result.detail  # KeyError is how `t[key]` says "absent"
+
+
+def test_what_random_testing_tried_is_said_when_it_finds_nothing() -> None:
+    result = check_safety("def f(x: int) -> str:\n    return chr(x % 256)\n", "f",
+                          budget=BUDGET)
+    assert result.verdict == INCONCLUSIVE
+    assert any(n.startswith("random testing tried ") and "without a crash" in n
+               for n in result.notes), result.notes

@@ -12,7 +12,6 @@ the unit budget; the others say why not.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import logging
 import time
@@ -171,7 +170,7 @@ def _one(unit: ChangedUnit, budget: Budget) -> SafetyFinding:
         return SafetyFinding(SafetyResult(INCONCLUSIVE, "internal-error",
                                           f"internal error: {type(err).__name__}: {err}",
                                           time_s=time.monotonic() - started))
-    if found.verdict != UNSAFE or unit.kind is not UnitKind.CHANGED or not found.call:
+    if found.verdict != UNSAFE or unit.kind is not UnitKind.CHANGED or not found.args:
         return SafetyFinding(found)
     return _against_base(unit, found)
 
@@ -182,11 +181,7 @@ def _against_base(unit: ChangedUnit, found: SafetyResult) -> SafetyFinding:
     context = unit.context
     entry = unit.before_entry or unit.entry
     try:
-        call = ast.parse(f"f({found.call})", mode="eval").body
-        assert isinstance(call, ast.Call)
-        args = [ast.unparse(a) for a in call.args] + [
-            f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords if k.arg]
-        seen = run_calls(unit.before_source, entry, [args],
+        seen = run_calls(unit.before_source, entry, [list(found.args)],
                          limits=SandboxLimits(wall_s=8.0, call_s=2.0),
                          package=context.before if context is not None else None)
     except (ValueError, SyntaxError, AttributeError) as err:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import logging
 import re
 import time
@@ -44,10 +45,12 @@ import z3
 from veribot.checks.lang import pyprobe, pyprove
 from veribot.checks.lang.pyexec import Exit
 from veribot.checks.lang.pyexec import Limits as ExecLimits
+from veribot.checks.lang.pytypes import from_annotation
 from veribot.checks.lang.pyvalues import OutOfTime, SBool, SIntB, SUnion, Unsupported, V, literal
 from veribot.checks.project.package import Package
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.sandbox import run_calls
+from veribot.checks.search import difftest
 from veribot.checks.smt import SolverLimits, Status, check
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
@@ -98,6 +101,7 @@ class SafetyResult:
     method: str = ""
     time_s: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    args: tuple[str, ...] = ()  # unsafe: the call's arguments, one text each (as run)
 
     def as_record(self) -> dict[str, object]:
         return {"verdict": self.verdict, "reason": self.reason, "detail": self.detail,
@@ -118,9 +122,7 @@ def check_safety(source: str, entry: str, *, line: int | None = None,
 
 
 def _timed(result: SafetyResult, elapsed: float) -> SafetyResult:
-    return SafetyResult(result.verdict, result.reason, result.detail, result.call, result.line,
-                        result.exception, result.message, result.assumptions, result.method,
-                        elapsed, result.notes)
+    return dataclasses.replace(result, time_s=elapsed)
 
 
 def _undecided(reason: str, detail: str, line: int | None = None,
@@ -143,7 +145,73 @@ def _check(source: str, entry: str, line: int | None, exception: str | None,
     if exception is not None and not _known_exception(exception):
         return _undecided("unknown-exception", f"`{exception}` is not a builtin exception "
                           "class", line)
-    documented = documented_exceptions(fn)
+    documented = documented_exceptions(fn) | _PROTOCOL.get(fn.name, frozenset())
+    found = _modelled(tree, source, entry, line, exception, budget, package, deadline,
+                      documented)
+    if found.verdict != INCONCLUSIVE or found.reason in _NOT_SEARCHED or not budget.execute:
+        return found
+    return _searched(found, fn, source, entry, line, exception, package, deadline, documented)
+
+
+# Where random testing cannot add anything: the question itself is off, or nothing may run.
+_NOT_SEARCHED = frozenset({"parse-error", "entry-not-found", "unsupported:async-def",
+                           "unknown-exception", "not-executed"})
+
+
+def _searched(found: SafetyResult, fn: ast.FunctionDef, source: str, entry: str,
+              line: int | None, exception: str | None, package: Package | None,
+              deadline: float, documented: frozenset[str]) -> SafetyResult:
+    """Where the model decided nothing: random testing (``difftest.search_crash``: inputs
+    of the annotated types, the project's objects built by their constructors), and each
+    crash it finds run again twice in fresh children. Unsafe only on such a crash; else
+    the model's reason stands, with what the search tried."""
+    left = deadline - time.monotonic()
+    if left < 1.5:
+        return _noted(found, "random testing was not run: the budget is spent")
+    types = {a.arg: from_annotation(a.annotation)
+             for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    raise_lines = _raise_lines(source)
+    crash = {"raise_lines": sorted(raise_lines), "documented": sorted(documented),
+             "environment": sorted(_ENVIRONMENT), "line": line, "exception": exception}
+    try:
+        candidates, tried, note = difftest.search_crash(
+            source, entry, types, crash, deadline_s=left * 0.7, limits=_sandbox(deadline),
+            package=package)
+    except Exception as err:  # the search's boundary: the model's answer stands
+        log.exception("the crash search of %s failed", entry)
+        return _noted(found, f"random testing failed ({type(err).__name__})")
+    for args in candidates[:3]:
+        if time.monotonic() > deadline + 5:
+            break
+        seen = _run(source, entry, args, package, deadline)
+        if len(seen) == 2 and all(_a_crash(b, raise_lines, documented, line, exception)
+                                  for b in seen) and (seen[0].value == seen[1].value
+                                                      and seen[0].site == seen[1].site):
+            b = seen[0]
+            where = b.site[0] if b.site else None
+            call = ", ".join(args)
+            return SafetyResult(
+                UNSAFE, "crash", f"`{_shown(entry, call)}` raises {b.text} at line {where}, "
+                "found by random testing and run again in the sandbox (twice)",
+                call=call, args=tuple(args), line=where, exception=str(b.value),
+                message=b.text, method="random testing, then executed",
+                notes=(f"the model: {found.detail}",))
+    what = (f"random testing tried {tried} inputs without a crash"
+            + (f" ({note})" if note and "no crash" not in note else ""))
+    if candidates:
+        what = (f"random testing found {len(candidates)} input(s) that crashed once but not "
+                "alike when run again")
+    return _noted(found, what)
+
+
+def _noted(found: SafetyResult, note: str) -> SafetyResult:
+    return dataclasses.replace(found, notes=(*found.notes, note))
+
+
+def _modelled(tree: ast.Module, source: str, entry: str, line: int | None,
+              exception: str | None, budget: SafetyBudget, package: Package | None,
+              deadline: float, documented: frozenset[str]) -> SafetyResult:
+    """The symbolic model's answer (see the module's docstring)."""
     limits = ExecLimits(loop_bound=budget.loop_bound, inline_depth=budget.inline_depth,
                         deadline=deadline - budget.timeout_s * 0.4)
     try:
@@ -244,8 +312,9 @@ def _crash(problem: pyprove.Problem, crashes: list[Exit], within: list[z3.BoolRe
                     UNSAFE, "crash",
                     f"`{_name(entry)}({call})` raises {behaviour.text} at line {where}, "
                     "run in the sandbox (twice)",
-                    call=call, line=where, exception=str(behaviour.value),
-                    message=behaviour.text, method="smt, then executed",
+                    call=call, args=pyprove.call_texts(problem, args), line=where,
+                    exception=str(behaviour.value), message=behaviour.text,
+                    method="smt, then executed",
                     notes=(f"the model's exit: {exit_.exc} at line {exit_.line}",))
             unseen.append(f"`{_name(entry)}({call})`: " + _what(seen))
             blocked.append(pyprove.block(model, problem.inputs))
@@ -358,8 +427,8 @@ def _cross_checked(proof: SafetyResult, problem: pyprove.Problem, within: list[z
                 UNSAFE, "crash",
                 f"`{_name(entry)}({call})` raises {behaviour.text} at line {where}, run in the "
                 "sandbox (three times); the model had it safe, and is wrong here",
-                call=call, line=where, exception=str(behaviour.value), message=behaviour.text,
-                method="executed (the proof's cross-check)")
+                call=call, args=tuple(args), line=where, exception=str(behaviour.value),
+                message=behaviour.text, method="executed (the proof's cross-check)")
         return _undecided("not-reproduced", f"the model proves it safe, but `{_name(entry)}"
                           f"({call})` raised {behaviour.text} once and not alike again: no "
                           "verdict", line)
@@ -455,6 +524,22 @@ _SPHINX = re.compile(r":(?:raises?|except(?:ion)?)\s+([\w.]+(?:\s*,\s*[\w.]+)*)\
 _ITEM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::|$|\s+(?:if|when)\b)")
 
 
+# What a special method raises by its protocol, not by accident: `__getitem__` says "no
+# such key" with a KeyError, `__next__` "no more" with StopIteration.
+_PROTOCOL: dict[str, frozenset[str]] = {
+    "__getitem__": frozenset({"LookupError"}),
+    "__delitem__": frozenset({"LookupError"}),
+    "__missing__": frozenset({"LookupError"}),
+    "__getattr__": frozenset({"AttributeError"}),
+    "__getattribute__": frozenset({"AttributeError"}),
+    "__delattr__": frozenset({"AttributeError"}),
+    "__get__": frozenset({"AttributeError"}),
+    "__next__": frozenset({"StopIteration"}),
+    "__anext__": frozenset({"StopAsyncIteration"}),
+    "__exit__": frozenset({"BaseException"}),  # it may re-raise what the block raised
+}
+
+
 def documented_exceptions(fn: ast.AST) -> frozenset[str]:
     """The exception classes the docstring of ``fn`` says it raises (last dotted part)."""
     if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -527,6 +612,22 @@ def _solver(budget: SafetyBudget, deadline: float, share: float) -> SolverLimits
 
 def _name(entry: str) -> str:
     return entry.rsplit(".", 1)[-1]
+
+
+def _shown(entry: str, call: str) -> str:
+    """The call as a person writes it: ``C(0).inv()`` for a method's ``@C(0)`` receiver."""
+    if call.startswith("@"):
+        # The receiver is a constructor call: its own commas are inside parentheses.
+        receiver, rest = call[1:], ""
+        depth = 0
+        for i, ch in enumerate(call[1:]):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if ch == "," and depth == 0:
+                receiver, rest = call[1:i + 1], call[i + 3:]
+                break
+        return f"{receiver}.{_name(entry)}({rest})"
+    return f"{_name(entry)}({call})"
 
 
 def _slug(construct: str) -> str:

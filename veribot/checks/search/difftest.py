@@ -651,6 +651,42 @@ def search(
     part of its own revision's package (read-only folders of the child's workspace).
     """
     start = time.monotonic()
+    report, tried, note = _run_search(before_src, after_src, entry, param_types,
+                                      deadline_s=deadline_s, limits=limits, context=context)
+    if report is None:
+        return SearchOutcome(None, tried, note)
+    if report.status != "found" or not report.candidates:
+        return SearchOutcome(None, report.tried, report.message or "no difference found")
+    cex, confirmed_runs, undecided = confirm_candidates(
+        before_src,
+        after_src,
+        entry,
+        report.candidates,
+        found_by=FOUND_BY,
+        limits=limits,
+        until=start + deadline_s,
+        context=context,
+    )
+    if cex is None:
+        note = f"{confirmed_runs} candidate input(s) found by random testing did not reproduce"
+        if undecided is not None:
+            note += f" ({undecided.detail})"
+        return SearchOutcome(None, report.tried, note, undecided)
+    return SearchOutcome(cex, report.tried, report.message)
+
+
+def _run_search(
+    before_src: str,
+    after_src: str,
+    entry: str,
+    param_types: Mapping[str, PyType],
+    *,
+    deadline_s: float,
+    limits: Limits,
+    context: PairContext | None,
+    extra: Mapping[str, object] | None = None,
+) -> tuple[ChildReport | None, int, str]:
+    """Run the search child; its report, or None with the inputs tried and why."""
     time_cap = max(0.3, deadline_s - _STARTUP_S - _CONFIRM_RESERVE_S)
     call_s = min(limits.call_s, max(0.2, time_cap / 8))
     spec, _names, why_not = build_spec(
@@ -658,7 +694,8 @@ def search(
         classes=project_classes(before_src, context.before if context else None), typed=True,
     )
     if why_not:
-        return SearchOutcome(None, 0, why_not)
+        return None, 0, why_not
+    spec.update(extra or {})
     child_limits = Limits(
         wall_s=time_cap + _STARTUP_S + 2 * call_s + 1.0,
         call_s=call_s,
@@ -692,25 +729,32 @@ def search(
         tail = run.stderr.strip().splitlines()[-1:] or [""]
         note = f"search child gave no result ({why}) {tail[0]}".strip()
         log.info("difftest child failed: %s", note)
-        return SearchOutcome(None, 0, note)
-    if report.status != "found" or not report.candidates:
-        return SearchOutcome(None, report.tried, report.message or "no difference found")
-    cex, confirmed_runs, undecided = confirm_candidates(
-        before_src,
-        after_src,
-        entry,
-        report.candidates,
-        found_by=FOUND_BY,
-        limits=limits,
-        until=start + deadline_s,
-        context=context,
-    )
-    if cex is None:
-        note = f"{confirmed_runs} candidate input(s) found by random testing did not reproduce"
-        if undecided is not None:
-            note += f" ({undecided.detail})"
-        return SearchOutcome(None, report.tried, note, undecided)
-    return SearchOutcome(cex, report.tried, report.message)
+        return None, 0, note
+    return report, report.tried, report.message
+
+
+def search_crash(
+    source: str,
+    entry: str,
+    param_types: Mapping[str, PyType],
+    crash: Mapping[str, object],
+    *,
+    deadline_s: float,
+    limits: Limits = DEFAULT_LIMITS,
+    package: Package | None = None,
+) -> tuple[list[tuple[str, ...]], int, str]:
+    """Look for inputs (of ``param_types``, drawn as for ``search``) on which ``entry``
+    raises what ``crash`` counts (``checks.safety``: ``raise_lines``, ``documented``,
+    ``environment``, optional ``line`` and ``exception``): the candidates' argument
+    texts (shrunk first), the inputs tried, and a note. Nothing here is confirmed: the
+    caller runs each candidate again in fresh children."""
+    context = PairContext(before=package, after=package) if package is not None else None
+    report, tried, note = _run_search(source, source, entry, param_types,
+                                      deadline_s=deadline_s, limits=limits, context=context,
+                                      extra={"crash": dict(crash)})
+    if report is None or report.status != "found":
+        return [], tried, note or "no crash found"
+    return [c.args for c in report.candidates], tried, note
 
 
 def project_classes(source: str, package: Package | None) -> construct.Classes:
@@ -829,7 +873,7 @@ def _join(*parts: str) -> str:
 # It runs under `python -I` in the sandbox's temporary directory, next to before.py,
 # after.py and spec.json, and imports neither veribot nor z3.
 DRIVER_PRELUDE = r'''
-import importlib, importlib.util, json, os, sys
+import builtins, importlib, importlib.util, json, os, sys
 
 MARKER = "@@veribot-search-result@@"
 _real_stdout = sys.stdout
@@ -895,6 +939,7 @@ class OutOfTime(BaseException):
 
 
 _armed = [False]
+LAST_RAISED = [None]  # the exception the last call raised (crash mode reads it)
 
 
 def _on_alarm(signum, frame):
@@ -1886,6 +1931,7 @@ def call(fn, args, owner=None, mod=None):
         except BaseException as exc:
             kind, value = "raise", type_name(type(exc))
             text = type(exc).__name__
+            LAST_RAISED[0] = exc
         finally:
             disarm()
     except Hang:
@@ -2026,6 +2072,57 @@ def literal_args(args):
 
 tried = [0]
 found = []  # (size, args) of every distinguishing input, in order found
+CRASH = spec.get("crash")  # crash mode (``search_crash``): what counts as a crash
+
+
+def crash_site(exc):
+    """The innermost line of the module under test the exception passed through, and
+    whether it started there (as the sandbox reports a raise)."""
+    line, inner = None, False
+    tb = exc.__traceback__
+    where = getattr(mods[1], "__file__", None)
+    while tb is not None:
+        here = tb.tb_frame.f_code.co_filename == where
+        if here:
+            line = tb.tb_lineno
+        inner = here
+        tb = tb.tb_next
+    return line, inner
+
+
+def crashes(args):
+    """Crash mode: whether the function raises on ``args`` what the question counts."""
+    if time.monotonic() - T0 > CAP:
+        raise OutOfTime()
+    tried[0] += 1
+    if owners:
+        restore(SNAPSHOTS[1])
+    LAST_RAISED[0] = None
+    outcome = call(fns[1], args, owners[1] if owners else None, mods[1])
+    exc = LAST_RAISED[0]
+    if outcome[0] != "raise" or exc is None:
+        return False
+    name = type(exc).__name__
+    if name in CRASH["environment"] or any(
+            isinstance(exc, getattr(builtins, d)) for d in CRASH["documented"]
+            if isinstance(getattr(builtins, d, None), type)):
+        return False
+    line, inner = crash_site(exc)
+    if line is None or (inner and line in CRASH["raise_lines"]):
+        return False
+    if CRASH.get("line") is not None and line != CRASH["line"]:
+        return False
+    wanted = CRASH.get("exception")
+    if wanted and not isinstance(exc, getattr(builtins, wanted, BaseException)):
+        return False
+    try:
+        lits = literal_args(args)
+    except (ValueError, SyntaxError, RecursionError):
+        return False
+    if lits is None:
+        return False
+    found.append((len(", ".join(lits)), lits, name, str(line)))
+    return True
 
 
 def differs(args):
@@ -2080,7 +2177,7 @@ conf = settings(database=None, deadline=None, derandomize=True,
 message = ""
 best = None
 try:
-    result = find(strategy, differs, settings=conf)
+    result = find(strategy, crashes if CRASH else differs, settings=conf)
     best = result
     message = "shrunk"
 except (NoSuchExample, Unsatisfiable):
