@@ -203,3 +203,45 @@ def test_without_mypy_the_report_says_its_warnings_were_not_read(
     (item,) = report.items
     assert item.safety is not None and item.safety.result.verdict == "unsafe"
     assert item.safety.warnings == ()
+
+
+PRIVATE = b'''def _inverse(x: int) -> float:
+    return 1 / x
+
+
+def spread(n: int) -> float:
+    return _inverse(abs(n) + 1)
+
+
+def exposed(n: int) -> float:
+    return _inverse(n)
+'''
+
+
+def test_a_private_helper_whose_callers_never_reach_its_crash_says_so(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"pkg/__init__.py": b"", "pkg/calc.py": BASE})
+    safe_callers = PRIVATE.replace(b"\n\n\ndef exposed(n: int) -> float:\n"
+                                   b"    return _inverse(n)\n", b"\n")
+    repo.commit("head", {"pkg/calc.py": BASE + b"\n\n" + safe_callers})
+    report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                  budget=Budget(timeout_s=8.0),
+                                  select=lambda u: u.entry in ("_inverse", "spread")))
+    found = _items(report)
+    helper = found["_inverse"].safety
+    assert helper is not None and helper.result.verdict == "unsafe"
+    assert helper.callers_safe == ("spread",)
+    assert "its callers never reach it" in render(report, "markdown")
+    validate_report_json(json.loads(render(report, "json")))
+
+
+def test_a_caller_that_reaches_the_crash_keeps_the_helper_plainly_unsafe(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {"pkg/__init__.py": b"", "pkg/calc.py": BASE})
+    repo.commit("head", {"pkg/calc.py": BASE + b"\n\n" + PRIVATE})
+    report = review(ReviewRequest(GitSource(repo.path, base="HEAD~1", head="HEAD"),
+                                  budget=Budget(timeout_s=8.0),
+                                  select=lambda u: u.entry == "_inverse"))
+    (item,) = report.items
+    assert item.safety is not None and item.safety.result.verdict == "unsafe"
+    assert item.safety.callers_safe == ()  # `exposed(0)` reaches it

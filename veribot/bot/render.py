@@ -670,6 +670,10 @@ def _safety_block(items: list[UnitResult], max_bytes: int | None = None,
             detail += f"; before the change it {finding.before}"
         elif finding.added_crash is False:
             verdict += " (there before)"
+        if finding.callers_safe:
+            verdict += " (its callers never reach it)"
+            detail += ("; its callers here, each proven safe with it: "
+                       + ", ".join(f"`{c}`" for c in finding.callers_safe))
         rows.append(f"| {_SAFETY_ICON[r.verdict]} | {md_code(item.unit.qualname, in_table=True)}"
                     f" | {verdict} | {md_text(clip_chars(detail, CELL_MAX_CHARS))} |")
     if rows:

@@ -585,7 +585,9 @@ def with_packages(units: list[ChangedUnit], changes: gitrepo.ChangeSet) -> list[
                 n for n in unit.entry.split(".")[-2:] if not n.startswith("__"))
     out = []
     for unit in units:
-        if _not_checked(unit) is not None:
+        # Added functions too: their crash safety and docstring examples run them.
+        if _not_checked(unit) is not None and not (
+                unit.kind is UnitKind.ADDED and unit.is_function):
             out.append(unit)
             continue
         key = (unit.before_path, unit.after_path)

@@ -12,8 +12,10 @@ the unit budget; the others say why not.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +60,9 @@ class SafetyFinding:
     before: str = ""  # what the base version did on the input ("returns 5")
     # The type checker's crash-site warnings in the function, each with its answer.
     warnings: tuple[tuple[TypeWarning, SafetyResult], ...] = ()
+    # A private function found unsafe whose every caller (all in its module) is proven
+    # safe with it inlined: the crash needs inputs its callers never pass.
+    callers_safe: tuple[str, ...] = ()
 
     def text(self) -> str:
         r = self.result
@@ -66,6 +71,10 @@ class SafetyFinding:
             out += f"; an added crash: before the change it {self.before}"
         elif self.added_crash is False:
             out += "; the base version raises it too (the crash was there before)"
+        if self.callers_safe:
+            out += ("; but only its callers in this module call it, and each is proven safe "
+                    "with it (" + ", ".join(f"`{c}`" for c in self.callers_safe) + "): the "
+                    "crash needs an input they never pass")
         return out
 
     def warning_lines(self) -> list[str]:
@@ -170,9 +179,81 @@ def _one(unit: ChangedUnit, budget: Budget) -> SafetyFinding:
         return SafetyFinding(SafetyResult(INCONCLUSIVE, "internal-error",
                                           f"internal error: {type(err).__name__}: {err}",
                                           time_s=time.monotonic() - started))
-    if found.verdict != UNSAFE or unit.kind is not UnitKind.CHANGED or not found.args:
+    if found.verdict != UNSAFE:
         return SafetyFinding(found)
-    return _against_base(unit, found)
+    finding = SafetyFinding(found)
+    if unit.kind is UnitKind.CHANGED and found.args:
+        finding = _against_base(unit, found)
+    callers = _callers_safe(unit, budget)
+    return dataclasses.replace(finding, callers_safe=callers) if callers else finding
+
+
+# Callers of a private function checked per finding.
+MAX_CALLERS = 4
+
+
+def _callers_safe(unit: ChangedUnit, budget: Budget) -> tuple[str, ...]:
+    """The callers of a private function of the module, where it is only ever called, and
+    by them alone, and each of them is proven safe (the function inlined); () otherwise."""
+    assert unit.after_source is not None
+    callers = private_callers(unit.after_source, unit.entry)
+    context = unit.context
+    package = context.after if context is not None else None
+    if not callers or len(callers) > MAX_CALLERS or package is None or package.left_out:
+        return ()  # without its package's other modules, another may import it
+    name = unit.entry.rsplit(".", 1)[-1]
+    if any(re.search(rf"\b{re.escape(name)}\b", text) for path, text in package.files
+           if path != package.path):
+        return ()
+    for caller in callers:
+        try:
+            verdict = check_safety(unit.after_source, caller, budget=SafetyBudget(
+                timeout_s=min(MAX_SECONDS, budget.timeout_s), loop_bound=budget.loop_bound,
+                inline_depth=budget.inline_depth, execute=budget.execute), package=package)
+        except Exception:  # the one place per caller: log it, claim nothing
+            log.exception("the safety check of %s's caller %s failed", unit.qualname, caller)
+            return ()
+        if verdict.verdict != SAFE:
+            return ()
+    return tuple(callers)
+
+
+def private_callers(source: str, entry: str) -> list[str]:
+    """The functions and methods of the module calling ``entry``, where ``entry`` is a
+    private module-level function (``_helper``) whose name the module uses only as the
+    callee of calls, and never in a string; [] otherwise."""
+    name = entry
+    if "." in entry or not name.startswith("_") or name.startswith("__"):
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and name in (
+                node.value):
+            return []  # `__all__`, `getattr(mod, "_helper")`: reached another way
+        if isinstance(node, ast.Name) and node.id == name:
+            parent = parents.get(id(node))
+            if not (isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call)
+                    and parent.func is node):
+                return []  # rebound, passed as a value, decorated...
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return []
+    # The module-level functions and the methods of module-level classes naming it.
+    defs = [(f"{c.name}.{d.name}" if c else d.name, d)
+            for c, body in [(None, tree.body), *((c, c.body) for c in tree.body
+                                                 if isinstance(c, ast.ClassDef))]
+            for d in body if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if sum(1 for entry_, _ in defs if entry_ == name) != 1:
+        return []  # defined twice, or not at the module's top
+    uses = {entry_: sum(1 for n in ast.walk(d) if isinstance(n, ast.Name) and n.id == name)
+            for entry_, d in defs if entry_ != name}
+    total = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+    if total != sum(uses.values()):
+        return []  # called at module level, in a class body, or by itself
+    return [entry_ for entry_, n in uses.items() if n]
 
 
 def _against_base(unit: ChangedUnit, found: SafetyResult) -> SafetyFinding:
@@ -203,6 +284,7 @@ def as_json(finding: SafetyFinding | None) -> dict[str, object] | None:
         return None
     return {**finding.result.as_record(), "added_crash": finding.added_crash,
             "before": finding.before or None,
+            "callers_safe": list(finding.callers_safe),
             "warnings": [{"checker": "mypy", "line": w.line, "code": w.code,
                           "message": w.message, "answer": a.verdict, "reason": a.reason,
                           "detail": a.detail, "input": a.call or None,
