@@ -325,3 +325,21 @@ def test_what_random_testing_tried_is_said_when_it_finds_nothing() -> None:
     assert result.verdict == INCONCLUSIVE
     assert any(n.startswith("random testing tried ") and "without a crash" in n
                for n in result.notes), result.notes
+
+
+UNDECLARED = {
+    "a-parameter": ("def f(d, k: str) -> int:\n    return d[k]\n", "f", "`d` has no annotation"),
+    "the-constructor": ("class C:\n    def __init__(self, n) -> None:\n        self.n = n\n\n"
+                        "    def inv(self) -> float:\n        return 1 / self.n\n", "C.inv",
+                        "`n` of `C`'s constructor has no annotation"),
+}
+
+
+@pytest.mark.parametrize(("module", "entry", "said"), UNDECLARED.values(), ids=UNDECLARED.keys())
+def test_no_crash_is_claimed_on_a_domain_nobody_declared(module: str, entry: str,
+                                                         said: str) -> None:
+    # `f(None, '')` raises, but nothing says `d` may be None: no verdict, and why.
+    result = check_safety(module, entry, budget=BUDGET)
+    assert result.verdict == INCONCLUSIVE, result.detail
+    assert any(said in n and "random testing was not run" in n for n in result.notes), (
+        result.notes)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from veribot.checks import typewarn
 from veribot.checks.equivalence import Budget
-from veribot.checks.project.units import ChangedUnit, UnitKind
+from veribot.checks.project.units import ChangedUnit, UnitKind, is_test_path
 from veribot.checks.safety import (
     INCONCLUSIVE,
     SAFE,
@@ -93,8 +93,8 @@ def answer_text(answer: SafetyResult) -> str:
 def wanted(unit: ChangedUnit, result: Result) -> bool:
     """Whether the review asks the unit's safety: an added function, or a changed one
     whose change is not proven to keep its behaviour."""
-    if not unit.is_function or unit.after_source is None:
-        return False
+    if not unit.is_function or unit.after_source is None or is_test_path(unit.path):
+        return False  # a test that crashes is a failing test, which its run shows
     if unit.kind is UnitKind.ADDED:
         return True
     return (unit.kind is UnitKind.CHANGED and unit.before_source is not None

@@ -45,12 +45,12 @@ import z3
 from veribot.checks.lang import pyprobe, pyprove
 from veribot.checks.lang.pyexec import Exit
 from veribot.checks.lang.pyexec import Limits as ExecLimits
-from veribot.checks.lang.pytypes import from_annotation
+from veribot.checks.lang.pytypes import from_annotation, is_known
 from veribot.checks.lang.pyvalues import OutOfTime, SBool, SIntB, SUnion, Unsupported, V, literal
 from veribot.checks.project.package import Package
 from veribot.checks.sandbox import Limits as SandboxLimits
 from veribot.checks.sandbox import run_calls
-from veribot.checks.search import difftest
+from veribot.checks.search import construct, difftest
 from veribot.checks.smt import SolverLimits, Status, check
 from veribot.checks.verdict import Behaviour, BehaviourKind
 
@@ -168,6 +168,12 @@ def _searched(found: SafetyResult, fn: ast.FunctionDef, source: str, entry: str,
     left = deadline - time.monotonic()
     if left < 1.5:
         return _noted(found, "random testing was not run: the budget is spent")
+    undeclared = _undeclared(source, entry, fn)
+    if undeclared:
+        # No declared domain: any value is a call Python allows, but a crash on a value the
+        # code was never meant to get says nothing a reviewer can use.
+        return _noted(found, f"random testing was not run: {undeclared} has no annotation "
+                      "(its domain is not declared)")
     types = {a.arg: from_annotation(a.annotation)
              for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     raise_lines = _raise_lines(source)
@@ -202,6 +208,27 @@ def _searched(found: SafetyResult, fn: ast.FunctionDef, source: str, entry: str,
         what = (f"random testing found {len(candidates)} input(s) that crashed once but not "
                 "alike when run again")
     return _noted(found, what)
+
+
+def _undeclared(source: str, entry: str, fn: ast.FunctionDef) -> str:
+    """The first parameter without an annotation, of the function or (for a method) of
+    the constructor that builds its object, as a person reads it; "" if none."""
+    args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+    if "." in entry and args and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):
+        args = args[1:]  # `self` or `cls`
+    for a in args:
+        if a.annotation is None:
+            return f"`{a.arg}`"
+    if "." not in entry or entry.endswith(".__init__"):
+        return ""
+    member = construct.member(source, entry)
+    if member is None or member.why_not:
+        return ""  # no object is built: the search says why
+    for param in member.params:
+        if not is_known(param.type):
+            return f"`{param.name}` of `{member.cls}`'s constructor"
+    return ""
 
 
 def _noted(found: SafetyResult, note: str) -> SafetyResult:
@@ -310,13 +337,13 @@ def _crash(problem: pyprove.Problem, crashes: list[Exit], within: list[z3.BoolRe
                 behaviour, where = confirmed
                 return SafetyResult(
                     UNSAFE, "crash",
-                    f"`{_name(entry)}({call})` raises {behaviour.text} at line {where}, "
+                    f"`{_shown(entry, call)}` raises {behaviour.text} at line {where}, "
                     "run in the sandbox (twice)",
                     call=call, args=pyprove.call_texts(problem, args), line=where,
                     exception=str(behaviour.value), message=behaviour.text,
                     method="smt, then executed",
                     notes=(f"the model's exit: {exit_.exc} at line {exit_.line}",))
-            unseen.append(f"`{_name(entry)}({call})`: " + _what(seen))
+            unseen.append(f"`{_shown(entry, call)}`: " + _what(seen))
             blocked.append(pyprove.block(model, problem.inputs))
             if len(blocked) >= _TRIES:
                 break
@@ -425,7 +452,7 @@ def _cross_checked(proof: SafetyResult, problem: pyprove.Problem, within: list[z
             where = behaviour.site[0] if behaviour.site else None
             return SafetyResult(
                 UNSAFE, "crash",
-                f"`{_name(entry)}({call})` raises {behaviour.text} at line {where}, run in the "
+                f"`{_shown(entry, call)}` raises {behaviour.text} at line {where}, run in the "
                 "sandbox (three times); the model had it safe, and is wrong here",
                 call=call, args=tuple(args), line=where, exception=str(behaviour.value),
                 message=behaviour.text, method="executed (the proof's cross-check)")
@@ -616,6 +643,8 @@ def _name(entry: str) -> str:
 
 def _shown(entry: str, call: str) -> str:
     """The call as a person writes it: ``C(0).inv()`` for a method's ``@C(0)`` receiver."""
+    if entry.endswith(".__init__"):  # the arguments are the constructor's
+        return f"{entry.rsplit('.', 2)[-2]}({call})"
     if call.startswith("@"):
         # The receiver is a constructor call: its own commas are inside parentheses.
         receiver, rest = call[1:], ""
