@@ -343,3 +343,26 @@ def test_no_crash_is_claimed_on_a_domain_nobody_declared(module: str, entry: str
     assert result.verdict == INCONCLUSIVE, result.detail
     assert any(said in n and "random testing was not run" in n for n in result.notes), (
         result.notes)
+
+
+def test_the_harness_imports_a_module_as_part_of_its_package_with_repos(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bot.gitrepos import GitRepo
+
+    module = ("from .consts import SCALE\n\n\ndef f(d: dict[str, int], k: str) -> int:\n"
+              "    return d[k] * SCALE\n")
+    repo = GitRepo(tmp_path / "repos" / "proj")
+    revision = repo.commit("code", {"pkg/__init__.py": b"", "pkg/consts.py": b"SCALE = 2\n",
+                                    "pkg/calc.py": module.encode()})
+    record = {"id": "q", "module": module, "entry": "f", "project": "proj",
+              "revision": revision, "path": "pkg/calc.py"}
+    questions = _write(tmp_path / "q.jsonl", [record])
+    alone, placed = tmp_path / "alone.jsonl", tmp_path / "placed.jsonl"
+    assert cli_main(["bench-safety", str(questions), "--out", str(alone)]) == 0
+    assert cli_main(["bench-safety", str(questions), "--out", str(placed),
+                     "--repos", str(tmp_path / "repos")]) == 0
+    capsys.readouterr()
+    (without,) = map(json.loads, alone.read_text().splitlines())
+    (within,) = map(json.loads, placed.read_text().splitlines())
+    assert without["verdict"] == INCONCLUSIVE  # `from .consts` has no package to come from
+    assert within["verdict"] == UNSAFE and within["exception"] == "KeyError", within

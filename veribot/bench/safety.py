@@ -9,7 +9,10 @@ a ``label`` (``"safe"`` or ``"unsafe"``, what a person confirmed): the engine ne
 it; the summary counts agreements and wrong verdicts by it (a "safe" on an unsafe
 question, an "unsafe" on a safe one).
 
-Each record is decided in a worker process (``--jobs``), under ``--timeout`` seconds.
+Each record is decided in a worker process (``--jobs``), under ``--timeout`` seconds. With
+``--repos DIR``, a record that says where its module lives (``project``: a git repository
+``DIR/<project>``, ``revision``, ``path``) has it imported as part of its package at that
+revision (its sibling modules and data files beside it in the sandbox), as in a review.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+import git
+
+from veribot.bot import gitrepo
+from veribot.checks.project.package import Package
 from veribot.checks.safety import INCONCLUSIVE, SAFE, UNSAFE, SafetyBudget, check_safety
 
 LABELS = (SAFE, UNSAFE)
@@ -45,6 +52,11 @@ class Question:
     line: int | None = None
     exception: str | None = None
     label: str | None = None
+    # Where the module lives (``--repos``): its repository, revision and path, so that it
+    # is imported as part of its package, as in a review.
+    project: str | None = None
+    revision: str | None = None
+    path: str | None = None
 
 
 def read_questions(path: Path) -> list[Question]:
@@ -81,24 +93,48 @@ def read_questions(path: Path) -> list[Question]:
         if data["id"] in seen:
             raise SafetyFormatError(f"{path}:{n}: the id {data['id']!r} is used twice")
         seen.add(data["id"])
-        out.append(Question(data["id"], data["module"], data["entry"], line, exception, label))
+        place = [data.get(k) for k in ("project", "revision", "path")]
+        if data.get("project") is None and isinstance(data.get("repo"), str):
+            place[0] = data["repo"]
+        if any(p is not None and not isinstance(p, str) for p in place):
+            raise SafetyFormatError(f"{path}:{n}: `project`, `revision` and `path`, where "
+                                    "given, are strings")
+        out.append(Question(data["id"], data["module"], data["entry"], line, exception, label,
+                            *place))
     return out
 
 
-def decide(question: Question, timeout_s: float) -> dict[str, object]:
+def decide(question: Question, timeout_s: float,
+           repos: Path | None = None) -> dict[str, object]:
     """One question's result record (run in a worker process)."""
     result = check_safety(question.module, question.entry, line=question.line,
                           exception=question.exception,
-                          budget=SafetyBudget(timeout_s=timeout_s))
+                          budget=SafetyBudget(timeout_s=timeout_s),
+                          package=_package(question, repos))
     return {"id": question.id, **result.as_record()}
 
 
+def _package(question: Question, repos: Path | None) -> Package | None:
+    """The module's package at its revision, from ``repos/<project>`` (a git repository);
+    None where the record does not say where it lives or the repository is not there."""
+    if repos is None or not (question.project and question.revision and question.path):
+        return None
+    root = repos / question.project
+    if not (root / ".git").exists() and not (root / "HEAD").is_file():
+        return None
+    try:
+        return gitrepo.package_context(root, question.revision, question.revision, None,
+                                       question.path).after
+    except (gitrepo.GitRepoError, git.GitCommandError, OSError, ValueError):
+        return None
+
+
 def _decide_all(questions: Sequence[Question], timeout_s: float,
-                jobs: int) -> list[dict[str, object]]:
+                jobs: int, repos: Path | None = None) -> list[dict[str, object]]:
     if jobs <= 1:
-        return [decide(q, timeout_s) for q in questions]
+        return [decide(q, timeout_s, repos) for q in questions]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(decide, q, timeout_s) for q in questions]
+        futures = [pool.submit(decide, q, timeout_s, repos) for q in questions]
         out = []
         for q, future in zip(questions, futures, strict=True):
             try:
@@ -153,6 +189,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="budget per question in seconds (default 10)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="questions decided at once, each in its own process (default 1)")
+    parser.add_argument("--repos", type=Path, default=None, metavar="DIR",
+                        help="where a record's `project` (a git repository DIR/<project>) "
+                        "is: its module is then imported as part of its package at the "
+                        "record's `revision` and `path`, as in a review")
 
 
 def main(args: argparse.Namespace, stdout: TextIO = sys.stdout,
@@ -170,7 +210,7 @@ def main(args: argparse.Namespace, stdout: TextIO = sys.stdout,
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as handle:
-            results = _decide_all(questions, args.timeout, args.jobs)
+            results = _decide_all(questions, args.timeout, args.jobs, args.repos)
             for record in results:
                 handle.write(json.dumps(record) + "\n")
     except OSError as err:

@@ -107,7 +107,7 @@ class SafetyResult:
         return {"verdict": self.verdict, "reason": self.reason, "detail": self.detail,
                 "input": self.call or None, "line": self.line,
                 "exception": self.exception or None, "assumptions": list(self.assumptions),
-                "method": self.method, "time": round(self.time_s, 3)}
+                "method": self.method, "notes": list(self.notes), "time": round(self.time_s, 3)}
 
 
 def check_safety(source: str, entry: str, *, line: int | None = None,
