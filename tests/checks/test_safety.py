@@ -366,3 +366,28 @@ def test_the_harness_imports_a_module_as_part_of_its_package_with_repos(
     (within,) = map(json.loads, placed.read_text().splitlines())
     assert without["verdict"] == INCONCLUSIVE  # `from .consts` has no package to come from
     assert within["verdict"] == UNSAFE and within["exception"] == "KeyError", within
+
+
+def test_a_raise_statement_in_another_module_of_the_project_is_on_purpose(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bot.gitrepos import GitRepo
+
+    module = ("from .validate import check\n\n\ndef f(d: dict[str, int], k: str) -> int:\n"
+              "    return check(len(d) - len(k))\n")
+    repo = GitRepo(tmp_path / "repos" / "proj")
+    revision = repo.commit("code", {
+        "pkg/__init__.py": b"",
+        "pkg/validate.py": b"def check(n: int) -> int:\n    if n < 0:\n"
+                           b"        raise ValueError('fewer entries than the key is long')\n"
+                           b"    return n\n",
+        "pkg/calc.py": module.encode()})
+    questions = _write(tmp_path / "q.jsonl", [{
+        "id": "q", "module": module, "entry": "f", "project": "proj", "revision": revision,
+        "path": "pkg/calc.py"}])
+    out = tmp_path / "r.jsonl"
+    assert cli_main(["bench-safety", str(questions), "--out", str(out),
+                     "--repos", str(tmp_path / "repos")]) == 0
+    capsys.readouterr()
+    (result,) = map(json.loads, out.read_text().splitlines())
+    # `f({}, 'a')` raises ValueError, from `check`'s own `raise`: validation, not a crash.
+    assert result["verdict"] != UNSAFE, result

@@ -225,10 +225,32 @@ def _undeclared(source: str, entry: str, fn: ast.FunctionDef) -> str:
     member = construct.member(source, entry)
     if member is None or member.why_not:
         return ""  # no object is built: the search says why
-    for param in member.params:
+    init = _own_init(source, member.cls)
+    if init is not None:  # its own constructor: each parameter says its type
+        for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs][1:]:
+            if a.annotation is None:
+                return f"`{a.arg}` of `{member.cls}`'s constructor"
+        return ""
+    for param in member.params:  # a dataclass's fields, an inherited constructor
         if not is_known(param.type):
             return f"`{param.name}` of `{member.cls}`'s constructor"
     return ""
+
+
+def _own_init(source: str, cls: str) -> ast.FunctionDef | None:
+    """The ``__init__`` the class named ``cls`` (``A.B`` for a nested one) defines itself."""
+    try:
+        body: list[ast.stmt] = ast.parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: ast.ClassDef | None = None
+    for part in cls.split("."):
+        found = next((c for c in body if isinstance(c, ast.ClassDef) and c.name == part), None)
+        if found is None:
+            return None
+        body = found.body
+    return next((f for f in body if isinstance(f, ast.FunctionDef) and f.name == "__init__"),
+                None)
 
 
 def _noted(found: SafetyResult, note: str) -> SafetyResult:
@@ -468,8 +490,8 @@ def _a_crash(b: Behaviour, raise_lines: frozenset[int], documented: frozenset[st
     if b.kind is not BehaviourKind.RAISED or b.refused or b.at_import or b.site is None:
         return False
     name = str(b.value)
-    where, started_here = b.site
-    if where is None or name in _ENVIRONMENT or _intended(name, documented):
+    where, started_here, raised = b.site
+    if where is None or raised or name in _ENVIRONMENT or _intended(name, documented):
         return False
     if started_here and where in raise_lines:
         return False
@@ -503,9 +525,9 @@ def _confirmed(seen: list[Behaviour], exit_: Exit, source: str,
     if first.value != second.value or first.site != second.site or first.site is None:
         return None
     name = str(first.value)
-    where, started_here = first.site
-    if where is None or name in _ENVIRONMENT or _intended(name, documented):
-        return None
+    where, started_here, raised = first.site
+    if where is None or raised or name in _ENVIRONMENT or _intended(name, documented):
+        return None  # `raised`: a `raise` statement of the project's code, on purpose
     if exit_.exc is not None and not subclass(name, exit_.exc):
         return None  # not what the model predicted: the model is not trusted for it
     if started_here and where in _raise_lines(source):

@@ -102,9 +102,10 @@ class Behaviour:
     # The module itself failed while it was imported: the call was never made.
     at_import: bool = False
     # RAISED: the innermost line of the module under test the exception passed through
-    # (None: it never did), and whether it started there rather than in code called
-    # from that line (a builtin, a library, another module).
-    site: tuple[int | None, bool] | None = field(default=None, compare=False)
+    # (None: it never did), whether it started there rather than in code called from that
+    # line (a builtin, a library, another module), and whether it started at a `raise`
+    # statement of the project's own files.
+    site: tuple[int | None, bool, bool] | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         if self.kind is BehaviourKind.RETURNED:

@@ -704,13 +704,15 @@ def _behaviour(raw: object) -> Behaviour:
     )
 
 
-def _site(raw: object) -> tuple[int | None, bool] | None:
-    """A raise site as the child reports it (``[line or None, started there]``)."""
-    if not (isinstance(raw, list) and len(raw) == 2 and isinstance(raw[1], bool)):
+def _site(raw: object) -> tuple[int | None, bool, bool] | None:
+    """A raise site as the child reports it (``[line or None, started there, at a raise
+    statement of the project]``)."""
+    if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[1], bool)
+            and isinstance(raw[2], bool)):
         return None
     line = raw[0]
     if line is None or (isinstance(line, int) and not isinstance(line, bool) and line > 0):
-        return (line, raw[1])
+        return (line, raw[1], raw[2])
     return None
 
 

@@ -28,6 +28,7 @@ import importlib.util
 import io
 import itertools
 import json
+import linecache
 import math
 import os
 import re
@@ -1673,18 +1674,27 @@ class _Subject:
 
 def _raise_site(exc: BaseException) -> list[object]:
     """Where ``exc`` was raised: the innermost line of the module under test on its way
-    out (None if it never passed through it), and whether that line is where it started
-    (the innermost frame of all is the module's) rather than a call into other code."""
+    out (None if it never passed through it), whether that line is where it started (the
+    innermost frame of all is the module's) rather than a call into other code, and
+    whether it started at a ``raise`` statement of the project's code (a file of the
+    workspace, not the standard library or an installed package: raised on purpose)."""
     line: int | None = None
     inner = False
+    last = None
     tb = exc.__traceback__
     while tb is not None:
         here = tb.tb_frame.f_code.co_filename == _Subject.file
         if here:
             line = tb.tb_lineno
         inner = here
+        last = tb
         tb = tb.tb_next
-    return [line, inner]
+    raised = False
+    if last is not None:
+        name = os.path.abspath(last.tb_frame.f_code.co_filename)
+        if name.startswith(os.getcwd() + os.sep):
+            raised = linecache.getline(name, last.tb_lineno).lstrip().startswith("raise")
+    return [line, inner, raised]
 
 
 def _raised(exc: BaseException, args: Sequence[object] | None,

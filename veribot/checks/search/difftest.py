@@ -2076,9 +2076,11 @@ CRASH = spec.get("crash")  # crash mode (``search_crash``): what counts as a cra
 
 
 def crash_site(exc):
-    """The innermost line of the module under test the exception passed through, and
-    whether it started there (as the sandbox reports a raise)."""
-    line, inner = None, False
+    """The innermost line of the module under test the exception passed through, whether
+    it started there, and whether it started at a `raise` statement of the project's
+    files (as the sandbox reports a raise)."""
+    import linecache
+    line, inner, last = None, False, None
     tb = exc.__traceback__
     where = getattr(mods[1], "__file__", None)
     while tb is not None:
@@ -2086,8 +2088,14 @@ def crash_site(exc):
         if here:
             line = tb.tb_lineno
         inner = here
+        last = tb
         tb = tb.tb_next
-    return line, inner
+    raised = False
+    if last is not None:
+        name = os.path.abspath(last.tb_frame.f_code.co_filename)
+        if name.startswith(os.getcwd() + os.sep):
+            raised = linecache.getline(name, last.tb_lineno).lstrip().startswith("raise")
+    return line, inner, raised
 
 
 def crashes(args):
@@ -2107,8 +2115,8 @@ def crashes(args):
             isinstance(exc, getattr(builtins, d)) for d in CRASH["documented"]
             if isinstance(getattr(builtins, d, None), type)):
         return False
-    line, inner = crash_site(exc)
-    if line is None or (inner and line in CRASH["raise_lines"]):
+    line, inner, raised = crash_site(exc)
+    if line is None or raised or (inner and line in CRASH["raise_lines"]):
         return False
     if CRASH.get("line") is not None and line != CRASH["line"]:
         return False
@@ -2181,7 +2189,8 @@ try:
     best = result
     message = "shrunk"
 except (NoSuchExample, Unsatisfiable):
-    message = "no difference found in %d inputs" % tried[0]
+    message = ("no crash found in %d inputs" if CRASH else "no difference found in %d inputs") % (
+        tried[0],)
 except OutOfTime:
     message = "search time cap reached after %d inputs" % tried[0]
 except Exception as exc:  # Hypothesis gave up (a flaky input): what was found still counts
