@@ -677,6 +677,8 @@ def _shown(entry: str, call: str) -> str:
             if ch == "," and depth == 0:
                 receiver, rest = call[1:i + 1], call[i + 3:]
                 break
+        if receiver.endswith(f").{_name(entry)}") and not rest:
+            return receiver  # a property, read: `Box(3).area`
         return f"{receiver}.{_name(entry)}({rest})"
     return f"{_name(entry)}({call})"
 
