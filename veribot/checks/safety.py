@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from veribot.checks.lang import pyprobe, pyprove
+from veribot.checks.lang import pyprobe, pyprove, pysource
 from veribot.checks.lang.pyexec import Exit
 from veribot.checks.lang.pyexec import Limits as ExecLimits
 from veribot.checks.lang.pytypes import from_annotation, is_known
@@ -136,7 +136,7 @@ def _check(source: str, entry: str, line: int | None, exception: str | None,
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         return _undecided("parse-error", f"the module does not parse ({type(err).__name__})")
-    fn = _definition(tree, entry)
+    fn = pysource.definition(tree, entry)
     if fn is None:
         return _undecided("entry-not-found", f"no function `{entry}` in the module")
     if isinstance(fn, ast.AsyncFunctionDef):
@@ -632,24 +632,6 @@ def _raise_lines(source: str) -> frozenset[int]:
         return frozenset()
     return frozenset(n for r in ast.walk(tree) if isinstance(r, ast.Raise)
                      for n in range(r.lineno, (r.end_lineno or r.lineno) + 1))
-
-
-def _definition(tree: ast.Module, entry: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    body: list[ast.stmt] = tree.body
-    parts = entry.split(".")
-    found: ast.AST | None = None
-    for i, part in enumerate(parts):
-        found = None
-        for stmt in body:
-            last = i == len(parts) - 1
-            kinds = (ast.FunctionDef, ast.AsyncFunctionDef) if last else (ast.ClassDef,)
-            if isinstance(stmt, kinds) and stmt.name == part:
-                found = stmt
-        if found is None:
-            return None
-        if isinstance(found, ast.ClassDef):
-            body = found.body
-    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
 def _solver(budget: SafetyBudget, deadline: float, share: float) -> SolverLimits:

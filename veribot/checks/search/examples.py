@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from veribot.checks import sandbox
+from veribot.checks.lang import pysource
 from veribot.checks.project.package import Package
 
 __all__ = ["MAX_EXAMPLES", "ExampleRun", "docstring_of", "has_examples", "run_examples"]
@@ -72,20 +73,8 @@ def docstring_of(source: str, entry: str) -> str | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    body: list[ast.stmt] = tree.body
-    found: ast.AST | None = None
-    for i, part in enumerate(entry.split(".")):
-        found = None
-        for stmt in body:
-            last = i == len(entry.split(".")) - 1
-            kinds = (ast.FunctionDef, ast.AsyncFunctionDef) if last else (ast.ClassDef,)
-            if isinstance(stmt, kinds) and stmt.name == part:
-                found = stmt
-        if found is None:
-            return None
-        if isinstance(found, ast.ClassDef):
-            body = found.body
-    if not isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+    found = pysource.definition(tree, entry)
+    if found is None:
         return None
     return ast.get_docstring(found, clean=False)
 
