@@ -391,3 +391,20 @@ def test_a_raise_statement_in_another_module_of_the_project_is_on_purpose(
     (result,) = map(json.loads, out.read_text().splitlines())
     # `f({}, 'a')` raises ValueError, from `check`'s own `raise`: validation, not a crash.
     assert result["verdict"] != UNSAFE, result
+
+
+# The order CPython keeps: `None.count(1 // k)` looks `count` up before it divides, so
+# with `xs=None, k=0` it raises AttributeError, not ZeroDivisionError.
+ORDER_BEFORE = "def f(xs: list[int] | None, k: int) -> int:\n    return xs.count(1 // k)\n"
+ORDER_AFTER = ("def f(xs: list[int] | None, k: int) -> int:\n    n = 1 // k\n"
+               "    return xs.count(n)\n")
+
+
+def test_a_method_of_none_is_looked_up_before_its_arguments_run() -> None:
+    result = check_pair(ORDER_BEFORE, ORDER_AFTER, "f", budget=Budget(timeout_s=10))
+    assert result.verdict is Verdict.REFUTED, result.detail
+    assert result.counterexample is not None
+    assert result.counterexample.args[0] == "None"
+    assert result.counterexample.args[1] in ("0", "False")  # k == 0 (False is an int here)
+    assert result.counterexample.before.value == "AttributeError"
+    assert result.counterexample.after.value == "ZeroDivisionError"

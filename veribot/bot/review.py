@@ -269,14 +269,14 @@ def review(request: ReviewRequest, progress: ProgressCallback | None = None) -> 
         results = improve_units(units, results, asked, request.budget,
                                 request.hints_archive, request.repo_name)
     safety, safety_note = safetyreview.assess(units, results, request.budget)
-    examples = _examples(units, request.budget)
+    example_runs = _examples(units, request.budget)
     findings = _ask_agent(request, units, results, root, base, head)
     views = _agent_views(request, units, results)
     runs, runs_note = _test_runs(changes, found, units, results, request.budget) if (
         isinstance(source, GitSource)) else ((), "")
     return Report(
         items=tuple(UnitResult(u, r, a, v, s, e) for u, r, a, v, s, e in zip(
-            units, results, findings, views, safety, examples, strict=True)),
+            units, results, findings, views, safety, example_runs, strict=True)),
         skipped=skipped,
         filtered_out=filtered_out,
         unchanged=unchanged,

@@ -20,7 +20,6 @@ import ast
 import doctest
 import json
 import secrets
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -187,6 +186,3 @@ Runner(verbose=False,
 print(CONFIG["mark"] + json.dumps(results))
 '''
 
-
-def failing(runs: Sequence[ExampleRun]) -> list[ExampleRun]:
-    return [r for r in runs if r.fails]
